@@ -1,0 +1,74 @@
+// swift-tools-version: 6.0
+// Couchbase Lite 1.x (SQLite storage, map/reduce views) for Linux, with a bridge to the 2.x world.
+import PackageDescription
+
+let package = Package(
+    name: "CouchbaseLite",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "CouchbaseLite", targets: ["CouchbaseLite"]),
+        .executable(name: "cbl", targets: ["cbl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // System libraries (Debian: libsqlite3-dev, zlib1g-dev).
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+
+        // ICU-backed JSON and REVID collations over raw text. ICU headers stay in the .c file.
+        .target(
+            name: "CJSONCollation",
+            linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]
+        ),
+
+        // Fast JSON reader and canonical (1.x) JSON writer shared by every layer.
+        .target(name: "JSONCore"),
+
+        // Thin Swift layer over the SQLite C API: the only code that calls sqlite3_*.
+        .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
+
+        // The 1.x API.
+        .target(
+            name: "CouchbaseLite",
+            dependencies: [
+                "SQLiteKit", "CJSONCollation", "JSONCore", "CZlib",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // Command-line tool.
+        .executableTarget(
+            name: "cbl",
+            dependencies: [
+                "CouchbaseLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // Benchmarks (run with `swift run -c release CBLBenchmarks`).
+        .executableTarget(
+            name: "CBLBenchmarks",
+            dependencies: ["CouchbaseLite", "SQLiteKit", "JSONCore"],
+            path: "Benchmarks/CBLBenchmarks"
+        ),
+
+        // Small program the durability tests kill with SIGKILL while it writes.
+        .executableTarget(
+            name: "CBLCrashWriter",
+            dependencies: ["CouchbaseLite"],
+            path: "Tests/CBLCrashWriter"
+        ),
+
+        .testTarget(name: "CJSONCollationTests", dependencies: ["CJSONCollation"]),
+        .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore"]),
+        .testTarget(
+            name: "CouchbaseLiteTests",
+            dependencies: ["CouchbaseLite", "SQLiteKit", "JSONCore", "CBLCrashWriter"]
+        ),
+    ]
+)

@@ -1,0 +1,166 @@
+/*
+ * String comparison step of the JSON collations (spec 6.2 and 6.3).
+ *
+ * This is the only file that includes ICU headers: the public header must
+ * stay ICU-free because Foundation on Linux bundles its own ICU.
+ */
+#include "collation_internal.h"
+#include "CJSONCollation.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <string.h>
+
+#include <unicode/ucol.h>
+
+/* ---------------------------------------------------------------------------
+ * Priority tables (spec 6.2). Position (1-based) in the sequence
+ *   \t \n \r (space) ` ^ _ - , ; : ! ? . ' " ( ) [ ] { } @ * / \ & # % + < = >
+ *   | ~ $ 0-9 aAbB...zZ
+ * Characters not listed (other control characters, DEL) have priority 0.
+ * The case-insensitive table gives each lowercase letter the priority of its
+ * uppercase letter, so that case only matters as a tie-breaker.
+ * ------------------------------------------------------------------------- */
+static const uint8_t kPriority[128] = {
+    ['\t'] = 1, ['\n'] = 2, ['\r'] = 3, [' '] = 4, ['`'] = 5, ['^'] = 6, ['_'] = 7,
+    ['-'] = 8, [','] = 9, [';'] = 10, [':'] = 11, ['!'] = 12, ['?'] = 13, ['.'] = 14,
+    ['\''] = 15, ['"'] = 16, ['('] = 17, [')'] = 18, ['['] = 19, [']'] = 20, ['{'] = 21,
+    ['}'] = 22, ['@'] = 23, ['*'] = 24, ['/'] = 25, ['\\'] = 26, ['&'] = 27, ['#'] = 28,
+    ['%'] = 29, ['+'] = 30, ['<'] = 31, ['='] = 32, ['>'] = 33, ['|'] = 34, ['~'] = 35,
+    ['$'] = 36, ['0'] = 37, ['1'] = 38, ['2'] = 39, ['3'] = 40, ['4'] = 41, ['5'] = 42,
+    ['6'] = 43, ['7'] = 44, ['8'] = 45, ['9'] = 46, ['a'] = 47, ['A'] = 48, ['b'] = 49,
+    ['B'] = 50, ['c'] = 51, ['C'] = 52, ['d'] = 53, ['D'] = 54, ['e'] = 55, ['E'] = 56,
+    ['f'] = 57, ['F'] = 58, ['g'] = 59, ['G'] = 60, ['h'] = 61, ['H'] = 62, ['i'] = 63,
+    ['I'] = 64, ['j'] = 65, ['J'] = 66, ['k'] = 67, ['K'] = 68, ['l'] = 69, ['L'] = 70,
+    ['m'] = 71, ['M'] = 72, ['n'] = 73, ['N'] = 74, ['o'] = 75, ['O'] = 76, ['p'] = 77,
+    ['P'] = 78, ['q'] = 79, ['Q'] = 80, ['r'] = 81, ['R'] = 82, ['s'] = 83, ['S'] = 84,
+    ['t'] = 85, ['T'] = 86, ['u'] = 87, ['U'] = 88, ['v'] = 89, ['V'] = 90, ['w'] = 91,
+    ['W'] = 92, ['x'] = 93, ['X'] = 94, ['y'] = 95, ['Y'] = 96, ['z'] = 97, ['Z'] = 98,
+};
+
+static const uint8_t kPriorityCaseInsensitive[128] = {
+    ['\t'] = 1, ['\n'] = 2, ['\r'] = 3, [' '] = 4, ['`'] = 5, ['^'] = 6, ['_'] = 7,
+    ['-'] = 8, [','] = 9, [';'] = 10, [':'] = 11, ['!'] = 12, ['?'] = 13, ['.'] = 14,
+    ['\''] = 15, ['"'] = 16, ['('] = 17, [')'] = 18, ['['] = 19, [']'] = 20, ['{'] = 21,
+    ['}'] = 22, ['@'] = 23, ['*'] = 24, ['/'] = 25, ['\\'] = 26, ['&'] = 27, ['#'] = 28,
+    ['%'] = 29, ['+'] = 30, ['<'] = 31, ['='] = 32, ['>'] = 33, ['|'] = 34, ['~'] = 35,
+    ['$'] = 36, ['0'] = 37, ['1'] = 38, ['2'] = 39, ['3'] = 40, ['4'] = 41, ['5'] = 42,
+    ['6'] = 43, ['7'] = 44, ['8'] = 45, ['9'] = 46, ['a'] = 48, ['A'] = 48, ['b'] = 50,
+    ['B'] = 50, ['c'] = 52, ['C'] = 52, ['d'] = 54, ['D'] = 54, ['e'] = 56, ['E'] = 56,
+    ['f'] = 58, ['F'] = 58, ['g'] = 60, ['G'] = 60, ['h'] = 62, ['H'] = 62, ['i'] = 64,
+    ['I'] = 64, ['j'] = 66, ['J'] = 66, ['k'] = 68, ['K'] = 68, ['l'] = 70, ['L'] = 70,
+    ['m'] = 72, ['M'] = 72, ['n'] = 74, ['N'] = 74, ['o'] = 76, ['O'] = 76, ['p'] = 78,
+    ['P'] = 78, ['q'] = 80, ['Q'] = 80, ['r'] = 82, ['R'] = 82, ['s'] = 84, ['S'] = 84,
+    ['t'] = 86, ['T'] = 86, ['u'] = 88, ['U'] = 88, ['v'] = 90, ['V'] = 90, ['w'] = 92,
+    ['W'] = 92, ['x'] = 94, ['X'] = 94, ['y'] = 96, ['Y'] = 96, ['z'] = 98, ['Z'] = 98,
+};
+
+int cbl_compare_bytes(const uint8_t *a, size_t aLen, const uint8_t *b, size_t bLen) {
+    size_t n = aLen < bLen ? aLen : bLen;
+    int c = n ? memcmp(a, b, n) : 0;   /* memcmp compares as unsigned char */
+    if (c != 0)
+        return c < 0 ? -1 : 1;
+    return CBL_CMP(aLen, bLen);
+}
+
+int cbl_is_ascii(const uint8_t *s, size_t len) {
+    uint8_t acc = 0;
+    for (size_t i = 0; i < len; i++)
+        acc |= s[i];
+    return (acc & 0x80) == 0;
+}
+
+/* Spec 6.2 fast path. The case-insensitive priorities decide at the first
+ * difference; the first position whose case-sensitive priorities differ is
+ * remembered and only used as a tie-breaker (lowercase before uppercase).
+ * Two different unlisted characters both have priority 0, so they neither
+ * decide nor set the tie-breaker. */
+int cbl_compare_ascii_priority(const uint8_t *a, size_t aLen, const uint8_t *b, size_t bLen) {
+    size_t n = aLen < bLen ? aLen : bLen;
+    int resultIfEqual = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t ca = a[i] & 0x7F, cb = b[i] & 0x7F;   /* mask: inputs are ASCII */
+        if (ca == cb)
+            continue;
+        int s = CBL_CMP(kPriorityCaseInsensitive[ca], kPriorityCaseInsensitive[cb]);
+        if (s != 0)
+            return s;
+        if (resultIfEqual == 0)
+            resultIfEqual = CBL_CMP(kPriority[ca], kPriority[cb]);
+    }
+    if (aLen != bLen)
+        return CBL_CMP(aLen, bLen);   /* a string that ends first is smaller */
+    return resultIfEqual;
+}
+
+/* ---------------------------------------------------------------------------
+ * ICU fallback (spec 6.2: root / en_US, tertiary strength).
+ *
+ * Thread safety: the collator is opened and configured exactly once under
+ * pthread_once, and afterwards only used through ucol_strcollUTF8, which takes
+ * a `const UCollator *`. ICU's design guide ("Thread-safe const APIs") states
+ * that service objects are usable concurrently as long as every thread uses
+ * only const APIs (C functions taking a const service pointer), so no
+ * per-thread clone is needed.
+ * ------------------------------------------------------------------------- */
+static pthread_once_t gCollatorOnce = PTHREAD_ONCE_INIT;
+static UCollator *gCollator = NULL;
+
+static void open_collator(void) {
+    /* en_US is what Android falls back to; it has no tailoring over root, and
+     * ICU silently falls back to root if the en_US data is missing. */
+    UErrorCode status = U_ZERO_ERROR;
+    UCollator *coll = ucol_open("en_US", &status);
+    if (U_FAILURE(status) || coll == NULL) {
+        if (coll)
+            ucol_close(coll);
+        return;   /* no ICU data: callers fall back to byte order */
+    }
+    status = U_ZERO_ERROR;
+    ucol_setAttribute(coll, UCOL_STRENGTH, UCOL_TERTIARY, &status);
+    gCollator = coll;   /* never closed: lives for the whole process */
+}
+
+static const UCollator *shared_collator(void) {
+    pthread_once(&gCollatorOnce, open_collator);
+    return gCollator;
+}
+
+/* ucol_strcollUTF8 takes int32_t lengths; SQLite never produces longer
+ * strings, but the public API takes size_t, so clamp and let length break a
+ * tie on the (practically impossible) clamped case. */
+static int compare_icu(const uint8_t *a, size_t aLen, const uint8_t *b, size_t bLen) {
+    const UCollator *coll = shared_collator();
+    if (coll == NULL)
+        return cbl_compare_bytes(a, aLen, b, bLen);
+    int clamped = 0;
+    if (aLen > INT32_MAX) { aLen = INT32_MAX; clamped = 1; }
+    if (bLen > INT32_MAX) { bLen = INT32_MAX; clamped = 1; }
+    UErrorCode status = U_ZERO_ERROR;
+    UCollationResult r = ucol_strcollUTF8(coll, (const char *)a, (int32_t)aLen,
+                                          (const char *)b, (int32_t)bLen, &status);
+    if (U_FAILURE(status))
+        return cbl_compare_bytes(a, aLen, b, bLen);
+    if (r == UCOL_LESS)
+        return -1;
+    if (r == UCOL_GREATER)
+        return 1;
+    return clamped ? CBL_CMP(aLen, bLen) : 0;
+}
+
+int cbl_compare_unicode(const uint8_t *a, size_t aLen, int aIsASCII,
+                        const uint8_t *b, size_t bLen, int bIsASCII) {
+    /* Spec 6.2: the fast path applies only when BOTH whole strings are ASCII;
+     * otherwise the whole two strings go to the Unicode collator. */
+    if (aIsASCII && bIsASCII)
+        return cbl_compare_ascii_priority(a, aLen, b, bLen);
+    return compare_icu(a, aLen, b, bLen);
+}
+
+int cbl_collate_unicode_strings(const char *a, size_t aLen, const char *b, size_t bLen) {
+    const uint8_t *ua = (const uint8_t *)(a ? a : "");
+    const uint8_t *ub = (const uint8_t *)(b ? b : "");
+    if (!a) aLen = 0;
+    if (!b) bLen = 0;
+    return cbl_compare_unicode(ua, aLen, cbl_is_ascii(ua, aLen), ub, bLen, cbl_is_ascii(ub, bLen));
+}

@@ -1,0 +1,30 @@
+/*
+ * Internal declarations shared by the CJSONCollation .c files.
+ * Not part of the public API (lives outside include/).
+ */
+#ifndef CJSONCOLLATION_INTERNAL_H
+#define CJSONCOLLATION_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Sign of (x - y) for any ordered scalar type, without overflow. */
+#define CBL_CMP(x, y) (((x) > (y)) - ((x) < (y)))
+
+/* Bytewise unsigned compare; the shorter string sorts first when it is a
+ * prefix of the longer one (spec 6.3 and 6.9 step 1). */
+int cbl_compare_bytes(const uint8_t *a, size_t aLen, const uint8_t *b, size_t bLen);
+
+/* Spec 6.2: the 98-character priority-table comparison. Both inputs must be
+ * pure ASCII (the caller checks). */
+int cbl_compare_ascii_priority(const uint8_t *a, size_t aLen, const uint8_t *b, size_t bLen);
+
+/* Spec 6.2: fast path if both are pure ASCII (flags supplied by the caller,
+ * who usually knows them already from scanning), otherwise ICU. */
+int cbl_compare_unicode(const uint8_t *a, size_t aLen, int aIsASCII,
+                        const uint8_t *b, size_t bLen, int bIsASCII);
+
+/* Returns 1 if no byte has the high bit set. */
+int cbl_is_ascii(const uint8_t *s, size_t len);
+
+#endif

@@ -1,0 +1,61 @@
+import Foundation
+
+/// A weak reference for the document identity map.
+struct WeakDocument {
+    weak var document: CBLDocument?
+}
+
+extension CBLDatabase {
+    /// Creates a new document with a generated ID (not saved until you put properties).
+    public func createDocument() -> CBLDocument {
+        document(withID: CBLDatabase.generateDocumentID())!
+    }
+
+    /// The document with this ID: an existing one, or an empty one that is saved when you put
+    /// properties. Nil only if the ID is invalid. One object per ID while it is referenced.
+    public func document(withID docID: String) -> CBLDocument? {
+        guard CBLDatabase.isValidDocumentID(docID) else { return nil }
+        lock.lock()
+        defer { lock.unlock() }
+        if let doc = documentCache[docID]?.document { return doc }
+        let doc = CBLDocument(database: self, documentID: docID)
+        documentCache[docID] = WeakDocument(document: doc)
+        if documentCache.count > documentCacheSweepThreshold { sweepDocumentCache() }
+        return doc
+    }
+
+    /// The document with this ID if it exists and is not deleted, else nil.
+    public func existingDocument(withID docID: String) -> CBLDocument? {
+        guard let doc = document(withID: docID), doc.currentRevision != nil else { return nil }
+        return doc
+    }
+
+    /// Same as ``document(withID:)``.
+    public subscript(docID: String) -> CBLDocument? {
+        document(withID: docID)
+    }
+
+    /// Deprecated 1.x spelling.
+    public func documentWithID(_ docID: String) -> CBLDocument? { document(withID: docID) }
+    /// Deprecated 1.x spelling.
+    public func existingDocumentWithID(_ docID: String) -> CBLDocument? { existingDocument(withID: docID) }
+
+    func cachedDocument(_ docID: String) -> CBLDocument? {
+        documentCache[docID]?.document
+    }
+
+    private func sweepDocumentCache() {
+        documentCache = documentCache.filter { $0.value.document != nil }
+        documentCacheSweepThreshold = max(256, documentCache.count * 2)
+    }
+
+    /// A 1.x-style random document ID: `-` + 22 URL-safe base64 characters (spec 3.1).
+    static func generateDocumentID() -> String { SQLiteStore.generateUUID() }
+
+    /// Any non-empty string not starting with `_`, or one starting with `_design/` (spec 3.1).
+    static func isValidDocumentID(_ docID: String) -> Bool {
+        guard let first = docID.utf8.first else { return false }
+        if first == UInt8(ascii: "_") { return docID.hasPrefix("_design/") && docID.utf8.count > 8 }
+        return true
+    }
+}

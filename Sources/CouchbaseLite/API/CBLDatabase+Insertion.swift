@@ -1,0 +1,221 @@
+import Foundation
+import JSONCore
+
+/// An attachment body added through `CBLUnsavedRevision.setAttachmentNamed`, written to the blob
+/// store before the revision's transaction.
+enum PendingAttachmentBody {
+    case data(Data)
+    case file(URL)
+}
+
+struct PendingAttachment {
+    let contentType: String?
+    let body: PendingAttachmentBody
+}
+
+extension CBLDatabase {
+    /// Top-level keys removed before a body is stored (spec 2.6).
+    static let strippedSpecialKeys: Set<String> = [
+        "_id", "_rev", "_deleted", "_revisions", "_revs_info", "_conflicts", "_deleted_conflicts", "_local_seq",
+    ]
+    /// `_`-prefixed keys kept in stored bodies.
+    static let keptSpecialKeys: Set<String> = ["_attachments", "_removed"]
+
+    /// Refuses unknown `_`-prefixed top-level properties with 400, as 1.x does.
+    static func checkSpecialKeys(_ properties: [String: Any]) throws {
+        for key in properties.keys where key.utf8.first == UInt8(ascii: "_") {
+            if !strippedSpecialKeys.contains(key) && !keptSpecialKeys.contains(key) {
+                throw CBLError.badRequest("Invalid top-level property '\(key)': names starting with '_' are reserved")
+            }
+        }
+    }
+
+    /// Encodes a body the way 1.x stores it: canonical JSON minus the special keys (spec 2.6).
+    static func storedBody(_ properties: [String: Any]) throws -> [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        do {
+            try writer.writeObject(properties, sortedKeys: true) { strippedSpecialKeys.contains($0) }
+        } catch let e as JSONError {
+            throw CBLError.badJSON(e.message)
+        }
+        return writer.bytes
+    }
+
+    // MARK: Local edits
+
+    /// Saves a new revision made by the app (spec 3.5, "local edit").
+    ///
+    /// - Parameters:
+    ///   - prevRevID: the parent revision; nil for a new document (or to resurrect a deleted one).
+    ///   - allowConflict: allow a parent that is not a leaf, or a new branch.
+    ///   - pendingAttachments: bodies set on an unsaved revision (nil value = removed).
+    func putRevision(docID: String, prevRevID: String?, properties inputProperties: [String: Any],
+                     deleting: Bool, allowConflict: Bool,
+                     pendingAttachments: [String: PendingAttachment?] = [:]) throws -> CBLSavedRevision {
+        try checkWritable()
+        guard CBLDatabase.isValidDocumentID(docID) else {
+            throw CBLError.badID("Invalid document ID '\(docID)'")
+        }
+        try CBLDatabase.checkSpecialKeys(inputProperties)
+        let isDeletion = deleting || (inputProperties["_deleted"] as? Bool ?? false)
+        if let prevRevID, !RevisionID.isValid(prevRevID) {
+            throw CBLError.badRequest("Invalid revision ID '\(prevRevID)'")
+        }
+
+        // Blob bodies go to the store first: content-addressed, so a failed save leaves only
+        // an orphan that `compact` removes (spec 4.2).
+        var properties = inputProperties
+        var newBlobs: [String: [String: Any]] = [:]
+        if !isDeletion {
+            newBlobs = try installNewAttachmentBodies(properties: &properties, pending: pendingAttachments)
+        }
+
+        return try write { store in
+            let (numericID, isNew) = try store.createNumericID(of: docID)
+            var parent: StoredRevision?
+            var documentWasEmpty = isNew
+            if let prevRevID {
+                guard !isNew, let rev = try store.revision(docID: docID, numericID: numericID, revID: prevRevID, withBody: false) else {
+                    throw CBLError.notFound("Revision \(prevRevID) of '\(docID)' not found")
+                }
+                if !rev.isLeaf && !allowConflict { throw CBLError.conflict() }
+                parent = rev
+            } else if !isNew {
+                if let winner = try store.winningRevision(docID: docID, numericID: numericID, withBody: false) {
+                    if !winner.deleted && !allowConflict { throw CBLError.conflict() }
+                    // Re-creating a deleted document continues its tombstone's branch (spec 3.5 step 5).
+                    if winner.deleted { parent = winner }
+                } else {
+                    documentWasEmpty = true
+                }
+            }
+            if isDeletion && parent == nil {
+                throw CBLError.notFound("Cannot delete '\(docID)': document not found")
+            }
+            let generation = (parent?.generation ?? 0) + 1
+
+            if isDeletion {
+                properties["_attachments"] = nil
+            } else if properties["_attachments"] != nil {
+                try finishAttachments(properties: &properties, newBlobs: newBlobs, generation: generation,
+                                      parent: parent, store: store)
+            }
+            let body = try CBLDatabase.storedBody(properties)
+            let revID = try RevisionID.generate(json: body, deleted: isDeletion, parent: parent?.revID)
+
+            var fullProperties = properties
+            for key in CBLDatabase.strippedSpecialKeys { fullProperties[key] = nil }
+            fullProperties["_id"] = docID
+            fullProperties["_rev"] = revID
+            if isDeletion { fullProperties["_deleted"] = true }
+
+            let document = self.document(withID: docID)!
+            if !validations.isEmpty {
+                try runValidations(newProperties: fullProperties, document: document, revID: revID,
+                                   deleted: isDeletion, parent: parent)
+            }
+
+            let hasAttachments = (properties["_attachments"] as? [String: Any]).map { !$0.isEmpty } ?? false
+            let docType = properties["type"] as? String
+            guard let sequence = try store.insertRevisionRow(
+                numericID: numericID, revID: revID, parentSequence: parent?.sequence, current: true,
+                deleted: isDeletion, body: body, hasAttachments: hasAttachments, docType: docType)
+            else {
+                // The identical revision already exists: success, as in 1.x (spec 3.5 step 7).
+                if let parent { try store.setParentIfMissing(numericID: numericID, revID: revID, parentSequence: parent.sequence) }
+                guard let existing = try store.revision(docID: docID, numericID: numericID, revID: revID) else {
+                    throw CBLError.dbError("Revision \(revID) vanished")
+                }
+                return CBLSavedRevision(document: document, stored: existing)
+            }
+            if let parent { try store.makeNonLeaf(sequence: parent.sequence) }
+            let depth = maxDepth
+            if generation > depth {
+                try store.prune(numericID: numericID, minGenerationToKeep: generation - depth + 1, depth: depth)
+            }
+
+            let saved = CBLSavedRevision(document: document, revID: revID, sequence: sequence, deleted: isDeletion,
+                                         body: body, properties: fullProperties)
+            let change: RevisionChange
+            if documentWasEmpty {
+                change = RevisionChange(docID: docID, revID: revID, winningRevID: revID, winningIsDeleted: isDeletion,
+                                        inConflict: false, isDeletion: isDeletion, sequence: sequence, source: nil)
+            } else {
+                change = try makeChange(store: store, docID: docID, numericID: numericID, revID: revID,
+                                        isDeletion: isDeletion, sequence: sequence, source: nil)
+            }
+            noteChange(change, revision: saved)
+            return saved
+        }
+    }
+
+    /// Builds the notification record after a write, reading the new winner and conflict state.
+    func makeChange(store: SQLiteStore, docID: String, numericID: Int64, revID: String, isDeletion: Bool,
+                    sequence: Int64, source: String?) throws -> RevisionChange {
+        let leaves = try store.leaves(docID: docID, numericID: numericID)
+        let winner = leaves.first
+        let liveLeaves = leaves.filter { !$0.deleted }.count
+        return RevisionChange(docID: docID, revID: revID, winningRevID: winner?.revID,
+                              winningIsDeleted: winner?.deleted ?? true, inConflict: liveLeaves > 1,
+                              isDeletion: isDeletion, sequence: sequence, source: source)
+    }
+
+    // MARK: Inserting revisions with history (replication)
+
+    /// Inserts a revision received from a peer together with its history, without generating a
+    /// new revision ID (CouchDB's new_edits=false). May create a conflict. Used by the
+    /// replicator and the listener.
+    ///
+    /// - Parameter history: rev IDs newest first, starting with the revision's own ID.
+    @discardableResult
+    func forceInsert(docID: String, history: [String], properties inputProperties: [String: Any],
+                     source: String? = nil) throws -> CBLSavedRevision? {
+        try checkWritable()
+        guard CBLDatabase.isValidDocumentID(docID) else { throw CBLError.badID("Invalid document ID '\(docID)'") }
+        guard let revID = history.first, history.allSatisfy(RevisionID.isValid) else {
+            throw CBLError.badRequest("Invalid revision history for '\(docID)'")
+        }
+        try CBLDatabase.checkSpecialKeys(inputProperties)
+        let deleted = inputProperties["_deleted"] as? Bool ?? false
+        var properties = inputProperties
+        let newBlobs = deleted ? [:] : try installNewAttachmentBodies(properties: &properties, pending: [:])
+
+        return try write { store in
+            let generation = RevisionID.generation(revID)
+            if deleted {
+                properties["_attachments"] = nil
+            } else if properties["_attachments"] != nil {
+                // Stubs refer to the nearest ancestor we have (spec 4.3).
+                var ancestor: StoredRevision?
+                if let numericID = try store.numericID(of: docID) {
+                    for id in history.dropFirst() {
+                        if let rev = try store.revision(docID: docID, numericID: numericID, revID: id, withBody: true), rev.body != nil {
+                            ancestor = rev
+                            break
+                        }
+                    }
+                }
+                try finishAttachments(properties: &properties, newBlobs: newBlobs, generation: generation,
+                                      parent: ancestor, store: store, keepRevpos: true)
+            }
+            let body = try CBLDatabase.storedBody(properties)
+            let hasAttachments = (properties["_attachments"] as? [String: Any]).map { !$0.isEmpty } ?? false
+            let (sequence, numericID) = try store.forceInsert(
+                docID: docID, revID: revID, history: history, deleted: deleted, body: body,
+                hasAttachments: hasAttachments, docType: properties["type"] as? String, maxDepth: maxDepth)
+            guard let sequence else { return nil }
+            let document = self.document(withID: docID)!
+            var fullProperties = properties
+            for key in CBLDatabase.strippedSpecialKeys { fullProperties[key] = nil }
+            fullProperties["_id"] = docID
+            fullProperties["_rev"] = revID
+            if deleted { fullProperties["_deleted"] = true }
+            let saved = CBLSavedRevision(document: document, revID: revID, sequence: sequence, deleted: deleted,
+                                         body: body, properties: fullProperties)
+            let change = try makeChange(store: store, docID: docID, numericID: numericID, revID: revID,
+                                        isDeletion: deleted, sequence: sequence, source: source)
+            noteChange(change, revision: saved)
+            return saved
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import JSONCore
+
+/// Local documents: `_local/…` documents that are never replicated and keep no history (spec 5).
+extension CBLDatabase {
+    static func localDocID(_ id: String) -> String {
+        id.hasPrefix("_local/") ? id : "_local/" + id
+    }
+
+    /// The properties of a local document (with `_id` and `_rev`), or nil.
+    public func existingLocalDocument(withID localDocID: String) -> [String: Any]? {
+        let fullID = CBLDatabase.localDocID(localDocID)
+        guard let (revID, body) = try? withStore({ try $0.localDocument(fullID) }) ?? nil else { return nil }
+        var props = (body.isEmpty ? [:] : (try? JSON.parseObject(body))) ?? [:]
+        props["_id"] = fullID
+        props["_rev"] = revID
+        return props
+    }
+
+    /// Creates, replaces or (with nil) deletes a local document.
+    public func putLocalDocument(_ properties: [String: Any]?, withID localDocID: String) throws {
+        guard let properties else {
+            try deleteLocalDocument(withID: localDocID)
+            return
+        }
+        try putLocalDocument(properties, withID: localDocID, prevRevID: nil, checkRev: false)
+    }
+
+    /// MVCC form used by the REST API: `prevRevID` must match the current revision when `checkRev`.
+    @discardableResult
+    func putLocalDocument(_ properties: [String: Any], withID localDocID: String, prevRevID: String?,
+                          checkRev: Bool) throws -> String {
+        let fullID = CBLDatabase.localDocID(localDocID)
+        guard fullID.utf8.count > 7 else { throw CBLError.badID("Invalid local document ID '\(localDocID)'") }
+        try CBLDatabase.checkSpecialKeys(properties)
+        let body = try CBLDatabase.storedBody(properties)
+        return try write { store in
+            try store.putLocalDocument(fullID, body: body, prevRevID: prevRevID, checkRev: checkRev)
+        }
+    }
+
+    /// Deletes a local document; throws 404 if it doesn't exist.
+    public func deleteLocalDocument(withID localDocID: String) throws {
+        try deleteLocalDocument(withID: localDocID, revID: nil)
+    }
+
+    func deleteLocalDocument(withID localDocID: String, revID: String?) throws {
+        let fullID = CBLDatabase.localDocID(localDocID)
+        try write { store in try store.deleteLocalDocument(fullID, revID: revID) }
+    }
+}
+
+extension SQLiteStore {
+    func localDocument(_ fullID: String) throws -> (String, [UInt8])? {
+        let stmt = try connection.cached("SELECT revid, json FROM localdocs WHERE docid=?")
+        defer { stmt.reset() }
+        try stmt.bind(fullID, at: 1)
+        guard try stmt.step() else { return nil }
+        return (stmt.string(0) ?? "", stmt.bytes(1) ?? [])
+    }
+
+    /// Writes a local document; revision IDs are `N-local` (spec 5).
+    func putLocalDocument(_ fullID: String, body: [UInt8], prevRevID: String?, checkRev: Bool) throws -> String {
+        let existing = try localDocument(fullID)
+        if checkRev, existing?.0 != prevRevID {
+            throw existing == nil && prevRevID != nil ? CBLError.notFound("Local document \(fullID) not found") : CBLError.conflict()
+        }
+        let generation = existing.map { RevisionID.generation($0.0) } ?? 0
+        let revID = "\(generation + 1)-local"
+        try connection.run("INSERT OR REPLACE INTO localdocs (docid, revid, json) VALUES (?, ?, ?)",
+                           [.text(fullID), .text(revID), .blob(body)])
+        return revID
+    }
+
+    func deleteLocalDocument(_ fullID: String, revID: String?) throws {
+        guard let existing = try localDocument(fullID) else { throw CBLError.notFound("Local document \(fullID) not found") }
+        if let revID, revID != existing.0 { throw CBLError.conflict() }
+        try connection.run("DELETE FROM localdocs WHERE docid=?", [.text(fullID)])
+    }
+
+    /// Records the pre-replace private UUID so replication checkpoints stay valid (spec 1.6).
+    func putLocalCheckpointUUID(_ uuid: String) throws {
+        let body = try JSON.canonicalData(["localUUID": uuid])
+        _ = try putLocalDocument("_local/CBL_LocalCheckpoint", body: body, prevRevID: nil, checkRev: false)
+    }
+}

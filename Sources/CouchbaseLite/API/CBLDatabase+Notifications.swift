@@ -1,0 +1,72 @@
+import Foundation
+
+/// A handle returned by `addChangeListener`, used to remove the listener.
+public final class CBLListenerToken: NSObject, @unchecked Sendable {}
+
+extension CBLDatabase {
+    /// Records a change made inside the current transaction and updates the cached document.
+    func noteChange(_ change: RevisionChange, revision: CBLSavedRevision?) {
+        pendingChanges.append(change)
+        cachedDocument(change.docID)?.revisionAdded(change, revision: revision)
+    }
+
+    /// Delivers the changes of a committed transaction.
+    func postPendingChanges() {
+        guard !pendingChanges.isEmpty else { return }
+        let changes = pendingChanges.map(CBLDatabaseChange.init)
+        pendingChanges.removeAll(keepingCapacity: false)
+        let documents: [(CBLDocument, CBLDatabaseChange)] = changes.compactMap { change in
+            cachedDocument(change.documentID).map { ($0, change) }
+        }
+        let listeners = Array(changeListeners.values)
+        let continuations = Array(changeContinuations.values)
+        let deliver = { [self] in
+            for (document, change) in documents { document.postChange(change) }
+            for listener in listeners { listener(changes) }
+            for continuation in continuations { for change in changes { continuation.yield(change) } }
+            let external = changes.contains { $0.source != nil }
+            NotificationCenter.default.post(name: .cblDatabaseChange, object: self,
+                                            userInfo: ["changes": changes, "external": external])
+        }
+        if let queue = manager.dispatchQueue {
+            nonisolated(unsafe) let work = deliver
+            queue.async { work() }
+        } else {
+            deliver()
+        }
+    }
+
+    /// Calls `listener` with the changes of every committed transaction.
+    @discardableResult
+    public func addChangeListener(_ listener: @escaping ([CBLDatabaseChange]) -> Void) -> CBLListenerToken {
+        let token = CBLListenerToken()
+        lock.lock(); defer { lock.unlock() }
+        changeListeners[ObjectIdentifier(token)] = listener
+        return token
+    }
+
+    /// Removes a listener added with ``addChangeListener(_:)``.
+    public func removeChangeListener(_ token: CBLListenerToken) {
+        lock.lock(); defer { lock.unlock() }
+        changeListeners[ObjectIdentifier(token)] = nil
+    }
+
+    /// An asynchronous sequence of every change committed from now on. It ends when the database closes.
+    public func changes() -> AsyncStream<CBLDatabaseChange> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<CBLDatabaseChange>.makeStream(bufferingPolicy: .unbounded)
+        lock.lock()
+        if storeIfOpen == nil {
+            continuation.finish()
+        } else {
+            changeContinuations[id] = continuation
+        }
+        lock.unlock()
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            self.lock.lock(); defer { self.lock.unlock() }
+            self.changeContinuations[id] = nil
+        }
+        return stream
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// One change to a document, delivered after the transaction that made it commits.
+public final class CBLDatabaseChange: NSObject, @unchecked Sendable {
+    /// The ID of the changed document.
+    public let documentID: String
+    /// The ID of the revision that was added.
+    public let revisionID: String
+    /// True if the new revision is the document's winning revision.
+    public let isCurrentRevision: Bool
+    /// True if the document is in conflict (has more than one live leaf).
+    public let inConflict: Bool
+    /// True if the new revision is a deletion (tombstone).
+    public let isDeletion: Bool
+    /// The document's winning revision after the change.
+    public let winningRevisionID: String?
+    /// The remote URL the revision came from when a replicator pulled it; nil for local edits.
+    public let source: URL?
+    /// The sequence number of the new revision (0 for a purge).
+    public let sequence: Int64
+    /// True if the document was purged (expired or `purgeDocument()`), leaving no tombstone.
+    public let isPurge: Bool
+
+    init(_ change: RevisionChange) {
+        documentID = change.docID
+        revisionID = change.revID
+        winningRevisionID = change.winningRevID
+        isCurrentRevision = change.winningRevID == change.revID
+        inConflict = change.inConflict
+        isDeletion = change.isDeletion
+        source = change.source.flatMap(URL.init(string:))
+        sequence = change.sequence
+        isPurge = change.isPurge
+    }
+
+    public override var description: String {
+        "CBLDatabaseChange[\(documentID) \(revisionID)\(isCurrentRevision ? " current" : "")\(inConflict ? " conflict" : "")\(isDeletion ? " deleted" : "")]"
+    }
+}
+
+extension NSNotification.Name {
+    /// Posted after a transaction commits, with `object` = the `CBLDatabase` and userInfo keys
+    /// `changes` (`[CBLDatabaseChange]`) and `external` (Bool: true if any change came from a replicator).
+    public static let cblDatabaseChange = NSNotification.Name("CBLDatabaseChange")
+    /// Posted when a document changes, with `object` = the `CBLDocument` and userInfo key `change`.
+    public static let cblDocumentChange = NSNotification.Name("CBLDocumentChange")
+}
+
+/// The 1.x string constants, for code that still names them.
+public let kCBLDatabaseChangeNotification = NSNotification.Name.cblDatabaseChange.rawValue
+public let kCBLDocumentChangeNotification = NSNotification.Name.cblDocumentChange.rawValue

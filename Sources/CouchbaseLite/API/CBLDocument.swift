@@ -1,0 +1,248 @@
+import Foundation
+
+/// A document: a JSON object with a revision history, identified by its ID.
+///
+/// One instance per ID while referenced (`database.document(withID:)` returns the same object).
+/// Safe to use from any thread: its cached state is guarded by the database lock.
+public final class CBLDocument: NSObject, @unchecked Sendable {
+    /// The database holding the document.
+    public let database: CBLDatabase
+    /// The document ID.
+    public let documentID: String
+
+    // Guarded by database.lock:
+    private var currentLoaded = false
+    private var current: CBLSavedRevision?
+    private var hasLeaves = false
+    private var purged = false
+    private var listeners: [ObjectIdentifier: (CBLDatabaseChange) -> Void] = [:]
+    /// An app's model object for this document (1.x `modelObject`).
+    public weak var modelObject: AnyObject?
+
+    init(database: CBLDatabase, documentID: String) {
+        self.database = database
+        self.documentID = documentID
+    }
+
+    /// A shortened document ID for display (first 10 characters).
+    public var abbreviatedID: String {
+        documentID.count > 10 ? String(documentID.prefix(10)) + "…" : documentID
+    }
+
+    // MARK: Current revision
+
+    private func loadCurrent() {
+        guard !currentLoaded else { return }
+        let winner = try? database.withStore { try $0.winningRevision(docID: documentID) }
+        currentLoaded = true
+        if let winner {
+            hasLeaves = true
+            current = winner.deleted ? nil
+                : CBLSavedRevision(document: self, stored: winner, bodyMissing: winner.body == nil)
+        } else {
+            hasLeaves = false
+            current = nil
+        }
+    }
+
+    /// The current (winning, non-deleted) revision, or nil if the document is new or deleted.
+    public var currentRevision: CBLSavedRevision? {
+        database.lock.lock(); defer { database.lock.unlock() }
+        loadCurrent()
+        return current
+    }
+
+    /// The current revision's ID.
+    public var currentRevisionID: String? { currentRevision?.revisionID }
+
+    /// True if the document has been deleted (its winning revision is a tombstone).
+    public var isDeleted: Bool {
+        database.lock.lock(); defer { database.lock.unlock() }
+        loadCurrent()
+        return current == nil && hasLeaves
+    }
+
+    /// True if the document is deleted or was purged.
+    public var isGone: Bool {
+        database.lock.lock(); defer { database.lock.unlock() }
+        loadCurrent()
+        return purged || (current == nil && hasLeaves)
+    }
+
+    /// Called (under the database lock) after a revision of this document was inserted.
+    func revisionAdded(_ change: RevisionChange, revision: CBLSavedRevision?) {
+        if change.isPurge {
+            purged = true
+            current = nil
+            hasLeaves = false
+            currentLoaded = true
+            return
+        }
+        purged = false
+        hasLeaves = true
+        if change.winningRevID == change.revID, let revision {
+            current = change.isDeletion ? nil : revision
+            currentLoaded = true
+        } else if change.winningRevID != current?.revisionID {
+            currentLoaded = false
+        }
+    }
+
+    /// Drops the cached current revision (after a rollback), so it is reloaded.
+    func forgetCurrentRevision() {
+        currentLoaded = false
+        current = nil
+    }
+
+    // MARK: Properties
+
+    /// The current revision's properties (with `_id`, `_rev`, `_attachments`), or nil.
+    public var properties: [String: Any]? { currentRevision?.properties }
+    /// The properties without `_`-prefixed keys.
+    public var userProperties: [String: Any]? { currentRevision?.userProperties }
+    /// One property of the current revision.
+    public func property(forKey key: String) -> Any? { currentRevision?.property(forKey: key) }
+    /// Deprecated 1.x spelling of ``property(forKey:)``.
+    public func propertyForKey(_ key: String) -> Any? { property(forKey: key) }
+    /// Reads one property (`doc["title"]`).
+    public subscript(key: String) -> Any? { property(forKey: key) }
+
+    // MARK: Saving
+
+    /// Saves a new revision with these properties. `_rev` must name the current revision
+    /// (409 otherwise); `_deleted: true` deletes; `_attachments` may carry inline base64 `data`.
+    @discardableResult
+    public func putProperties(_ properties: [String: Any]) throws -> CBLSavedRevision {
+        let prevRevID = properties["_rev"] as? String
+        if let id = properties["_id"] as? String, id != documentID {
+            throw CBLError.badRequest("_id '\(id)' does not match document ID '\(documentID)'")
+        }
+        return try putProperties(properties, prevRevID: prevRevID, allowConflict: false)
+    }
+
+    func putProperties(_ properties: [String: Any], prevRevID: String?, allowConflict: Bool) throws -> CBLSavedRevision {
+        let deleting = properties["_deleted"] as? Bool ?? false
+        return try database.putRevision(docID: documentID, prevRevID: prevRevID, properties: properties,
+                                        deleting: deleting, allowConflict: allowConflict)
+    }
+
+    /// Edits the document with `block`, retrying on conflict. The block gets a new unsaved
+    /// revision to modify; returning false cancels (the call then throws 304).
+    @discardableResult
+    public func update(_ block: (CBLUnsavedRevision) throws -> Bool) throws -> CBLSavedRevision {
+        while true {
+            let revision = newRevision()
+            guard try block(revision) else {
+                throw CBLError(304, "Update of '\(documentID)' cancelled by its block")
+            }
+            do {
+                return try revision.save()
+            } catch let error as CBLError where error.code == 409 {
+                database.lock.lock()
+                currentLoaded = false
+                database.lock.unlock()
+                continue
+            }
+        }
+    }
+
+    /// A new unsaved revision based on the current one.
+    public func newRevision() -> CBLUnsavedRevision {
+        CBLUnsavedRevision(document: self, parent: currentRevision)
+    }
+
+    /// Deletes the document (saves a tombstone revision).
+    public func delete() throws {
+        guard let current = currentRevision else {
+            throw CBLError.notFound("Cannot delete '\(documentID)': document not found")
+        }
+        try current.deleteDocument()
+    }
+
+    /// Deprecated 1.x spelling of ``delete()``.
+    public func deleteDocument() throws { try delete() }
+
+    /// Removes the document and all its revisions from the database, leaving no tombstone.
+    public func purgeDocument() throws {
+        try database.purgeDocuments([documentID])
+    }
+
+    // MARK: Revisions
+
+    /// The revision with this ID, or nil.
+    public func revision(withID revID: String) -> CBLSavedRevision? {
+        if let current = currentRevision, current.revisionID == revID { return current }
+        guard let stored = try? database.withStore({ try $0.revision(docID: documentID, revID: revID) }) else { return nil }
+        return CBLSavedRevision(document: self, stored: stored, bodyMissing: stored.body == nil)
+    }
+
+    /// Deprecated 1.x spelling.
+    public func revisionWithID(_ revID: String) -> CBLSavedRevision? { revision(withID: revID) }
+
+    /// The current revision's history, oldest first.
+    public func getRevisionHistory() throws -> [CBLSavedRevision] {
+        try currentRevision?.getHistory() ?? []
+    }
+
+    /// Same as ``getRevisionHistory()``.
+    public func getHistory() throws -> [CBLSavedRevision] { try getRevisionHistory() }
+
+    /// Every leaf revision, deleted ones included (winner first).
+    public func getLeafRevisions() throws -> [CBLSavedRevision] {
+        try leafRevisions(includeDeleted: true)
+    }
+
+    /// The live leaf revisions: more than one means the document is in conflict.
+    public func getConflictingRevisions() throws -> [CBLSavedRevision] {
+        try leafRevisions(includeDeleted: false)
+    }
+
+    private func leafRevisions(includeDeleted: Bool) throws -> [CBLSavedRevision] {
+        let leaves = try database.withStore { store -> [StoredRevision] in
+            guard let numericID = try store.numericID(of: documentID) else { return [] }
+            return try store.leaves(docID: documentID, numericID: numericID, withBodies: true)
+        }
+        return leaves.filter { includeDeleted || !$0.deleted }
+            .map { CBLSavedRevision(document: self, stored: $0, bodyMissing: $0.body == nil) }
+    }
+
+    // MARK: Expiration
+
+    /// When the document will be purged automatically (local only; not replicated). nil = never.
+    public var expirationDate: Date? {
+        get { try? database.expirationDate(ofDocument: documentID) }
+        set { try? database.setExpirationDate(newValue, ofDocument: documentID) }
+    }
+
+    /// Sets the expiration date (1.x `setExpirationDate:`).
+    public func setExpirationDate(_ date: Date?) {
+        expirationDate = date
+    }
+
+    // MARK: Change listeners
+
+    /// Calls `listener` after every committed change to this document.
+    @discardableResult
+    public func addChangeListener(_ listener: @escaping (CBLDatabaseChange) -> Void) -> CBLListenerToken {
+        let token = CBLListenerToken()
+        database.lock.lock(); defer { database.lock.unlock() }
+        listeners[ObjectIdentifier(token)] = listener
+        return token
+    }
+
+    /// Removes a listener added with ``addChangeListener(_:)``.
+    public func removeChangeListener(_ token: CBLListenerToken) {
+        database.lock.lock(); defer { database.lock.unlock() }
+        listeners[ObjectIdentifier(token)] = nil
+    }
+
+    func postChange(_ change: CBLDatabaseChange) {
+        database.lock.lock()
+        let current = Array(listeners.values)
+        database.lock.unlock()
+        for listener in current { listener(change) }
+        NotificationCenter.default.post(name: .cblDocumentChange, object: self, userInfo: ["change": change])
+    }
+
+    public override var description: String { "CBLDocument[\(abbreviatedID)]" }
+}

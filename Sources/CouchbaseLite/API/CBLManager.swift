@@ -1,0 +1,292 @@
+import Foundation
+import Synchronization
+
+/// The top-level object: owns a directory of databases and hands out `CBLDatabase` instances.
+///
+/// Safe to use from any thread or task. The same name returns the same `CBLDatabase` while it is open.
+public final class CBLManager: NSObject, @unchecked Sendable {
+    /// The directory holding this manager's databases.
+    public let directory: String
+    /// The options the manager was created with.
+    public let options: CBLManagerOptions
+    /// Default storage type for new databases (`kCBLSQLiteStorage`).
+    public var storageType: String = kCBLSQLiteStorage
+    /// If set, change notifications are delivered asynchronously on this queue instead of
+    /// synchronously right after the commit.
+    public var dispatchQueue: DispatchQueue? {
+        get { state.withLock { $0.dispatchQueue } }
+        set { state.withLock { $0.dispatchQueue = newValue } }
+    }
+
+    private struct State {
+        var databases: [String: CBLDatabase] = [:]
+        var dispatchQueue: DispatchQueue?
+        var closed = false
+    }
+    private let state = Mutex(State())
+    let lock = NSRecursiveLock()
+
+    private static let shared = Mutex<CBLManager?>(nil)
+
+    /// The shared manager on the default directory.
+    public static func sharedInstance() -> CBLManager {
+        shared.withLock { existing in
+            if let existing { return existing }
+            let manager = CBLManager()
+            existing = manager
+            return manager
+        }
+    }
+
+    /// The default directory: `$XDG_DATA_HOME/CouchbaseLite`, else `~/.local/share/CouchbaseLite`.
+    public static func defaultDirectory() -> String {
+        let env = ProcessInfo.processInfo.environment
+        if let xdg = env["XDG_DATA_HOME"], !xdg.isEmpty {
+            return (xdg as NSString).appendingPathComponent("CouchbaseLite")
+        }
+        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return (home as NSString).appendingPathComponent(".local/share/CouchbaseLite")
+    }
+
+    /// A manager on the default directory. If the directory cannot be created the manager still
+    /// exists; opening databases then throws.
+    public override convenience init() {
+        // swiftlint:disable:next force_try
+        try! self.init(directory: CBLManager.defaultDirectory(), options: nil, createDirectory: false)
+    }
+
+    /// A manager on `directory` with optional options (passed by pointer, as 1.x's C struct was).
+    public convenience init(directory: String, options: UnsafePointer<CBLManagerOptions>?) throws {
+        try self.init(directory: directory, options: options?.pointee, createDirectory: true)
+    }
+
+    /// A manager on `directory` with default options.
+    public convenience init(directory: String) throws {
+        try self.init(directory: directory, options: nil, createDirectory: true)
+    }
+
+    private init(directory: String, options: CBLManagerOptions?, createDirectory: Bool) throws {
+        self.directory = (directory as NSString).standardizingPath
+        self.options = options ?? CBLManagerOptions()
+        super.init()
+        if createDirectory {
+            try ensureDirectory()
+            upgradeLegacyDatabases()
+        }
+    }
+
+    private func ensureDirectory() throws {
+        let fm = FileManager.default
+        var isDir: ObjCBool = false
+        if fm.fileExists(atPath: directory, isDirectory: &isDir) {
+            guard isDir.boolValue else { throw CBLError.badRequest("\(directory) is not a directory") }
+            return
+        }
+        guard !options.readOnly else { return }
+        do {
+            try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw CBLError.dbError("Cannot create manager directory \(directory): \(error.localizedDescription)")
+        }
+    }
+
+    /// Upgrades every legacy `*.cblite` file in the directory to `.cblite2`, as 1.2+ did on start (spec 1.1).
+    private func upgradeLegacyDatabases() {
+        guard !options.readOnly else { return }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for file in names where file.hasSuffix(".cblite") {
+            let name = String(file.dropLast(".cblite".count)).replacingOccurrences(of: ":", with: "/")
+            guard CBLManager.isValidDatabaseName(name) else { continue }
+            let source = URL(fileURLWithPath: directory).appendingPathComponent(file)
+            do {
+                try LegacyDatabaseUpgrader(legacyFile: source, attachmentsDirectory: nil)
+                    .upgrade(into: databaseDirectory(for: name), deleteSource: true)
+            } catch {
+                CBLLog.warning("Database", "Could not upgrade legacy database \(file): \(error)")
+            }
+        }
+    }
+
+    // MARK: Names and paths
+
+    /// True if `name` is a valid database name: lowercase ASCII letters, digits and `_$()+-/`,
+    /// starting with a letter, shorter than 240 bytes (spec 1.2).
+    public static func isValidDatabaseName(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        guard !utf8.isEmpty, utf8.count < 240, let first = utf8.first, first >= 0x61, first <= 0x7A else {
+            return false
+        }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789_$()+-/".utf8)
+        return utf8.allSatisfy(allowed.contains)
+    }
+
+    /// `foo/bar` → `<directory>/foo:bar.cblite2`; an existing `foo.bar.cblite2` (.NET's form) is used if present.
+    func databaseDirectory(for name: String) -> URL {
+        let base = URL(fileURLWithPath: directory)
+        let url = base.appendingPathComponent(name.replacingOccurrences(of: "/", with: ":") + ".cblite2")
+        if name.contains("/"), !FileManager.default.fileExists(atPath: url.path) {
+            let dotted = base.appendingPathComponent(name.replacingOccurrences(of: "/", with: ".") + ".cblite2")
+            if FileManager.default.fileExists(atPath: dotted.path) { return dotted }
+        }
+        return url
+    }
+
+    private func validate(_ name: String) throws {
+        guard CBLManager.isValidDatabaseName(name) else {
+            throw CBLError.badID("Invalid database name '\(name)': use lowercase letters, digits and _$()+-/, starting with a letter")
+        }
+    }
+
+    /// The names of every database in the directory.
+    public var allDatabaseNames: [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasSuffix(".cblite2") }
+            .map { String($0.dropLast(".cblite2".count)).replacingOccurrences(of: ":", with: "/") }
+            .filter(CBLManager.isValidDatabaseName)
+            .sorted()
+    }
+
+    // MARK: Opening databases
+
+    /// Returns the database with this name, creating it if it doesn't exist.
+    public func databaseNamed(_ name: String) throws -> CBLDatabase {
+        let options = CBLDatabaseOptions()
+        options.create = !self.options.readOnly
+        options.readOnly = self.options.readOnly
+        return try openDatabaseNamed(name, with: options)
+    }
+
+    /// Returns the database with this name; throws 404 if it doesn't exist.
+    public func existingDatabaseNamed(_ name: String) throws -> CBLDatabase {
+        let options = CBLDatabaseOptions()
+        options.readOnly = self.options.readOnly
+        return try openDatabaseNamed(name, with: options)
+    }
+
+    /// True if a database with this name exists.
+    public func databaseExistsNamed(_ name: String) -> Bool {
+        guard CBLManager.isValidDatabaseName(name) else { return false }
+        if state.withLock({ $0.databases[name] }) != nil { return true }
+        return FileManager.default.fileExists(atPath: databaseDirectory(for: name).path)
+    }
+
+    /// Opens a database with options (create, read-only, storage type, encryption key).
+    public func openDatabaseNamed(_ name: String, with options: CBLDatabaseOptions?) throws -> CBLDatabase {
+        try validate(name)
+        let options = options ?? CBLDatabaseOptions()
+        if let type = options.storageType ?? Optional(storageType), type != kCBLSQLiteStorage {
+            if type == kCBLForestDBStorage {
+                throw CBLError.notAcceptable("Unsupported storage type ForestDB: only SQLite storage is supported")
+            }
+            throw CBLError.badRequest("Unknown storage type '\(type)'")
+        }
+        if options.encryptionKey != nil {
+            throw CBLError.notImplemented("Database encryption is not supported by this build; open the database without an encryption key")
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        if let db = state.withLock({ $0.databases[name] }) {
+            return db
+        }
+        let readOnly = options.readOnly || self.options.readOnly
+        let dir = databaseDirectory(for: name)
+        let db = try CBLDatabase(name: name, directory: dir, manager: self,
+                                 create: options.create && !readOnly, readOnly: readOnly)
+        state.withLock { $0.databases[name] = db }
+        return db
+    }
+
+    func databaseDidClose(_ db: CBLDatabase) {
+        state.withLock { state in
+            if state.databases[db.name] === db { state.databases[db.name] = nil }
+        }
+    }
+
+    /// Installs a prebuilt `.cblite2` database directory under `name`, replacing any existing one (spec 1.6).
+    public func replaceDatabaseNamed(_ name: String, withDatabaseDir databaseDir: String) throws {
+        try validate(name)
+        try replace(name) { dest in
+            try FileManager.default.copyItem(atPath: databaseDir, toPath: dest.path)
+        }
+    }
+
+    /// Installs a legacy single-file `.cblite` database (and its attachments folder), upgrading it
+    /// to the current format as 1.x did (spec 1.6, 10.1).
+    public func replaceDatabaseNamed(_ name: String, withDatabaseFile databasePath: String,
+                                     withAttachments attachmentsPath: String?) throws {
+        try validate(name)
+        try replace(name) { dest in
+            try LegacyDatabaseUpgrader(legacyFile: URL(fileURLWithPath: databasePath),
+                                       attachmentsDirectory: attachmentsPath.map { URL(fileURLWithPath: $0) })
+                .upgrade(into: dest, deleteSource: false)
+        }
+    }
+
+    private func replace(_ name: String, install: (URL) throws -> Void) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        if let open = state.withLock({ $0.databases[name] }) {
+            try open.close()
+        }
+        let dest = databaseDirectory(for: name)
+        let fm = FileManager.default
+        let staging = URL(fileURLWithPath: directory).appendingPathComponent(".replace-\(UUID().uuidString).cblite2")
+        defer { try? fm.removeItem(at: staging) }
+        try install(staging)
+        // Open once to validate and upgrade the schema, then re-key the UUIDs (spec 1.6).
+        let store = try SQLiteStore(directory: staging, create: false, readOnly: false)
+        do {
+            try store.inTransaction {
+                if let oldPrivate = try store.info("privateUUID") {
+                    try store.putLocalCheckpointUUID(oldPrivate)
+                }
+                try store.setInfo("privateUUID", SQLiteStore.generateUUID())
+                try store.setInfo("publicUUID", SQLiteStore.generateUUID())
+            }
+            try store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        } catch {
+            store.close()
+            throw error
+        }
+        store.close()
+        if fm.fileExists(atPath: dest.path) { try fm.removeItem(at: dest) }
+        try fm.moveItem(at: staging, to: dest)
+    }
+
+    // MARK: Lifecycle
+
+    /// Closes every open database.
+    public func close() {
+        let dbs = state.withLock { state -> [CBLDatabase] in
+            state.closed = true
+            return Array(state.databases.values)
+        }
+        for db in dbs { try? db.close() }
+    }
+
+    /// Runs `block` with the named database on a background queue (1.x's way to do work off the main thread).
+    public func backgroundTellDatabaseNamed(_ name: String, to block: @escaping @Sendable (CBLDatabase) -> Void) {
+        DispatchQueue.global().async {
+            guard let db = try? self.databaseNamed(name) else { return }
+            block(db)
+        }
+    }
+
+    /// A new manager on the same directory with the same options (1.x used one per thread;
+    /// here every manager is thread-safe, so this is only for code that expects it).
+    public func copy() -> CBLManager {
+        var opts = options
+        return try! withUnsafePointer(to: &opts) { try CBLManager(directory: directory, options: $0) }
+    }
+
+    /// Enables logging for a 1.x tag ("Sync", "View", "Database", "Query", "Listener", "All", …).
+    public static func enableLogging(_ tag: String) {
+        CBLLog.enable(tag)
+    }
+
+    /// The library version.
+    public static let versionString = "1.4.4-linux"
+}
+
+/// The 1.x version function.
+public func CBLVersion() -> String { CBLManager.versionString }

@@ -1,0 +1,49 @@
+import Foundation
+
+/// Options for a `CBLManager` (the 1.x C struct, imported as a Swift struct).
+public struct CBLManagerOptions: Sendable {
+    /// No changes can be made to any database opened by a read-only manager.
+    public var readOnly: Bool
+    /// Kept for source compatibility; Linux has no data-protection classes.
+    public var fileProtection: NSData.WritingOptions
+
+    public init() {
+        readOnly = false
+        fileProtection = []
+    }
+
+    public init(readOnly: Bool, fileProtection: NSData.WritingOptions) {
+        self.readOnly = readOnly
+        self.fileProtection = fileProtection
+    }
+}
+
+#if os(Linux)
+// iOS data-protection options apps pass in `CBLManagerOptions.fileProtection`. Linux's
+// Foundation lacks them; declaring them keeps those lines compiling (they have no effect).
+extension NSData.WritingOptions {
+    public static let noFileProtection = NSData.WritingOptions(rawValue: 0x1000_0000)
+    public static let completeFileProtection = NSData.WritingOptions(rawValue: 0x2000_0000)
+    public static let completeFileProtectionUnlessOpen = NSData.WritingOptions(rawValue: 0x3000_0000)
+    public static let completeFileProtectionUntilFirstUserAuthentication = NSData.WritingOptions(rawValue: 0x4000_0000)
+}
+#endif
+
+/// The storage type name for SQLite storage, the only engine this implementation has.
+public let kCBLSQLiteStorage = "SQLite"
+/// The storage type name for ForestDB storage (recognised, and refused with status 406).
+public let kCBLForestDBStorage = "ForestDB"
+
+/// Options for `CBLManager.openDatabaseNamed(_:with:)`.
+public final class CBLDatabaseOptions: NSObject, @unchecked Sendable {
+    /// Create the database if it doesn't exist.
+    public var create = false
+    /// Open the database read-only.
+    public var readOnly = false
+    /// `kCBLSQLiteStorage` (default) or `kCBLForestDBStorage` (refused: unsupported here).
+    public var storageType: String?
+    /// A password `String` or a 32-byte key `Data`. Encryption is not built yet: a key is refused clearly.
+    public var encryptionKey: Any?
+
+    public override init() { super.init() }
+}

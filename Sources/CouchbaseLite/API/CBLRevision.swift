@@ -1,0 +1,345 @@
+import Foundation
+import JSONCore
+
+
+/// A revision of a document: the common base of ``CBLSavedRevision`` and ``CBLUnsavedRevision``.
+public class CBLRevision: NSObject, @unchecked Sendable {
+    /// The document this is a revision of.
+    public let document: CBLDocument
+    /// The database the document belongs to.
+    public var database: CBLDatabase { document.database }
+
+    init(document: CBLDocument) {
+        self.document = document
+    }
+
+    /// The revision ID (nil for an unsaved revision).
+    public var revisionID: String? { nil }
+    /// True if this revision marks the document as deleted.
+    public var isDeletion: Bool { false }
+    /// True if this revision is a deletion, or its document was purged (1.x `isGone`).
+    public var isGone: Bool { isDeletion }
+    /// The revision's properties, including `_id`, `_rev` and `_attachments`; nil if unavailable.
+    public var properties: [String: Any]? { nil }
+    /// The sequence number of this revision (0 if unsaved).
+    public var sequence: Int64 { 0 }
+
+    /// The properties without the special ones whose names start with `_`.
+    public var userProperties: [String: Any]? {
+        properties?.filter { !$0.key.hasPrefix("_") }
+    }
+
+    /// The value of one property.
+    public func property(forKey key: String) -> Any? { properties?[key] }
+
+    /// Deprecated 1.x spelling of ``property(forKey:)``.
+    public func propertyForKey(_ key: String) -> Any? { property(forKey: key) }
+
+    /// Reads one property (`rev["title"]`).
+    public subscript(key: String) -> Any? { property(forKey: key) }
+
+    /// The ID of the parent revision.
+    public var parentRevisionID: String? { nil }
+
+    /// The parent revision, if it is still in the database.
+    public var parentRevision: CBLSavedRevision? {
+        guard let parentID = parentRevisionID else { return nil }
+        return document.revision(withID: parentID)
+    }
+
+    // MARK: Attachments
+
+    var attachmentMetadata: [String: Any]? { properties?["_attachments"] as? [String: Any] }
+
+    /// The names of all attachments, sorted.
+    public var attachmentNames: [String]? {
+        attachmentMetadata.map { $0.keys.sorted() }
+    }
+
+    /// The attachment with this name, or nil.
+    public func attachmentNamed(_ name: String) -> CBLAttachment? {
+        guard let meta = attachmentMetadata?[name] as? [String: Any] else { return nil }
+        return CBLAttachment(revision: self, name: name, metadata: meta)
+    }
+
+    /// All attachments, sorted by name.
+    public var attachments: [CBLAttachment]? {
+        attachmentNames?.compactMap(attachmentNamed)
+    }
+
+    /// The history of this revision, oldest first, ending with this revision (1.x `getRevisionHistory:`).
+    public func getHistory() throws -> [CBLSavedRevision] { [] }
+
+    /// Same as ``getHistory()``.
+    public func getRevisionHistory() throws -> [CBLSavedRevision] { try getHistory() }
+}
+
+/// A revision stored in the database (immutable).
+public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
+    private let revID: String
+    private let seq: Int64
+    private let deleted: Bool
+
+    private enum Body {
+        case unloaded
+        case missing
+        case bytes([UInt8])
+        case parsed([String: Any])
+    }
+    private let body: Locked<Body>
+
+    init(document: CBLDocument, revID: String, sequence: Int64, deleted: Bool, body: [UInt8]?, properties: [String: Any]?) {
+        self.revID = revID
+        self.seq = sequence
+        self.deleted = deleted
+        if let properties {
+            self.body = Locked(.parsed(properties))
+        } else if let body {
+            self.body = Locked(.bytes(body))
+        } else {
+            self.body = Locked(.unloaded)
+        }
+        super.init(document: document)
+    }
+
+    /// From a stored row; `stored.body == nil` means "not loaded" unless `bodyMissing`.
+    convenience init(document: CBLDocument, stored: StoredRevision, bodyMissing: Bool = false) {
+        self.init(document: document, revID: stored.revID, sequence: stored.sequence, deleted: stored.deleted,
+                  body: stored.body, properties: nil)
+        if bodyMissing { body.withLock { $0 = .missing } }
+    }
+
+    public override var revisionID: String? { revID }
+    public override var isDeletion: Bool { deleted }
+    public override var sequence: Int64 { seq }
+
+    /// True if the body is still available (not pruned or compacted away).
+    public var propertiesAvailable: Bool { properties != nil }
+
+    public override var properties: [String: Any]? {
+        body.withLock { state -> [String: Any]? in
+            switch state {
+            case .parsed(let props):
+                return props
+            case .missing:
+                return nil
+            case .bytes(let bytes):
+                let props = makeProperties(bytes)
+                state = props.map(Body.parsed) ?? .missing
+                return props
+            case .unloaded:
+                guard let bytes = try? database.withStore({ try $0.body(sequence: seq) }) ?? nil else {
+                    state = .missing
+                    return nil
+                }
+                let props = makeProperties(bytes)
+                state = props.map(Body.parsed) ?? .missing
+                return props
+            }
+        }
+    }
+
+    /// Rebuilds public properties from a stored body: parse, then add `_id`, `_rev`, `_deleted` (spec 2.6).
+    private func makeProperties(_ bytes: [UInt8]) -> [String: Any]? {
+        var props: [String: Any]
+        if bytes.isEmpty {
+            props = [:]
+        } else {
+            guard let parsed = try? JSON.parseObject(bytes) else { return nil }
+            props = parsed
+        }
+        props["_id"] = document.documentID
+        props["_rev"] = revID
+        if deleted { props["_deleted"] = true }
+        return props
+    }
+
+    /// The stored JSON bytes if loaded.
+    var storedBody: [UInt8]? {
+        body.withLock { state in
+            if case .bytes(let b) = state { return b }
+            return nil
+        }
+    }
+
+    public override var parentRevisionID: String? {
+        let history = try? database.withStore { store -> [String] in
+            guard let numericID = try store.numericID(of: document.documentID),
+                  let sequence = try sequenceInStore(store, numericID: numericID) else { return [] }
+            return try store.historyRevIDs(docID: document.documentID, numericID: numericID, sequence: sequence)
+        }
+        guard let history, history.count > 1 else { return nil }
+        return history[1]
+    }
+
+    private func sequenceInStore(_ store: SQLiteStore, numericID: Int64) throws -> Int64? {
+        if seq > 0 { return seq }
+        return try store.revision(docID: document.documentID, numericID: numericID, revID: revID, withBody: false)?.sequence
+    }
+
+    public override func getHistory() throws -> [CBLSavedRevision] {
+        let stored = try database.withStore { store -> [StoredRevision] in
+            guard let numericID = try store.numericID(of: document.documentID),
+                  let sequence = try sequenceInStore(store, numericID: numericID) else { return [] }
+            return try store.history(docID: document.documentID, numericID: numericID, sequence: sequence)
+        }
+        return stored.reversed().map { $0.revID == revID ? self : CBLSavedRevision(document: document, stored: $0) }
+    }
+
+    /// A new unsaved revision whose parent is this one, with a copy of its properties.
+    public func createRevision() -> CBLUnsavedRevision {
+        CBLUnsavedRevision(document: document, parent: self)
+    }
+
+    /// Saves a new revision with these properties, child of this one.
+    @discardableResult
+    public func createRevision(withProperties properties: [String: Any]?) throws -> CBLSavedRevision {
+        try document.putProperties(properties ?? [:], prevRevID: revID, allowConflict: false)
+    }
+
+    /// Deletes the document by saving a tombstone child of this revision.
+    @discardableResult
+    public func deleteDocument() throws -> CBLSavedRevision {
+        try database.putRevision(docID: document.documentID, prevRevID: revID, properties: [:], deleting: true,
+                                 allowConflict: false)
+    }
+
+    public override var description: String { "CBLSavedRevision[\(document.documentID)/\(revID)]" }
+}
+
+/// A new revision being built; `save()` stores it.
+public final class CBLUnsavedRevision: CBLRevision, @unchecked Sendable {
+    private struct State {
+        var properties: [String: Any]?
+        var isDeletion = false
+        var pendingAttachments: [String: PendingAttachment?] = [:]
+    }
+    private let state: Locked<State>
+    private let parentID: String?
+
+    init(document: CBLDocument, parent: CBLSavedRevision?) {
+        parentID = parent?.revisionID
+        var initial = State()
+        initial.properties = parent?.properties ?? ["_id": document.documentID]
+        initial.isDeletion = parent?.isDeletion ?? false
+        state = Locked(initial)
+        super.init(document: document)
+    }
+
+    public override var parentRevisionID: String? { parentID }
+
+    /// Whether saving this revision deletes the document.
+    public override var isDeletion: Bool {
+        get { state.withLock { $0.isDeletion } }
+        set { state.withLock { $0.isDeletion = newValue } }
+    }
+
+    /// The properties to save (special `_` keys included).
+    public override var properties: [String: Any]? {
+        get { state.withLock { $0.properties } }
+        set { state.withLock { $0.properties = newValue } }
+    }
+
+    /// The properties without `_`-prefixed keys; setting keeps the special ones already present.
+    public override var userProperties: [String: Any]? {
+        get { properties?.filter { !$0.key.hasPrefix("_") } }
+        set {
+            state.withLock { state in
+                var props = state.properties?.filter { $0.key.hasPrefix("_") } ?? [:]
+                for (k, v) in newValue ?? [:] { props[k] = v }
+                state.properties = props
+            }
+        }
+    }
+
+    /// Reads or writes one property (`rev["title"] = "x"`); assigning nil removes it.
+    public override subscript(key: String) -> Any? {
+        get { properties?[key] }
+        set { setValue(newValue, ofProperty: key) }
+    }
+
+    /// Sets (or with nil, removes) one property.
+    public func setValue(_ value: Any?, ofProperty key: String) {
+        state.withLock { state in
+            var props = state.properties ?? [:]
+            props[key] = value
+            state.properties = props
+        }
+    }
+
+    /// 1.x `setObject:forKeyedSubscript:` spelling.
+    public func setObject(_ value: Any?, forKeyedSubscript key: String) { setValue(value, ofProperty: key) }
+
+    // MARK: Attachments
+
+    override var attachmentMetadata: [String: Any]? {
+        state.withLock { state in
+            var meta = state.properties?["_attachments"] as? [String: Any] ?? [:]
+            for (name, pending) in state.pendingAttachments {
+                if let pending {
+                    var m: [String: Any] = ["follows": true]
+                    if let type = pending.contentType { m["content_type"] = type }
+                    if case .data(let d) = pending.body { m["length"] = d.count }
+                    meta[name] = m
+                } else {
+                    meta[name] = nil
+                }
+            }
+            return meta.isEmpty ? nil : meta
+        }
+    }
+
+    public override func attachmentNamed(_ name: String) -> CBLAttachment? {
+        let pending = state.withLock { $0.pendingAttachments[name] }
+        if let pending {
+            guard let pending else { return nil }
+            return CBLAttachment(revision: self, name: name, pending: pending)
+        }
+        return super.attachmentNamed(name)
+    }
+
+    /// Adds or replaces an attachment with in-memory content (nil content removes it).
+    public func setAttachmentNamed(_ name: String, withContentType contentType: String?, content: Data?) {
+        state.withLock { state in
+            state.pendingAttachments[name] = content.map { PendingAttachment(contentType: contentType, body: .data($0)) }
+        }
+    }
+
+    /// Adds or replaces an attachment whose content is read from a file when the revision is saved.
+    public func setAttachmentNamed(_ name: String, withContentType contentType: String?, contentURL: URL) {
+        state.withLock { state in
+            state.pendingAttachments[name] = PendingAttachment(contentType: contentType, body: .file(contentURL))
+        }
+    }
+
+    /// Removes an attachment.
+    public func removeAttachmentNamed(_ name: String) {
+        state.withLock { state in
+            state.pendingAttachments[name] = .some(nil)
+        }
+    }
+
+    /// Saves the revision; throws 409 if its parent is no longer the current revision.
+    @discardableResult
+    public func save() throws -> CBLSavedRevision {
+        try save(allowConflict: false)
+    }
+
+    /// Saves the revision even if that creates a conflict.
+    @discardableResult
+    public func saveAllowingConflict() throws -> CBLSavedRevision {
+        try save(allowConflict: true)
+    }
+
+    private func save(allowConflict: Bool) throws -> CBLSavedRevision {
+        let snapshot = state.withLock { $0 }
+        var props = snapshot.properties ?? [:]
+        props["_rev"] = nil
+        if snapshot.isDeletion { props["_deleted"] = true }
+        return try database.putRevision(docID: document.documentID, prevRevID: parentID, properties: props,
+                                        deleting: snapshot.isDeletion, allowConflict: allowConflict,
+                                        pendingAttachments: snapshot.pendingAttachments)
+    }
+
+    public override var description: String { "CBLUnsavedRevision[\(document.documentID) parent \(parentID ?? "-")]" }
+}

@@ -1,0 +1,111 @@
+import Foundation
+
+/// A validation function: inspect `newRevision`, call `context.reject(withMessage:)` to refuse it.
+public typealias CBLValidationBlock = (_ newRevision: CBLRevision, _ context: CBLValidationContext) -> Void
+/// A replication filter: return true to replicate the revision.
+public typealias CBLFilterBlock = (_ revision: CBLSavedRevision, _ params: [AnyHashable: Any]?) -> Bool
+
+/// What a validation function knows about the change, and how it rejects it.
+public final class CBLValidationContext: NSObject, @unchecked Sendable {
+    /// The revision being replaced (the new revision's parent), if any.
+    public let currentRevision: CBLSavedRevision?
+    private let newProperties: [String: Any]
+    private(set) var rejectionMessage: String?
+    private(set) var rejected = false
+
+    init(currentRevision: CBLSavedRevision?, newProperties: [String: Any]) {
+        self.currentRevision = currentRevision
+        self.newProperties = newProperties
+    }
+
+    /// The top-level keys whose values differ between the current and new revision.
+    public var changedKeys: [String] {
+        let old = currentRevision?.properties ?? [:]
+        var keys = Set(old.keys).union(newProperties.keys)
+        keys.remove("_rev")
+        return keys.filter { key in
+            guard let a = old[key], let b = newProperties[key] else { return true }
+            return !jsonEqual(a, b)
+        }.sorted()
+    }
+
+    /// Rejects the revision with status 403 and a default message.
+    public func reject() { reject(withMessage: nil) }
+
+    /// Rejects the revision with status 403 and `message`.
+    public func reject(withMessage message: String?) {
+        rejected = true
+        if rejectionMessage == nil { rejectionMessage = message }
+    }
+
+    /// Calls `block` for each changed key; rejects if it returns false for any.
+    @discardableResult
+    public func validateChanges(_ block: (_ key: String, _ oldValue: Any?, _ newValue: Any?) -> Bool) -> Bool {
+        let old = currentRevision?.properties ?? [:]
+        for key in changedKeys where !block(key, old[key], newProperties[key]) {
+            reject(withMessage: "Illegal change to '\(key)' property")
+            return false
+        }
+        return true
+    }
+}
+
+/// Structural equality of JSON-like values.
+func jsonEqual(_ a: Any, _ b: Any) -> Bool {
+    switch (a, b) {
+    case (let x as String, let y as String): return x == y
+    case (let x as Bool, let y as Bool): return x == y
+    case (let x as Int, let y as Int): return x == y
+    case (let x as Double, let y as Double): return x == y
+    case (let x as Int, let y as Double): return Double(x) == y
+    case (let x as Double, let y as Int): return x == Double(y)
+    case (is NSNull, is NSNull): return true
+    case (let x as [Any], let y as [Any]):
+        return x.count == y.count && zip(x, y).allSatisfy { jsonEqual($0, $1) }
+    case (let x as [String: Any], let y as [String: Any]):
+        return x.count == y.count && x.allSatisfy { key, value in y[key].map { jsonEqual(value, $0) } ?? false }
+    default: return false
+    }
+}
+
+extension CBLDatabase {
+    /// Registers (or with nil, removes) a validation function, run before every revision is saved.
+    public func setValidationNamed(_ name: String, as block: CBLValidationBlock?) {
+        lock.lock(); defer { lock.unlock() }
+        validations[name] = block
+    }
+
+    /// The validation function registered under `name`.
+    public func validationNamed(_ name: String) -> CBLValidationBlock? {
+        lock.lock(); defer { lock.unlock() }
+        return validations[name]
+    }
+
+    /// Registers (or with nil, removes) a replication filter function.
+    public func setFilterNamed(_ name: String, as block: CBLFilterBlock?) {
+        lock.lock(); defer { lock.unlock() }
+        filters[name] = block
+    }
+
+    /// The filter function registered under `name`.
+    public func filterNamed(_ name: String) -> CBLFilterBlock? {
+        lock.lock(); defer { lock.unlock() }
+        return filters[name]
+    }
+
+    /// Runs every validation function; throws 403 with the rejection message.
+    func runValidations(newProperties: [String: Any], document: CBLDocument, revID: String, deleted: Bool,
+                        parent: StoredRevision?) throws {
+        let newRevision = CBLSavedRevision(document: document, revID: revID, sequence: 0, deleted: deleted,
+                                           body: nil, properties: newProperties)
+        let current = parent.map { CBLSavedRevision(document: document, stored: $0) }
+        for name in validations.keys.sorted() {
+            guard let block = validations[name] else { continue }
+            let context = CBLValidationContext(currentRevision: current, newProperties: newProperties)
+            block(newRevision, context)
+            if context.rejected {
+                throw CBLError.forbidden(context.rejectionMessage ?? "invalid document")
+            }
+        }
+    }
+}

@@ -1,0 +1,186 @@
+import Crypto
+import Foundation
+
+/// The SHA-1 key of a blob: 20 bytes, named in the file system as 40 hex digits (spec 4.2).
+struct BlobKey: Hashable, Sendable {
+    let bytes: [UInt8]
+
+    init?(bytes: [UInt8]) {
+        guard bytes.count == 20 else { return nil }
+        self.bytes = bytes
+    }
+
+    /// Parses an attachment `digest` of the form `sha1-<base64>`.
+    init?(digest: String) {
+        guard digest.hasPrefix("sha1-"), let data = Data(base64Encoded: String(digest.dropFirst(5))) else { return nil }
+        self.init(bytes: Array(data))
+    }
+
+    /// Parses a blob file name (`<40 hex>.blob`, either case).
+    init?(fileName: String) {
+        guard fileName.hasSuffix(".blob") else { return nil }
+        let hexPart = fileName.dropLast(5)
+        guard hexPart.utf8.count == 40 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(20)
+        var iterator = hexPart.utf8.makeIterator()
+        while let hi = iterator.next(), let lo = iterator.next() {
+            guard let h = hexValue(hi), let l = hexValue(lo) else { return nil }
+            out.append(h << 4 | l)
+        }
+        self.init(bytes: out)
+    }
+
+    /// `sha1-<base64>`, the form stored in `_attachments`.
+    var digest: String { "sha1-" + Data(bytes).base64EncodedString() }
+    var hexUppercase: String { hex(bytes).uppercased() }
+    var fileName: String { hexUppercase + ".blob" }
+}
+
+private func hexValue(_ c: UInt8) -> UInt8? {
+    switch c {
+    case 0x30...0x39: return c - 0x30
+    case 0x41...0x46: return c - 0x41 + 10
+    case 0x61...0x66: return c - 0x61 + 10
+    default: return nil
+    }
+}
+
+/// The 1.x blob store: `attachments/<UPPER-HEX-SHA1>.blob`, one file per distinct content,
+/// written through a temporary file and renamed into place (spec 4.2).
+final class BlobStore: Sendable {
+    let directory: URL
+
+    init(directory: URL) throws {
+        self.directory = directory
+    }
+
+    /// The file holding a blob, trying the uppercase name 1.2+ writes and the lowercase one
+    /// Android 1.0 / .NET 1.0–1.1 wrote (Linux file systems are case-sensitive).
+    func url(for key: BlobKey) -> URL? {
+        let fm = FileManager.default
+        let upper = directory.appendingPathComponent(key.fileName)
+        if fm.fileExists(atPath: upper.path) { return upper }
+        let lower = directory.appendingPathComponent(hex(key.bytes) + ".blob")
+        if fm.fileExists(atPath: lower.path) { return lower }
+        return nil
+    }
+
+    func contains(_ key: BlobKey) -> Bool { url(for: key) != nil }
+
+    func contents(of key: BlobKey) -> Data? {
+        guard let url = url(for: key) else { return nil }
+        return try? Data(contentsOf: url)
+    }
+
+    func size(of key: BlobKey) -> UInt64? {
+        guard let url = url(for: key),
+              let attrs = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
+        return (attrs[.size] as? NSNumber)?.uint64Value
+    }
+
+    /// Stores bytes; returns their key and length.
+    @discardableResult
+    func store(_ data: Data) throws -> (key: BlobKey, length: UInt64) {
+        let writer = try BlobWriter(store: self)
+        try writer.append(data)
+        return try writer.install()
+    }
+
+    /// Copies a file into the store, streaming it (never held whole in memory).
+    func store(contentsOf source: URL) throws -> (key: BlobKey, length: UInt64) {
+        guard let input = InputStream(url: source) else {
+            throw CBLError.notFound("Cannot read attachment file \(source.path)")
+        }
+        input.open()
+        defer { input.close() }
+        let writer = try BlobWriter(store: self)
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = input.read(&buffer, maxLength: buffer.count)
+            if n < 0 { writer.cancel(); throw CBLError.dbError("Error reading \(source.path)") }
+            if n == 0 { break }
+            try writer.append(Data(buffer[0..<n]))
+        }
+        return try writer.install()
+    }
+
+    /// Every blob key present (files not named like blobs are ignored, spec 4.2).
+    func allKeys() -> [BlobKey] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.compactMap(BlobKey.init(fileName:))
+    }
+
+    /// Deletes every blob whose key is not in `keep`. Returns how many were deleted.
+    @discardableResult
+    func deleteBlobs(keeping keep: Set<BlobKey>) -> Int {
+        let fm = FileManager.default
+        let names = (try? fm.contentsOfDirectory(atPath: directory.path)) ?? []
+        var deleted = 0
+        for name in names {
+            guard let key = BlobKey(fileName: name), !keep.contains(key) else { continue }
+            if (try? fm.removeItem(at: directory.appendingPathComponent(name))) != nil { deleted += 1 }
+        }
+        return deleted
+    }
+}
+
+/// Streams a blob into the store: bytes go to a temporary file while SHA-1 (and MD5, which
+/// CouchDB peers name attachments by) are computed, then the file is renamed to its key.
+final class BlobWriter: @unchecked Sendable {
+    private let store: BlobStore
+    private let tempURL: URL
+    private let handle: FileHandle
+    private var sha1 = Insecure.SHA1()
+    private var md5 = Insecure.MD5()
+    private(set) var length: UInt64 = 0
+    private var finished = false
+
+    init(store: BlobStore) throws {
+        self.store = store
+        // Java-style temp names (`tmp*.blobtmp`) are ignored by blob enumeration (spec 4.2).
+        tempURL = store.directory.appendingPathComponent("tmp\(UUID().uuidString).blobtmp")
+        guard FileManager.default.createFile(atPath: tempURL.path, contents: nil) else {
+            throw CBLError.dbError("Cannot create a temporary file in \(store.directory.path)")
+        }
+        handle = try FileHandle(forWritingTo: tempURL)
+    }
+
+    deinit { if !finished { cancel() } }
+
+    func append(_ data: Data) throws {
+        sha1.update(data: data)
+        md5.update(data: data)
+        length += UInt64(data.count)
+        try handle.write(contentsOf: data)
+    }
+
+    /// The MD5 digest in CouchDB's form (`md5-<base64>`), valid after `install()`.
+    private(set) var md5Digest: String = ""
+
+    /// Syncs and renames the file into place; identical content already present is kept (dedup).
+    func install() throws -> (key: BlobKey, length: UInt64) {
+        finished = true
+        try handle.synchronize()
+        try handle.close()
+        let key = BlobKey(bytes: Array(sha1.finalize()))!
+        md5Digest = "md5-" + Data(md5.finalize()).base64EncodedString()
+        let fm = FileManager.default
+        if store.contains(key) {
+            try? fm.removeItem(at: tempURL)
+        } else {
+            let dest = store.directory.appendingPathComponent(key.fileName)
+            if rename(tempURL.path, dest.path) != 0 {
+                try? fm.removeItem(at: tempURL)
+                throw CBLError.dbError("Cannot install blob \(key.fileName): errno \(errno)")
+            }
+        }
+        return (key, length)
+    }
+
+    func cancel() {
+        finished = true
+        try? handle.close()
+        try? FileManager.default.removeItem(at: tempURL)
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import JSONCore
+
+/// Attachment processing when a revision is saved (spec 4.3).
+extension CBLDatabase {
+    /// The metadata keys 1.x keeps in a stored stub (spec 4.1).
+    static let storedAttachmentKeys: Set<String> = ["content_type", "digest", "length", "revpos", "stub", "encoding", "encoded_length"]
+
+    /// Writes new attachment bodies (inline `data`, and bodies set on an unsaved revision) to the
+    /// blob store and replaces them in `_attachments` with metadata. Returns the new entries by name.
+    func installNewAttachmentBodies(properties: inout [String: Any],
+                                    pending: [String: PendingAttachment?]) throws -> [String: [String: Any]] {
+        let raw = properties["_attachments"]
+        if raw == nil && pending.isEmpty { return [:] }
+        guard raw == nil || raw is [String: Any] else {
+            throw CBLError.badAttachment("_attachments must be an object")
+        }
+        var attachments = raw as? [String: Any] ?? [:]
+        var installed: [String: [String: Any]] = [:]
+        guard let blobs = storeIfOpenForBlobs else { throw CBLError.notFound("Database '\(name)' is closed") }
+
+        for (name, entry) in pending {
+            guard let entry else {
+                attachments[name] = nil
+                continue
+            }
+            let result: (key: BlobKey, length: UInt64)
+            switch entry.body {
+            case .data(let data): result = try blobs.store(data)
+            case .file(let url): result = try blobs.store(contentsOf: url)
+            }
+            var meta: [String: Any] = ["digest": result.key.digest, "length": Int(result.length)]
+            if let type = entry.contentType { meta["content_type"] = type }
+            installed[name] = meta
+            attachments[name] = meta
+        }
+
+        for (name, value) in attachments where installed[name] == nil {
+            guard let meta = value as? [String: Any] else {
+                throw CBLError.badAttachment("metadata of '\(name)' must be an object")
+            }
+            guard let dataValue = meta["data"] else { continue }
+            let bytes: Data
+            if let base64 = dataValue as? String {
+                guard let decoded = Data(base64Encoded: base64, options: .ignoreUnknownCharacters) else {
+                    throw CBLError.badAttachment("'\(name)' has invalid base64 data")
+                }
+                bytes = decoded
+            } else if let data = dataValue as? Data {
+                bytes = data
+            } else {
+                throw CBLError.badAttachment("'\(name)' data must be a base64 string")
+            }
+            let result = try blobs.store(bytes)
+            var stored = meta
+            stored["data"] = nil
+            stored["follows"] = nil
+            stored["stub"] = nil
+            stored["digest"] = result.key.digest
+            if (meta["encoding"] as? String) == "gzip" {
+                stored["encoded_length"] = Int(result.length)
+                if stored["length"] == nil { stored["length"] = (try? Gzip.decompress(bytes).count) ?? Int(result.length) }
+            } else if meta["encoding"] != nil {
+                throw CBLError.badAttachment("'\(name)' has unknown encoding \(meta["encoding"]!)")
+            } else {
+                stored["length"] = Int(result.length)
+            }
+            installed[name] = stored
+            attachments[name] = stored
+        }
+        properties["_attachments"] = attachments
+        return installed
+    }
+
+    var storeIfOpenForBlobs: BlobStore? {
+        lock.lock(); defer { lock.unlock() }
+        return storeIfOpen?.blobStore
+    }
+
+    /// Turns every `_attachments` entry into the stored stub form, resolving stubs against the
+    /// parent revision and checking `follows` bodies are present (spec 4.3).
+    func finishAttachments(properties: inout [String: Any], newBlobs: [String: [String: Any]], generation: Int,
+                           parent: StoredRevision?, store: SQLiteStore, keepRevpos: Bool = false) throws {
+        guard let attachments = properties["_attachments"] as? [String: Any] else {
+            throw CBLError.badAttachment("_attachments must be an object")
+        }
+        var parentAttachments: [String: Any]?
+        var parentLoaded = false
+        func parentStub(_ name: String) throws -> [String: Any]? {
+            if !parentLoaded {
+                parentLoaded = true
+                if let parent {
+                    let body = parent.body != nil ? parent.body : try store.body(sequence: parent.sequence)
+                    if let body, !body.isEmpty, let dict = try? JSON.parseObject(body) {
+                        parentAttachments = dict["_attachments"] as? [String: Any]
+                    }
+                }
+            }
+            return parentAttachments?[name] as? [String: Any]
+        }
+
+        var result: [String: Any] = [:]
+        for (name, value) in attachments {
+            guard var meta = value as? [String: Any] else {
+                throw CBLError.badAttachment("metadata of '\(name)' must be an object")
+            }
+            if let installed = newBlobs[name] {
+                let givenRevpos = meta["revpos"] as? Int
+                meta = installed
+                meta["revpos"] = (keepRevpos && givenRevpos != nil && givenRevpos! > 0) ? givenRevpos! : generation
+            } else if (meta["stub"] as? Bool) == true {
+                if let fromParent = try parentStub(name) {
+                    meta = fromParent
+                } else if let digest = meta["digest"] as? String, let key = BlobKey(digest: digest),
+                          store.blobStore.contains(key) {
+                    if meta["revpos"] == nil { meta["revpos"] = generation }
+                } else {
+                    throw CBLError.badAttachment("stub '\(name)' refers to an unknown attachment")
+                }
+            } else if (meta["follows"] as? Bool) == true {
+                guard let digest = meta["digest"] as? String, let key = BlobKey(digest: digest),
+                      store.blobStore.contains(key) else {
+                    throw CBLError.badAttachment("body of '\(name)' was not received")
+                }
+                if meta["revpos"] == nil || !keepRevpos { meta["revpos"] = generation }
+            } else {
+                throw CBLError.badAttachment("'\(name)' has no data, stub or follows")
+            }
+            if let revpos = meta["revpos"] as? Int {
+                if revpos < 0 || revpos > generation {
+                    throw CBLError.badAttachment("'\(name)' has invalid revpos \(revpos)")
+                }
+                if revpos == 0 { meta["revpos"] = generation }   // tolerated (PouchDB bug, spec 4.3)
+            }
+            meta["stub"] = true
+            for key in meta.keys where !CBLDatabase.storedAttachmentKeys.contains(key) { meta[key] = nil }
+            result[name] = meta
+        }
+        properties["_attachments"] = result.isEmpty ? nil : result
+    }
+}

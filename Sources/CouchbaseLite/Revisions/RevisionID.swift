@@ -1,0 +1,90 @@
+import Crypto
+import Foundation
+
+/// Parsing and generating 1.x revision IDs (`<generation>-<suffix>`, spec 3.2 and 3.3).
+enum RevisionID {
+    /// The generation of a revision ID, or 0 when it is not a valid ID
+    /// (`0-x`, `-4-x`, `5_x`, ` 5-x`, `7 -x`, `7-`, `7`, more than 9 digits…).
+    static func generation(_ revID: String) -> Int {
+        var gen = 0
+        var digits = 0
+        var sawDash = false
+        var suffixLength = 0
+        for byte in revID.utf8 {
+            if sawDash { suffixLength += 1; if suffixLength > 0 { break } }
+            if byte == UInt8(ascii: "-") {
+                sawDash = true
+                continue
+            }
+            guard byte >= 0x30, byte <= 0x39 else { return 0 }
+            digits += 1
+            if digits > 9 { return 0 }
+            gen = gen * 10 + Int(byte - 0x30)
+        }
+        guard sawDash, suffixLength > 0, digits > 0 else { return 0 }
+        return gen
+    }
+
+    /// The suffix after the first `-`, or nil when the ID is invalid.
+    static func suffix(_ revID: String) -> Substring? {
+        guard generation(revID) > 0, let dash = revID.firstIndex(of: "-") else { return nil }
+        return revID[revID.index(after: dash)...]
+    }
+
+    static func isValid(_ revID: String) -> Bool { generation(revID) > 0 }
+
+    /// The 1.x digest rule, iOS form (spec 3.3): MD5 of `[len(parent) parent] deleted json`;
+    /// generation-1 revisions hash no prefix at all.
+    static func generate(json: some ContiguousBytes, deleted: Bool, parent: String?) throws -> String {
+        var generation = 1
+        var md5 = Insecure.MD5()
+        if let parent {
+            let parentGen = RevisionID.generation(parent)
+            guard parentGen > 0 else { throw CBLError.badRequest("Invalid parent revision ID '\(parent)'") }
+            generation = parentGen + 1
+            let bytes = Array(parent.utf8)
+            // iOS silently uses the low 8 bits of the length (spec 3.3).
+            md5.update(data: [UInt8(truncatingIfNeeded: bytes.count)])
+            md5.update(data: bytes)
+        }
+        md5.update(data: [deleted ? 1 : 0])
+        json.withUnsafeBytes { md5.update(bufferPointer: $0) }
+        return "\(generation)-" + hex(md5.finalize())
+    }
+
+    /// `_revisions` (CouchDB history form) for a list of rev IDs, newest first (spec 3.4).
+    static func revisionsDictionary(_ history: [String]) -> [String: Any] {
+        var start = 0
+        var ids: [String] = []
+        var compressible = !history.isEmpty
+        for (i, revID) in history.enumerated() {
+            let gen = generation(revID)
+            guard gen > 0, let suffix = suffix(revID) else { compressible = false; break }
+            if i == 0 { start = gen } else if gen != start - i { compressible = false; break }
+            ids.append(String(suffix))
+        }
+        if compressible { return ["start": start, "ids": ids] }
+        return ["ids": history]
+    }
+
+    /// Parses `_revisions` back into full rev IDs, newest first. Nil when malformed.
+    static func history(fromRevisions revisions: [String: Any]) -> [String]? {
+        guard let ids = revisions["ids"] as? [String] else { return nil }
+        guard let start = revisions["start"] as? Int else { return ids }
+        guard start >= ids.count else { return nil }
+        return ids.enumerated().map { "\(start - $0.offset)-\($0.element)" }
+    }
+}
+
+private let hexDigits = Array("0123456789abcdef".utf8)
+
+/// Lowercase hex of a digest.
+func hex(_ digest: some Sequence<UInt8>) -> String {
+    var out: [UInt8] = []
+    out.reserveCapacity(40)
+    for b in digest {
+        out.append(hexDigits[Int(b >> 4)])
+        out.append(hexDigits[Int(b & 0xF)])
+    }
+    return String(decoding: out, as: UTF8.self)
+}

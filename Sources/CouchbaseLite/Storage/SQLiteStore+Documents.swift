@@ -1,0 +1,142 @@
+import Foundation
+import SQLiteKit
+
+/// Reading documents and revisions (spec 3.4).
+extension SQLiteStore {
+    var lastSequence: Int64 {
+        get throws { try connection.scalarInt("SELECT seq FROM sqlite_sequence WHERE name='revs'") ?? 0 }
+    }
+
+    var documentCount: Int {
+        get throws {
+            Int(try connection.scalarInt("SELECT COUNT(DISTINCT doc_id) FROM revs WHERE current=1 AND deleted=0") ?? 0)
+        }
+    }
+
+    /// The internal numeric ID of a document, or nil when the store has never seen it.
+    func numericID(of docID: String) throws -> Int64? {
+        let stmt = try connection.cached("SELECT doc_id FROM docs WHERE docid=?")
+        defer { stmt.reset() }
+        try stmt.bind(docID, at: 1)
+        return try stmt.step() ? stmt.int64(0) : nil
+    }
+
+    /// The numeric ID of a document, creating its `docs` row if needed. `isNew` tells which.
+    func createNumericID(of docID: String) throws -> (id: Int64, isNew: Bool) {
+        let insert = try connection.cached("INSERT OR IGNORE INTO docs (docid) VALUES (?)")
+        try insert.bind(docID, at: 1)
+        defer { insert.reset() }
+        try insert.step()
+        if connection.changes > 0 { return (connection.lastInsertRowID, true) }
+        guard let id = try numericID(of: docID) else { throw CBLError.dbError("docs row vanished for \(docID)") }
+        return (id, false)
+    }
+
+    /// The winning revision (spec 3.4): non-deleted leaves first, then highest revID.
+    func winningRevision(docID: String, numericID: Int64, withBody: Bool = true) throws -> StoredRevision? {
+        let stmt = try connection.cached(
+            "SELECT sequence, revid, deleted, json FROM revs WHERE doc_id=? AND current=1 ORDER BY deleted ASC, revid DESC LIMIT 1")
+        defer { stmt.reset() }
+        try stmt.bind(numericID, at: 1)
+        guard try stmt.step() else { return nil }
+        return StoredRevision(docID: docID, revID: stmt.string(1) ?? "", sequence: stmt.int64(0),
+                              deleted: stmt.bool(2), body: withBody ? stmt.bytes(3) : nil)
+    }
+
+    /// The winning revision of a document ID, or nil if it has none.
+    func winningRevision(docID: String, withBody: Bool = true) throws -> StoredRevision? {
+        guard let id = try numericID(of: docID) else { return nil }
+        return try winningRevision(docID: docID, numericID: id, withBody: withBody)
+    }
+
+    /// One revision by ID.
+    func revision(docID: String, numericID: Int64, revID: String, withBody: Bool = true) throws -> StoredRevision? {
+        let stmt = try connection.cached(
+            "SELECT sequence, deleted, json, current FROM revs WHERE doc_id=? AND revid=? LIMIT 1")
+        defer { stmt.reset() }
+        try stmt.bind(numericID, at: 1)
+        try stmt.bind(revID, at: 2)
+        guard try stmt.step() else { return nil }
+        return StoredRevision(docID: docID, revID: revID, sequence: stmt.int64(0), deleted: stmt.bool(1),
+                              body: withBody ? stmt.bytes(2) : nil, isLeaf: stmt.bool(3))
+    }
+
+    func revision(docID: String, revID: String, withBody: Bool = true) throws -> StoredRevision? {
+        guard let id = try numericID(of: docID) else { return nil }
+        return try revision(docID: docID, numericID: id, revID: revID, withBody: withBody)
+    }
+
+    /// The body of a revision by sequence (nil if unavailable).
+    func body(sequence: Int64) throws -> [UInt8]? {
+        let stmt = try connection.cached("SELECT json FROM revs WHERE sequence=?")
+        defer { stmt.reset() }
+        try stmt.bind(sequence, at: 1)
+        guard try stmt.step() else { return nil }
+        return stmt.bytes(0)
+    }
+
+    /// Every leaf of a document, winner first.
+    func leaves(docID: String, numericID: Int64, withBodies: Bool = false) throws -> [StoredRevision] {
+        let stmt = try connection.cached(
+            "SELECT sequence, revid, deleted, json FROM revs WHERE doc_id=? AND current=1 ORDER BY deleted ASC, revid DESC")
+        var result: [StoredRevision] = []
+        try stmt.bind(numericID, at: 1)
+        try stmt.forEachRow { row in
+            result.append(StoredRevision(docID: docID, revID: row.string(1) ?? "", sequence: row.int64(0),
+                                         deleted: row.bool(2), body: withBodies ? row.bytes(3) : nil))
+        }
+        return result
+    }
+
+    /// One row of a document's revision tree.
+    struct TreeNode {
+        let sequence: Int64
+        let revID: String
+        let deleted: Bool
+        let hasBody: Bool
+        let parent: Int64?
+        let current: Bool
+    }
+
+    /// A document's whole revision tree, newest sequence first.
+    func revisionTree(numericID: Int64) throws -> [TreeNode] {
+        let stmt = try connection.cached(
+            "SELECT sequence, revid, deleted, json IS NOT NULL, parent, current FROM revs WHERE doc_id=? ORDER BY sequence DESC")
+        var nodes: [TreeNode] = []
+        try stmt.bind(numericID, at: 1)
+        try stmt.forEachRow { row in
+            nodes.append(TreeNode(sequence: row.int64(0), revID: row.string(1) ?? "", deleted: row.bool(2),
+                                  hasBody: row.bool(3), parent: row.isNull(4) ? nil : row.int64(4), current: row.bool(5)))
+        }
+        return nodes
+    }
+
+    /// The history of a revision, itself first, following `parent` links (spec 3.4).
+    func history(docID: String, numericID: Int64, sequence: Int64) throws -> [StoredRevision] {
+        let tree = try revisionTree(numericID: numericID)
+        var bySequence: [Int64: TreeNode] = [:]
+        for node in tree { bySequence[node.sequence] = node }
+        var result: [StoredRevision] = []
+        var next: Int64? = sequence
+        while let seq = next, let node = bySequence[seq] {
+            result.append(StoredRevision(docID: docID, revID: node.revID, sequence: node.sequence,
+                                         deleted: node.deleted, body: nil, isLeaf: node.current))
+            next = node.parent
+            if result.count > tree.count { break }   // defensive: a corrupt parent cycle
+        }
+        return result
+    }
+
+    /// The rev IDs of a document's history, newest first.
+    func historyRevIDs(docID: String, numericID: Int64, sequence: Int64) throws -> [String] {
+        try history(docID: docID, numericID: numericID, sequence: sequence).map(\.revID)
+    }
+
+    /// All document IDs with their numeric IDs (used by the legacy upgrader and tests).
+    func allDocIDs() throws -> [(Int64, String)] {
+        let stmt = try connection.prepare("SELECT doc_id, docid FROM docs ORDER BY docid")
+        var out: [(Int64, String)] = []
+        try stmt.forEachRow { out.append(($0.int64(0), $0.string(1) ?? "")) }
+        return out
+    }
+}

@@ -1,0 +1,193 @@
+import CJSONCollation
+import Foundation
+import SQLiteKit
+
+/// The 1.x SQLite storage of one database directory (`NAME.cblite2/`): every SQL statement that
+/// reads or writes documents, revisions, local documents and the `info` table lives in this type
+/// and its extensions. Not thread-safe: `CBLDatabase` serialises access with its lock.
+final class SQLiteStore: @unchecked Sendable {
+    let connection: SQLiteConnection
+    /// The `.cblite2` directory.
+    let directory: URL
+    let readOnly: Bool
+    /// True when the schema has `docs.expiry_timestamp` (v102); a read-only v101 file has not.
+    private(set) var hasExpiryColumn = true
+    let blobStore: BlobStore
+
+    static let databaseFileName = "db.sqlite3"
+    static let attachmentsDirectoryName = "attachments"
+
+    var databasePath: String { directory.appendingPathComponent(Self.databaseFileName).path }
+
+    /// Opens the store in `directory`, creating it when `create` is true and nothing is there.
+    init(directory: URL, create: Bool, readOnly: Bool) throws {
+        self.directory = directory
+        self.readOnly = readOnly
+        let fm = FileManager.default
+        let dbPath = directory.appendingPathComponent(Self.databaseFileName).path
+        let attachments = directory.appendingPathComponent(Self.attachmentsDirectoryName)
+
+        try Self.checkStorageFormat(directory: directory)
+        let exists = fm.fileExists(atPath: dbPath)
+        if !exists {
+            guard create, !readOnly else { throw CBLError.notFound("Database not found at \(directory.path)") }
+            try fm.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+        if !readOnly, !fm.fileExists(atPath: attachments.path) {
+            try fm.createDirectory(at: attachments, withIntermediateDirectories: true)
+        }
+        blobStore = try BlobStore(directory: attachments)
+
+        do {
+            connection = try SQLiteConnection(path: dbPath, mode: .init(readOnly: readOnly, create: !exists))
+        } catch let e as SQLiteError {
+            throw Self.openError(e, path: dbPath)
+        }
+        do {
+            try Self.registerCollations(on: connection)
+            // The first read tells a real database from garbage or a SQLCipher file before any
+            // pragma could write to it (the file must be left untouched, spec 1.7).
+            _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")
+            try connection.execute("PRAGMA foreign_keys = ON")
+            if !readOnly {
+                try connection.execute("PRAGMA journal_mode = WAL")
+                // NORMAL in WAL mode never loses a committed transaction when the process dies.
+                try connection.execute("PRAGMA synchronous = NORMAL")
+            }
+            try openSchema(isNew: !exists)
+        } catch let e as SQLiteError {
+            connection.close()
+            throw Self.openError(e, path: dbPath)
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    func close() {
+        connection.close()
+    }
+
+    /// Registers the collations the 1.x schema names (spec 2.1): without them SQLite refuses
+    /// any statement touching `revs`, `localdocs` or a view table.
+    static func registerCollations(on connection: SQLiteConnection) throws {
+        try connection.createCollation("JSON", cbl_sqlite_collate_json)
+        try connection.createCollation("JSON_RAW", cbl_sqlite_collate_json_raw)
+        try connection.createCollation("JSON_ASCII", cbl_sqlite_collate_json_ascii)
+        try connection.createCollation("REVID", cbl_sqlite_collate_revid)
+    }
+
+    /// Refuses ForestDB and encrypted databases with the statuses 1.x used (spec 1.5, 1.7).
+    static func checkStorageFormat(directory: URL) throws {
+        let fm = FileManager.default
+        let dbPath = directory.appendingPathComponent(databaseFileName).path
+        if !fm.fileExists(atPath: dbPath),
+           let entries = try? fm.contentsOfDirectory(atPath: directory.path),
+           entries.contains(where: { $0.hasPrefix("db.forest") }) {
+            throw CBLError.notAcceptable("Unsupported storage: \(directory.lastPathComponent) is a ForestDB database; only SQLite storage is supported")
+        }
+        let marker = directory.appendingPathComponent(attachmentsDirectoryName).appendingPathComponent("_encryption")
+        if fm.fileExists(atPath: marker.path) {
+            throw CBLError.unauthorized("Database \(directory.lastPathComponent) is encrypted; encryption is not supported by this build")
+        }
+    }
+
+    private static func openError(_ e: SQLiteError, path: String) -> CBLError {
+        if e.isNotADatabase {
+            return .unauthorized("Cannot open \(path): file is encrypted or is not a database")
+        }
+        if e.isCorrupt {
+            return .dbError("Cannot open \(path): database file is corrupt or truncated")
+        }
+        return .dbError("Cannot open \(path): \(e.message)")
+    }
+
+    // MARK: Schema
+
+    private func openSchema(isNew: Bool) throws {
+        let version = connection.userVersion
+        if version == 0 {
+            let hasTables = try connection.tableExists("docs")
+            if !hasTables {
+                guard !readOnly else { throw CBLError.notFound("Database at \(directory.path) is empty") }
+                try createSchema()
+                return
+            }
+        }
+        if version >= Schema.firstIncompatibleVersion {
+            throw CBLError.notAcceptable("Database schema \(version) is too new: this is a Couchbase Lite 2.x database")
+        }
+        if version < Schema.oldestSupportedVersion {
+            throw CBLError.notAcceptable("Database schema \(version) is too old for a .cblite2 database")
+        }
+        if version < Schema.currentVersion {
+            try upgradeSchema(from: version)
+        }
+    }
+
+    private func createSchema() throws {
+        try connection.transaction {
+            for sql in Schema.createStatements { try connection.execute(sql) }
+            try connection.setUserVersion(Schema.currentVersion)
+            try setInfo("privateUUID", Self.generateUUID())
+            try setInfo("publicUUID", Self.generateUUID())
+            // New databases are born pruned (spec 2.1, 2.7).
+            try setInfo("pruned", "true")
+        }
+    }
+
+    /// Brings 17…101 schemas to 102 as 1.x did (spec 2.4).
+    private func upgradeSchema(from version: Int) throws {
+        let docColumns = try connection.columns(of: "docs")
+        let revColumns = try connection.columns(of: "revs")
+        if readOnly {
+            hasExpiryColumn = docColumns.contains("expiry_timestamp")
+            return
+        }
+        try connection.transaction {
+            if !revColumns.contains("doc_type") {
+                try connection.execute("ALTER TABLE revs ADD COLUMN doc_type TEXT")
+            }
+            if !docColumns.contains("expiry_timestamp") {
+                try connection.execute("ALTER TABLE docs ADD COLUMN expiry_timestamp INTEGER")
+                try connection.execute(Schema.createExpiryIndex)
+            }
+            try connection.setUserVersion(Schema.currentVersion)
+        }
+        connection.clearStatementCache()
+    }
+
+    /// A 1.x-style random ID: `-` followed by 22 URL-safe base64 characters (spec 2.7, 3.1).
+    static func generateUUID() -> String {
+        var rng = SystemRandomNumberGenerator()
+        let bytes = (0..<17).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        let b64 = Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+        return "-" + b64.prefix(22)
+    }
+
+    // MARK: info table
+
+    func info(_ key: String) throws -> String? {
+        try connection.scalarString("SELECT value FROM info WHERE key=?", [.text(key)])
+    }
+
+    func setInfo(_ key: String, _ value: String?) throws {
+        if let value {
+            try connection.run("INSERT OR REPLACE INTO info (key, value) VALUES (?, ?)", [.text(key), .text(value)])
+        } else {
+            try connection.run("DELETE FROM info WHERE key=?", [.text(key)])
+        }
+    }
+
+    // MARK: Transactions
+
+    func inTransaction<R>(_ body: () throws -> R) throws -> R {
+        do {
+            return try connection.transaction(body)
+        } catch let e as SQLiteError {
+            throw CBLError.dbError(e.description)
+        }
+    }
+}

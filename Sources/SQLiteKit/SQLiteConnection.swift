@@ -1,0 +1,224 @@
+import CSQLite
+import Foundation
+
+/// The signature SQLite wants for a collation function.
+public typealias SQLiteCollationFunction = @convention(c) (
+    UnsafeMutableRawPointer?, Int32, UnsafeRawPointer?, Int32, UnsafeRawPointer?
+) -> Int32
+
+/// One SQLite connection with a prepared-statement cache.
+///
+/// A connection is not thread-safe by itself: its owner serialises access (the 1.x store
+/// does so with its database lock). `@unchecked Sendable` lets the owner hand it between threads.
+public final class SQLiteConnection: @unchecked Sendable {
+    /// How to open the file.
+    public struct OpenMode: Sendable, Equatable {
+        public var readOnly: Bool
+        public var create: Bool
+        public init(readOnly: Bool = false, create: Bool = true) {
+            self.readOnly = readOnly
+            self.create = create && !readOnly
+        }
+    }
+
+    let handle: OpaquePointer
+    /// The path of the database file.
+    public let path: String
+    private var statementCache: [String: SQLiteStatement] = [:]
+    private var savepointDepth = 0
+    private var isClosed = false
+
+    /// Opens (and with `mode.create`, creates) a database file.
+    public init(path: String, mode: OpenMode = OpenMode()) throws {
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        if mode.readOnly {
+            flags |= SQLITE_OPEN_READONLY
+        } else {
+            flags |= SQLITE_OPEN_READWRITE
+            if mode.create { flags |= SQLITE_OPEN_CREATE }
+        }
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: rc, message: message)
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, 10_000)
+    }
+
+    deinit { close() }
+
+    /// Finalizes cached statements and closes the connection.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ rc: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(code: rc, extendedCode: sqlite3_extended_errcode(handle),
+                    message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    // MARK: Statements
+
+    /// Prepares a new statement (not cached).
+    public func prepare(_ sql: String) throws -> SQLiteStatement {
+        try SQLiteStatement(connection: self, sql: sql)
+    }
+
+    /// Returns a cached prepared statement for `sql`, reset and ready to bind.
+    public func cached(_ sql: String) throws -> SQLiteStatement {
+        if let stmt = statementCache[sql] { return stmt }
+        let stmt = try prepare(sql)
+        statementCache[sql] = stmt
+        return stmt
+    }
+
+    /// Drops every cached statement (needed before DDL that changes the schema in ways the cache must not see).
+    public func clearStatementCache() {
+        statementCache.removeAll()
+    }
+
+    /// Executes one or more SQL statements with no results.
+    public func execute(_ sql: String) throws {
+        var errmsg: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errmsg)
+        if rc != SQLITE_OK {
+            let message = errmsg.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_free(errmsg)
+            throw SQLiteError(code: rc, extendedCode: sqlite3_extended_errcode(handle), message: message, sql: sql)
+        }
+    }
+
+    /// Runs a statement with bindings to completion.
+    public func run(_ sql: String, _ values: [SQLiteValue] = []) throws {
+        try cached(sql).run(values)
+    }
+
+    /// Returns the first column of the first row, or nil when there is no row.
+    public func scalar(_ sql: String, _ values: [SQLiteValue] = []) throws -> SQLiteValue? {
+        let stmt = try cached(sql)
+        defer { stmt.reset() }
+        try stmt.bind(values)
+        return try stmt.step() ? stmt.value(0) : nil
+    }
+
+    public func scalarInt(_ sql: String, _ values: [SQLiteValue] = []) throws -> Int64? {
+        if case .integer(let i)? = try scalar(sql, values) { return i }
+        return nil
+    }
+
+    public func scalarString(_ sql: String, _ values: [SQLiteValue] = []) throws -> String? {
+        switch try scalar(sql, values) {
+        case .text(let s)?: return s
+        case .integer(let i)?: return String(i)
+        default: return nil
+        }
+    }
+
+    // MARK: State
+
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    /// Rows changed by the most recent INSERT/UPDATE/DELETE.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+    /// True while a transaction is open.
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    public var userVersion: Int {
+        get { (try? scalarInt("PRAGMA user_version")).flatMap { $0 }.map(Int.init) ?? 0 }
+    }
+
+    public func setUserVersion(_ version: Int) throws {
+        try execute("PRAGMA user_version = \(version)")
+    }
+
+    /// The names of a table's columns.
+    public func columns(of table: String) throws -> [String] {
+        let stmt = try prepare("PRAGMA table_info(\(quoteIdentifier(table)))")
+        var names: [String] = []
+        try stmt.forEachRow { names.append($0.string(1) ?? "") }
+        return names
+    }
+
+    public func tableExists(_ name: String) throws -> Bool {
+        try scalarInt("SELECT count(*) FROM sqlite_master WHERE type='table' AND name=?", [.text(name)]) ?? 0 > 0
+    }
+
+    /// `PRAGMA integrity_check`'s result ("ok" when healthy).
+    public func integrityCheck() throws -> String {
+        let stmt = try prepare("PRAGMA integrity_check")
+        var lines: [String] = []
+        try stmt.forEachRow { lines.append($0.string(0) ?? "") }
+        return lines.joined(separator: "\n")
+    }
+
+    // MARK: Collations and functions
+
+    /// Registers a C collation function under `name`.
+    public func createCollation(_ name: String, _ function: SQLiteCollationFunction) throws {
+        let rc = sqlite3_create_collation_v2(handle, name, SQLITE_UTF8, nil, function, nil)
+        if rc != SQLITE_OK { throw error(rc, sql: nil) }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` inside a transaction (a savepoint when nested). Commits when it returns,
+    /// rolls back when it throws.
+    public func transaction<R>(_ body: () throws -> R) throws -> R {
+        try begin()
+        do {
+            let result = try body()
+            try commit()
+            return result
+        } catch {
+            try? rollback()
+            throw error
+        }
+    }
+
+    /// Opens a transaction, or a nested savepoint inside the current one.
+    public func begin() throws {
+        if savepointDepth == 0 {
+            try execute("BEGIN IMMEDIATE")
+        } else {
+            try execute("SAVEPOINT sp\(savepointDepth)")
+        }
+        savepointDepth += 1
+    }
+
+    /// Commits the innermost open transaction level.
+    public func commit() throws {
+        precondition(savepointDepth > 0, "commit without begin")
+        if savepointDepth == 1 {
+            try execute("COMMIT")
+        } else {
+            try execute("RELEASE SAVEPOINT sp\(savepointDepth - 1)")
+        }
+        savepointDepth -= 1
+    }
+
+    /// Rolls back the innermost open transaction level.
+    public func rollback() throws {
+        precondition(savepointDepth > 0, "rollback without begin")
+        savepointDepth -= 1
+        if savepointDepth == 0 {
+            if isInTransaction { try execute("ROLLBACK") }
+        } else {
+            try execute("ROLLBACK TO SAVEPOINT sp\(savepointDepth); RELEASE SAVEPOINT sp\(savepointDepth)")
+        }
+    }
+
+    /// How deeply transactions are nested right now (0 = none).
+    public var transactionDepth: Int { savepointDepth }
+}
+
+/// Quotes an SQL identifier (table or index name) with single quotes, as the 1.x schema does for `maps_N`.
+public func quoteIdentifier(_ name: String) -> String {
+    "'" + name.replacingOccurrences(of: "'", with: "''") + "'"
+}

@@ -1,0 +1,1 @@
+print("crash writer: todo")

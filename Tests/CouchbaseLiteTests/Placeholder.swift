@@ -1,0 +1,2 @@
+import XCTest
+final class PlaceholderCouchbaseLiteTests: XCTestCase { func testNothing() {} }
