@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderCouchbaseLiteTests: XCTestCase { func testNothing() {} }
