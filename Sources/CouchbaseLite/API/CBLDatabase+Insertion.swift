@@ -37,6 +37,8 @@ extension CBLDatabase {
             try writer.writeObject(properties, sortedKeys: true) { strippedSpecialKeys.contains($0) }
         } catch let e as JSONError {
             throw CBLError.badJSON(e.message)
+        } catch {
+            throw CBLError.badJSON("\(error)")
         }
         return writer.bytes
     }

@@ -4,7 +4,7 @@ import Synchronization
 /// The top-level object: owns a directory of databases and hands out `CBLDatabase` instances.
 ///
 /// Safe to use from any thread or task. The same name returns the same `CBLDatabase` while it is open.
-public final class CBLManager: NSObject, @unchecked Sendable {
+public final class CBLManager: NSObject, NSCopying, @unchecked Sendable {
     /// The directory holding this manager's databases.
     public let directory: String
     /// The options the manager was created with.
@@ -272,10 +272,12 @@ public final class CBLManager: NSObject, @unchecked Sendable {
         }
     }
 
-    /// A new manager on the same directory with the same options (1.x used one per thread;
-    /// here every manager is thread-safe, so this is only for code that expects it).
-    public func copy() -> CBLManager {
+    /// A new manager on the same directory with the same options (`manager.copy() as! CBLManager`).
+    /// 1.x needed one manager per thread; here every manager is thread-safe, so this exists only
+    /// for code that expects it.
+    public func copy(with zone: NSZone? = nil) -> Any {
         var opts = options
+        // The directory exists (this manager created it), so creating the copy cannot fail.
         return try! withUnsafePointer(to: &opts) { try CBLManager(directory: directory, options: $0) }
     }
 

@@ -18,16 +18,6 @@ public struct CBLManagerOptions: Sendable {
     }
 }
 
-#if os(Linux)
-// iOS data-protection options apps pass in `CBLManagerOptions.fileProtection`. Linux's
-// Foundation lacks them; declaring them keeps those lines compiling (they have no effect).
-extension NSData.WritingOptions {
-    public static let noFileProtection = NSData.WritingOptions(rawValue: 0x1000_0000)
-    public static let completeFileProtection = NSData.WritingOptions(rawValue: 0x2000_0000)
-    public static let completeFileProtectionUnlessOpen = NSData.WritingOptions(rawValue: 0x3000_0000)
-    public static let completeFileProtectionUntilFirstUserAuthentication = NSData.WritingOptions(rawValue: 0x4000_0000)
-}
-#endif
 
 /// The storage type name for SQLite storage, the only engine this implementation has.
 public let kCBLSQLiteStorage = "SQLite"

@@ -1,0 +1,146 @@
+import Foundation
+import XCTest
+@testable import CouchbaseLite
+
+final class TransactionAndNotificationTests: XCTestCase {
+    var dir: TempDirectory!
+    var manager: CBLManager!
+    var db: CBLDatabase!
+
+    override func setUpWithError() throws {
+        dir = TempDirectory()
+        manager = try makeManager(dir)
+        db = try manager.databaseNamed("db")
+    }
+
+    override func tearDown() {
+        manager.close()
+        dir = nil
+    }
+
+    func testNestedTransactionsCommitAndRollBack() throws {
+        XCTAssertTrue(db.inTransaction {
+            try? db.document(withID: "outer")!.putProperties(["a": 1])
+            let inner = db.inTransaction {
+                try? db.document(withID: "inner")!.putProperties(["b": 2])
+                return false
+            }
+            XCTAssertFalse(inner)
+            return true
+        })
+        XCTAssertNotNil(db.existingDocument(withID: "outer"))
+        XCTAssertNil(db.existingDocument(withID: "inner"), "inner level was rolled back")
+        XCTAssertEqual(db.documentCount, 1)
+
+        let doc = db.document(withID: "rolled")!
+        XCTAssertFalse(db.inTransaction {
+            try? doc.putProperties(["c": 3])
+            XCTAssertNotNil(doc.currentRevision, "visible inside the transaction")
+            return false
+        })
+        XCTAssertNil(doc.currentRevision, "cached revision forgotten after rollback")
+        XCTAssertEqual(db.documentCount, 1)
+    }
+
+    func testThrowingBlockRollsBackAndRethrows() throws {
+        struct Boom: Error {}
+        XCTAssertThrowsError(try db.inTransaction {
+            try db.document(withID: "x")!.putProperties(["a": 1])
+            throw Boom()
+        }) { XCTAssertTrue($0 is Boom) }
+        XCTAssertNil(db.existingDocument(withID: "x"))
+    }
+
+    func testNotificationsArriveAfterOutermostCommitOnly() throws {
+        var batches: [[CBLDatabaseChange]] = []
+        let token = db.addChangeListener { batches.append($0) }
+        defer { db.removeChangeListener(token) }
+        db.inTransaction {
+            try? db.document(withID: "a")!.putProperties(["v": 1])
+            try? db.document(withID: "b")!.putProperties(["v": 2])
+            XCTAssertTrue(batches.isEmpty, "nothing delivered before commit")
+            return true
+        }
+        XCTAssertEqual(batches.count, 1)
+        XCTAssertEqual(batches[0].map(\.documentID), ["a", "b"])
+        XCTAssertTrue(batches[0].allSatisfy { $0.isCurrentRevision && !$0.inConflict && !$0.isDeletion && $0.source == nil })
+
+        db.inTransaction {
+            try? db.document(withID: "c")!.putProperties(["v": 3])
+            return false
+        }
+        XCTAssertEqual(batches.count, 1, "rolled-back changes are never announced")
+
+        try db.document(withID: "a")!.delete()
+        XCTAssertEqual(batches.last?.first?.isDeletion, true)
+    }
+
+    func testNotificationCenterPostsDatabaseAndDocumentChanges() throws {
+        let doc = db.document(withID: "observed")!
+        let dbBox = Locked<[Notification]>([]), docBox = Locked<[Notification]>([])
+        var dbNotes: [Notification] { dbBox.withLock { $0 } }
+        var docNotes: [Notification] { docBox.withLock { $0 } }
+        let o1 = NotificationCenter.default.addObserver(forName: .cblDatabaseChange, object: db, queue: nil) { n in dbBox.withLock { $0.append(n) } }
+        let o2 = NotificationCenter.default.addObserver(forName: .cblDocumentChange, object: doc, queue: nil) { n in docBox.withLock { $0.append(n) } }
+        defer {
+            NotificationCenter.default.removeObserver(o1)
+            NotificationCenter.default.removeObserver(o2)
+        }
+        let rev = try doc.putProperties(["x": 1])
+        XCTAssertEqual(dbNotes.count, 1)
+        let changes = dbNotes[0].userInfo?["changes"] as? [CBLDatabaseChange]
+        XCTAssertEqual(changes?.first?.revisionID, rev.revisionID)
+        XCTAssertEqual(dbNotes[0].userInfo?["external"] as? Bool, false)
+        XCTAssertEqual(docNotes.count, 1)
+        XCTAssertEqual((docNotes[0].userInfo?["change"] as? CBLDatabaseChange)?.documentID, "observed")
+
+        try db.forceInsert(docID: "observed", history: ["2-ffff", rev.revisionID!], properties: ["x": 2],
+                           source: "http://127.0.0.1:4984/db")
+        XCTAssertEqual(dbNotes.last?.userInfo?["external"] as? Bool, true)
+        XCTAssertEqual((dbNotes.last?.userInfo?["changes"] as? [CBLDatabaseChange])?.first?.source?.absoluteString,
+                       "http://127.0.0.1:4984/db")
+        XCTAssertEqual(doc.currentRevisionID, "2-ffff", "document follows revisions inserted by others")
+    }
+
+    func testConflictFlagInChange() throws {
+        var last: CBLDatabaseChange?
+        let token = db.addChangeListener { last = $0.last }
+        defer { db.removeChangeListener(token) }
+        let r1 = try db.document(withID: "k")!.putProperties(["v": 1])
+        try db.forceInsert(docID: "k", history: ["2-aaaa", r1.revisionID!], properties: ["v": 2])
+        try db.forceInsert(docID: "k", history: ["2-bbbb", r1.revisionID!], properties: ["v": 3])
+        XCTAssertEqual(last?.inConflict, true)
+        XCTAssertEqual(last?.isCurrentRevision, true)
+        XCTAssertEqual(last?.winningRevisionID, "2-bbbb")
+    }
+
+    func testAsyncSequenceOfChanges() async throws {
+        let stream = db.changes()
+        let database = db!
+        let task = Task {
+            var ids: [String] = []
+            for await change in stream {
+                ids.append(change.documentID)
+                if ids.count == 3 { break }
+            }
+            return ids
+        }
+        for i in 0..<3 { try database.document(withID: "s\(i)")!.putProperties(["i": i]) }
+        let ids = await task.value
+        XCTAssertEqual(ids, ["s0", "s1", "s2"])
+    }
+
+    func testDispatchQueueDeliversAsynchronously() throws {
+        let queue = DispatchQueue(label: "notify")
+        manager.dispatchQueue = queue
+        defer { manager.dispatchQueue = nil }
+        let delivered = expectation(description: "delivered on queue")
+        let token = db.addChangeListener { _ in
+            dispatchPrecondition(condition: .onQueue(queue))
+            delivered.fulfill()
+        }
+        defer { db.removeChangeListener(token) }
+        try db.document(withID: "q")!.putProperties(["a": 1])
+        wait(for: [delivered], timeout: 5)
+    }
+}
