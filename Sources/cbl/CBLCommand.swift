@@ -1,0 +1,82 @@
+import ArgumentParser
+import CouchbaseLite
+import Foundation
+
+@main
+struct CBLCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cbl",
+        abstract: "Couchbase Lite 1.x databases on Linux: try them out and inspect them.",
+        version: CBLVersion(),
+        subcommands: [Demo.self, Info.self],
+        defaultSubcommand: Demo.self
+    )
+}
+
+/// Opens `NAME.cblite2` at a path through a manager on its parent directory.
+func openDatabase(at path: String, readOnly: Bool) throws -> (CBLManager, CBLDatabase) {
+    let url = URL(fileURLWithPath: path).standardizedFileURL
+    guard url.pathExtension == "cblite2" else {
+        throw ValidationError("\(path) is not a .cblite2 database directory")
+    }
+    let name = url.deletingPathExtension().lastPathComponent.replacingOccurrences(of: ":", with: "/")
+    var options = CBLManagerOptions(readOnly: readOnly, fileProtection: [])
+    let manager = try CBLManager(directory: url.deletingLastPathComponent().path, options: &options)
+    return (manager, try manager.existingDatabaseNamed(name))
+}
+
+func jsonString(_ value: Any) -> String {
+    guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]) else {
+        return "\(value)"
+    }
+    return String(decoding: data, as: UTF8.self)
+}
+
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create a database, write a document with an attachment, read it back and print it.")
+
+    @Option(help: "Manager directory (default: a new temporary directory).")
+    var directory: String?
+
+    func run() throws {
+        let dir = directory ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("cbl-demo-\(UUID().uuidString)").path
+        let manager = try CBLManager(directory: dir)
+        defer { manager.close() }
+        let db = try manager.databaseNamed("demo")
+        let doc = db.document(withID: "hello")!
+        try doc.update { rev in
+            rev["greeting"] = "Hello from Couchbase Lite 1.x on Linux"
+            rev["count"] = (rev["count"] as? Int ?? 0) + 1
+            rev.setAttachmentNamed("note.txt", withContentType: "text/plain", content: Data("attached text".utf8))
+            return true
+        }
+        let reread = try manager.existingDatabaseNamed("demo").existingDocument(withID: "hello")!
+        print("database:   \(db.directoryURL.path)")
+        print("documents:  \(db.documentCount), last sequence \(db.lastSequenceNumber)")
+        print("document:   \(reread.documentID) rev \(reread.currentRevisionID ?? "-")")
+        print("properties: \(jsonString(reread.userProperties ?? [:]))")
+        if let attachment = reread.currentRevision?.attachmentNamed("note.txt") {
+            print("attachment: \(attachment.name) \(attachment.contentType ?? "") \(attachment.length) bytes: "
+                  + String(decoding: attachment.content ?? Data(), as: UTF8.self))
+        }
+    }
+}
+
+struct Info: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Summarise a .cblite2 database (opened read-only).")
+
+    @Argument(help: "Path to NAME.cblite2")
+    var path: String
+
+    func run() throws {
+        let (manager, db) = try openDatabase(at: path, readOnly: true)
+        defer { manager.close() }
+        print("name:            \(db.name)")
+        print("documents:       \(db.documentCount)")
+        print("last sequence:   \(db.lastSequenceNumber)")
+        print("max rev depth:   \(db.maxRevTreeDepth)")
+        print("public UUID:     \(db.publicUUID ?? "-")")
+    }
+}
