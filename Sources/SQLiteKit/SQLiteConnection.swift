@@ -184,10 +184,11 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// Opens a transaction, or a nested savepoint inside the current one.
     public func begin() throws {
+        // Prepared once and reused: nested savepoints happen once per document write.
         if savepointDepth == 0 {
-            try execute("BEGIN IMMEDIATE")
+            try cached("BEGIN IMMEDIATE").run()
         } else {
-            try execute("SAVEPOINT sp\(savepointDepth)")
+            try cached("SAVEPOINT sp\(savepointDepth)").run()
         }
         savepointDepth += 1
     }
@@ -196,9 +197,9 @@ public final class SQLiteConnection: @unchecked Sendable {
     public func commit() throws {
         precondition(savepointDepth > 0, "commit without begin")
         if savepointDepth == 1 {
-            try execute("COMMIT")
+            try cached("COMMIT").run()
         } else {
-            try execute("RELEASE SAVEPOINT sp\(savepointDepth - 1)")
+            try cached("RELEASE SAVEPOINT sp\(savepointDepth - 1)").run()
         }
         savepointDepth -= 1
     }
@@ -208,9 +209,10 @@ public final class SQLiteConnection: @unchecked Sendable {
         precondition(savepointDepth > 0, "rollback without begin")
         savepointDepth -= 1
         if savepointDepth == 0 {
-            if isInTransaction { try execute("ROLLBACK") }
+            if isInTransaction { try cached("ROLLBACK").run() }
         } else {
-            try execute("ROLLBACK TO SAVEPOINT sp\(savepointDepth); RELEASE SAVEPOINT sp\(savepointDepth)")
+            try cached("ROLLBACK TO SAVEPOINT sp\(savepointDepth)").run()
+            try cached("RELEASE SAVEPOINT sp\(savepointDepth)").run()
         }
     }
 

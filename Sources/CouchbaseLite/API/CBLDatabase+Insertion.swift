@@ -105,14 +105,13 @@ extension CBLDatabase {
             let body = try CBLDatabase.storedBody(properties)
             let revID = try RevisionID.generate(json: body, deleted: isDeletion, parent: parent?.revID)
 
-            var fullProperties = properties
-            for key in CBLDatabase.strippedSpecialKeys { fullProperties[key] = nil }
-            fullProperties["_id"] = docID
-            fullProperties["_rev"] = revID
-            if isDeletion { fullProperties["_deleted"] = true }
-
             let document = self.document(withID: docID)!
             if !validations.isEmpty {
+                var fullProperties = properties
+                for key in CBLDatabase.strippedSpecialKeys { fullProperties[key] = nil }
+                fullProperties["_id"] = docID
+                fullProperties["_rev"] = revID
+                if isDeletion { fullProperties["_deleted"] = true }
                 try runValidations(newProperties: fullProperties, document: document, revID: revID,
                                    deleted: isDeletion, parent: parent)
             }
@@ -137,7 +136,7 @@ extension CBLDatabase {
             }
 
             let saved = CBLSavedRevision(document: document, revID: revID, sequence: sequence, deleted: isDeletion,
-                                         body: body, properties: fullProperties)
+                                         body: body, properties: properties, propertiesNeedSpecialKeys: true)
             let change: RevisionChange
             if documentWasEmpty {
                 change = RevisionChange(docID: docID, revID: revID, winningRevID: revID, winningIsDeleted: isDeletion,
@@ -207,13 +206,8 @@ extension CBLDatabase {
                 hasAttachments: hasAttachments, docType: properties["type"] as? String, maxDepth: maxDepth)
             guard let sequence else { return nil }
             let document = self.document(withID: docID)!
-            var fullProperties = properties
-            for key in CBLDatabase.strippedSpecialKeys { fullProperties[key] = nil }
-            fullProperties["_id"] = docID
-            fullProperties["_rev"] = revID
-            if deleted { fullProperties["_deleted"] = true }
             let saved = CBLSavedRevision(document: document, revID: revID, sequence: sequence, deleted: deleted,
-                                         body: body, properties: fullProperties)
+                                         body: body, properties: properties, propertiesNeedSpecialKeys: true)
             let change = try makeChange(store: store, docID: docID, numericID: numericID, revID: revID,
                                         isDeletion: deleted, sequence: sequence, source: source)
             noteChange(change, revision: saved)

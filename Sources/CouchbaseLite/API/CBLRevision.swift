@@ -84,16 +84,19 @@ public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
         case unloaded
         case missing
         case bytes([UInt8])
+        /// The properties the app saved, before `_id`/`_rev`/`_deleted` are added (done on first read).
+        case saved([String: Any])
         case parsed([String: Any])
     }
     private let body: Locked<Body>
 
-    init(document: CBLDocument, revID: String, sequence: Int64, deleted: Bool, body: [UInt8]?, properties: [String: Any]?) {
+    init(document: CBLDocument, revID: String, sequence: Int64, deleted: Bool, body: [UInt8]?, properties: [String: Any]?,
+         propertiesNeedSpecialKeys: Bool = false) {
         self.revID = revID
         self.seq = sequence
         self.deleted = deleted
         if let properties {
-            self.body = Locked(.parsed(properties))
+            self.body = Locked(propertiesNeedSpecialKeys ? .saved(properties) : .parsed(properties))
         } else if let body {
             self.body = Locked(.bytes(body))
         } else {
@@ -121,6 +124,10 @@ public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
             switch state {
             case .parsed(let props):
                 return props
+            case .saved(let saved):
+                let props = addSpecialKeys(saved)
+                state = .parsed(props)
+                return props
             case .missing:
                 return nil
             case .bytes(let bytes):
@@ -141,13 +148,14 @@ public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
 
     /// Rebuilds public properties from a stored body: parse, then add `_id`, `_rev`, `_deleted` (spec 2.6).
     private func makeProperties(_ bytes: [UInt8]) -> [String: Any]? {
-        var props: [String: Any]
-        if bytes.isEmpty {
-            props = [:]
-        } else {
-            guard let parsed = try? JSON.parseObject(bytes) else { return nil }
-            props = parsed
-        }
+        if bytes.isEmpty { return addSpecialKeys([:]) }
+        guard let parsed = try? JSON.parseObject(bytes) else { return nil }
+        return addSpecialKeys(parsed)
+    }
+
+    private func addSpecialKeys(_ body: [String: Any]) -> [String: Any] {
+        var props = body
+        for key in CBLDatabase.strippedSpecialKeys where props[key] != nil { props[key] = nil }
         props["_id"] = document.documentID
         props["_rev"] = revID
         if deleted { props["_deleted"] = true }
