@@ -68,7 +68,10 @@ let package = Package(
         .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore"]),
         .testTarget(
             name: "CouchbaseLiteTests",
-            dependencies: ["CouchbaseLite", "SQLiteKit", "JSONCore", "CBLCrashWriter"]
+            dependencies: [
+                "CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CBLCrashWriter",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
     ]
 )
