@@ -30,6 +30,7 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     var changeContinuations: [UUID: AsyncStream<CBLDatabaseChange>.Continuation] = [:]
     var expirationTimer: DispatchSourceTimer?
     var cachedMaxRevTreeDepth: Int?
+    var views: [String: CBLView] = [:]
 
     init(name: String, directory: URL, manager: CBLManager, create: Bool, readOnly: Bool) throws {
         self.name = name

@@ -1,0 +1,182 @@
+import Foundation
+import JSONCore
+
+/// A JSON value kept as text until first read.
+final class LazyJSONValue: @unchecked Sendable {
+    private enum State { case text([UInt8]), parsed(Any?) }
+    private let lock = NSLock()
+    private var state: State
+
+    init(text: [UInt8]) { state = .text(text) }
+    init(value: Any?) { state = .parsed(value) }
+
+    var value: Any? {
+        lock.lock(); defer { lock.unlock() }
+        switch state {
+        case .parsed(let v): return v
+        case .text(let bytes):
+            let v = try? JSON.parse(bytes)
+            state = .parsed(v)
+            return v
+        }
+    }
+
+    /// Compact JSON text (for equality and the REST API).
+    var jsonText: [UInt8] {
+        lock.lock(); defer { lock.unlock() }
+        switch state {
+        case .text(let bytes): return bytes
+        case .parsed(let v): return (try? JSON.data(v ?? NSNull(), sortedKeys: true)) ?? []
+        }
+    }
+
+    var isStar: Bool {
+        lock.lock(); defer { lock.unlock() }
+        if case .text(let bytes) = state { return bytes == [UInt8(ascii: "*")] }
+        return false
+    }
+}
+
+/// One row of a query result: key, value, and the document it came from.
+public class CBLQueryRow: NSObject, @unchecked Sendable {
+    /// The database the row came from.
+    public let database: CBLDatabase
+    let keyStorage: LazyJSONValue
+    let valueStorage: LazyJSONValue?
+    /// The ID of the document that emitted this row (nil for reduced rows).
+    public let sourceDocumentID: String?
+    /// The sequence of the revision that emitted the row (0 for reduced rows).
+    public let sequenceNumber: UInt64
+    let emittingRevisionID: String?
+    /// Prefetched body of the emitting revision (`prefetch` / include_docs).
+    let prefetchedBody: [UInt8]?
+    let conflicts: [String]?
+
+    init(database: CBLDatabase, key: LazyJSONValue, value: LazyJSONValue?, sourceDocumentID: String?, sequence: Int64,
+         revisionID: String? = nil, prefetchedBody: [UInt8]? = nil, conflicts: [String]? = nil) {
+        self.database = database
+        self.keyStorage = key
+        self.valueStorage = value
+        self.sourceDocumentID = sourceDocumentID
+        self.sequenceNumber = UInt64(max(sequence, 0))
+        self.emittingRevisionID = revisionID
+        self.prefetchedBody = prefetchedBody
+        self.conflicts = conflicts
+    }
+
+    /// The row's key.
+    public var key: Any? { keyStorage.value }
+
+    /// The row's value; a value stored as `*` (the whole document) is expanded.
+    public var value: Any? {
+        guard let valueStorage else { return nil }
+        if valueStorage.isStar { return emittingRevisionProperties }
+        return valueStorage.value
+    }
+
+    /// The element at `index` of an array key.
+    public func key(at index: UInt) -> Any? {
+        guard let array = key as? [Any], index < array.count else { return nil }
+        return array[Int(index)]
+    }
+
+    /// Deprecated 1.x spelling of ``key(at:)``.
+    public func keyAtIndex(_ index: UInt) -> Any? { key(at: index) }
+
+    /// The ID of the document this row describes: the `_id` in the value for linked documents
+    /// (`emit(key, ["_id": otherID])`), else the emitting document.
+    public var documentID: String? {
+        if let linked = (valueStorage?.isStar == false ? value : nil) as? [String: Any], let id = linked["_id"] as? String {
+            return id
+        }
+        return sourceDocumentID
+    }
+
+    /// The document this row describes.
+    public var document: CBLDocument? {
+        documentID.flatMap(database.document(withID:))
+    }
+
+    /// The described document's revision ID.
+    public var documentRevisionID: String? {
+        if let linked = value as? [String: Any], linked["_id"] is String {
+            return linked["_rev"] as? String ?? document?.currentRevisionID
+        }
+        return emittingRevisionID ?? documentProperties?["_rev"] as? String
+    }
+
+    /// The described document's properties (prefetched when the query had `prefetch`).
+    public var documentProperties: [String: Any]? {
+        if let linked = value as? [String: Any], let id = linked["_id"] as? String, id != sourceDocumentID {
+            if let rev = linked["_rev"] as? String { return database.document(withID: id)?.revision(withID: rev)?.properties }
+            return database.document(withID: id)?.properties
+        }
+        if let body = prefetchedBody, let props = emittingRevisionProperties(body: body) { return props }
+        return document?.properties
+    }
+
+    private var emittingRevisionProperties: [String: Any]? {
+        if let body = prefetchedBody { return emittingRevisionProperties(body: body) }
+        guard sequenceNumber > 0,
+              let body = try? database.withStore({ try $0.body(sequence: Int64(sequenceNumber)) }) ?? nil else {
+            return nil
+        }
+        return emittingRevisionProperties(body: body)
+    }
+
+    private func emittingRevisionProperties(body: [UInt8]) -> [String: Any]? {
+        var props: [String: Any] = body.isEmpty ? [:] : ((try? JSON.parseObject(body)) ?? [:])
+        props["_id"] = sourceDocumentID
+        if let rev = emittingRevisionID { props["_rev"] = rev }
+        return props
+    }
+
+    /// Other live leaf revisions of the document, if it is in conflict.
+    public var conflictingRevisions: [CBLSavedRevision]? {
+        guard let doc = document, let revs = try? doc.getConflictingRevisions(), revs.count > 1 else { return nil }
+        return revs
+    }
+
+    /// Key-value-coding style access for the properties apps read that way (`row.value(forKey: "key")`).
+    public func value(forKey key: String) -> Any? {
+        switch key {
+        case "key": return self.key
+        case "value": return value
+        case "documentID": return documentID
+        case "sourceDocumentID": return sourceDocumentID
+        case "document": return document
+        case "documentProperties": return documentProperties
+        default: return nil
+        }
+    }
+
+    /// Rows are equal when key, value, document and sequence are (used to detect unchanged results).
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? CBLQueryRow else { return false }
+        if other === self { return true }
+        return sourceDocumentID == other.sourceDocumentID && sequenceNumber == other.sequenceNumber
+            && keyStorage.jsonText == other.keyStorage.jsonText
+            && valueStorage?.jsonText == other.valueStorage?.jsonText
+    }
+
+    public override var hash: Int {
+        var h = Hasher()
+        h.combine(sourceDocumentID)
+        h.combine(sequenceNumber)
+        h.combine(keyStorage.jsonText)
+        return h.finalize()
+    }
+
+    /// The row as CouchDB's REST API writes it.
+    public var asJSONDictionary: [String: Any] {
+        var d: [String: Any] = ["key": key ?? NSNull(), "value": value ?? NSNull()]
+        if let id = sourceDocumentID { d["id"] = id }
+        return d
+    }
+
+    public override var description: String {
+        let k = String(decoding: keyStorage.jsonText, as: UTF8.self)
+        let v = valueStorage.map { String(decoding: $0.jsonText, as: UTF8.self) } ?? "null"
+        return "CBLQueryRow[key=\(k) value=\(v) id=\(sourceDocumentID ?? "-")]"
+    }
+}

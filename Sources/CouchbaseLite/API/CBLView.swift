@@ -1,0 +1,205 @@
+import Foundation
+import JSONCore
+
+/// Called by a map function for each index row: `emit(key, value)`.
+public typealias CBLMapEmitBlock = (_ key: Any, _ value: Any?) -> Void
+/// A map function: gets a document's properties and emits rows.
+public typealias CBLMapBlock = (_ doc: [String: Any], _ emit: @escaping CBLMapEmitBlock) -> Void
+/// A reduce function: gets keys and values (or, when `rereduce`, earlier reduce results) and returns one value.
+public typealias CBLReduceBlock = (_ keys: [Any], _ values: [Any], _ rereduce: Bool) -> Any
+
+/// A map/reduce view: an index of rows emitted by a map function over every document,
+/// stored in the 1.x schema (`views` row + `maps_N` table) and updated incrementally.
+public final class CBLView: NSObject, @unchecked Sendable {
+    /// The database the view indexes.
+    public let database: CBLDatabase
+    /// The view name (may contain `/`, as in `design/view`).
+    public let name: String
+
+    // Guarded by database.lock:
+    private var map: CBLMapBlock?
+    private var reduce: CBLReduceBlock?
+    private var version: String?
+    private var docType: String?
+
+    init(database: CBLDatabase, name: String) {
+        self.database = database
+        self.name = name
+    }
+
+    /// The map function, or nil before `setMapBlock` was called in this process.
+    public var mapBlock: CBLMapBlock? {
+        database.lock.lock(); defer { database.lock.unlock() }
+        return map
+    }
+
+    /// The reduce function, if any.
+    public var reduceBlock: CBLReduceBlock? {
+        database.lock.lock(); defer { database.lock.unlock() }
+        return reduce
+    }
+
+    /// If set, only documents whose `type` property equals this are mapped (uses `revs.doc_type`).
+    public var documentType: String? {
+        get { database.lock.lock(); defer { database.lock.unlock() }; return docType }
+        set { database.lock.lock(); defer { database.lock.unlock() }; docType = newValue }
+    }
+
+    /// Defines the view's map function. A different `version` than the stored one discards the index.
+    @discardableResult
+    public func setMapBlock(_ mapBlock: @escaping CBLMapBlock, version: String) -> Bool {
+        setMapBlock(mapBlock, reduce: nil, version: version)
+    }
+
+    /// Defines the view's map and reduce functions.
+    @discardableResult
+    public func setMapBlock(_ mapBlock: @escaping CBLMapBlock, reduce reduceBlock: CBLReduceBlock?, version: String) -> Bool {
+        database.lock.lock()
+        defer { database.lock.unlock() }
+        map = mapBlock
+        reduce = reduceBlock
+        guard self.version != version else { return true }
+        self.version = version
+        do {
+            try database.write { store in _ = try store.registerView(named: name, version: version) }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Swift 2-era spelling of ``setMapBlock(_:reduce:version:)``.
+    @discardableResult
+    public func setMapBlock(_ mapBlock: @escaping CBLMapBlock, reduceBlock: CBLReduceBlock?, version: String) -> Bool {
+        setMapBlock(mapBlock, reduce: reduceBlock, version: version)
+    }
+
+    private var record: SQLiteStore.ViewRecord? {
+        try? database.withStore { try $0.viewRecord(named: name) }
+    }
+
+    /// The database sequence the index is up to date with.
+    public var lastSequenceIndexed: Int64 { record?.lastSequence ?? 0 }
+
+    /// True if the index is behind the database.
+    public var stale: Bool { lastSequenceIndexed < database.lastSequenceNumber }
+    /// Same as ``stale``.
+    public var isStale: Bool { stale }
+
+    /// The number of rows in the index (updating it first).
+    public var totalRows: UInt {
+        try? updateIndex()
+        guard let record else { return 0 }
+        if record.totalRows >= 0 { return UInt(record.totalRows) }
+        return UInt((try? database.withStore { try $0.countRows(record) }) ?? 0)
+    }
+
+    /// Brings the index up to date with the database (and the other views of the same group).
+    public func updateIndex() throws {
+        try database.updateIndexes(for: self)
+    }
+
+    /// Updates the index in the background, then calls `onComplete`.
+    public func updateIndexAsync(_ onComplete: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().async { [self] in
+            try? updateIndex()
+            onComplete()
+        }
+    }
+
+    /// Discards the index; the next query rebuilds it.
+    public func deleteIndex() {
+        _ = try? database.write { store in
+            if let record = try store.viewRecord(named: name) { try store.deleteViewIndex(record) }
+        }
+    }
+
+    /// Deletes the view and its index from the database.
+    public func delete() {
+        _ = try? database.write { store in
+            if let record = try store.viewRecord(named: name) { try store.deleteView(record) }
+        }
+        database.lock.lock()
+        map = nil
+        reduce = nil
+        version = nil
+        database.forgetView(named: name)
+        database.lock.unlock()
+    }
+
+    /// A new query on this view.
+    public func createQuery() -> CBLQuery {
+        CBLQuery(database: database, view: self)
+    }
+
+    /// Sums numeric values (a ready-made reduce helper, 1.x `+totalValues:`).
+    public static func totalValues(_ values: [Any]) -> Double {
+        values.reduce(0.0) { sum, value in
+            switch value {
+            case let n as Int: return sum + Double(n)
+            case let d as Double: return sum + d
+            case let n as NSNumber: return sum + n.doubleValue
+            default: return sum
+            }
+        }
+    }
+
+    /// The group a view is indexed with: views sharing the text before the first `/` (spec 7.3).
+    var groupName: String? {
+        name.firstIndex(of: "/").map { String(name[..<$0]) }
+    }
+
+    public override var description: String { "CBLView[\(name)]" }
+}
+
+extension CBLDatabase {
+    /// The view with this name, created (unregistered) if new. One instance per name.
+    public func viewNamed(_ name: String) -> CBLView {
+        lock.lock(); defer { lock.unlock() }
+        if let view = views[name] { return view }
+        let view = CBLView(database: self, name: name)
+        views[name] = view
+        return view
+    }
+
+    /// The view if it exists in the database or was created in this process; nil otherwise.
+    public func existingViewNamed(_ name: String) -> CBLView? {
+        lock.lock(); defer { lock.unlock() }
+        if let view = views[name] { return view }
+        guard (try? storeIfOpen?.viewRecord(named: name)) != nil else { return nil }
+        let view = CBLView(database: self, name: name)
+        views[name] = view
+        return view
+    }
+
+    /// Every view registered in the database file.
+    public var allViews: [CBLView] {
+        let names: [String] = (try? withStore { store -> [String] in
+            var out: [String] = []
+            try store.connection.prepare("SELECT name FROM views ORDER BY name").forEachRow { out.append($0.string(0) ?? "") }
+            return out
+        }) ?? []
+        return names.map(viewNamed)
+    }
+
+    func forgetView(named name: String) {
+        views[name] = nil
+    }
+
+    /// Indexes `view` together with the other views of its group that have map functions.
+    func updateIndexes(for view: CBLView) throws {
+        lock.lock()
+        var group = [view]
+        if let prefix = view.groupName {
+            group += views.values.filter { $0 !== view && $0.groupName == prefix && $0.mapBlock != nil }
+        }
+        lock.unlock()
+        guard view.mapBlock != nil else {
+            throw CBLError.notFound("View '\(view.name)' has no map function")
+        }
+        if isReadOnly { return }
+        try write { store in
+            try ViewIndexer(store: store, views: group).run()
+        }
+    }
+}
