@@ -123,6 +123,23 @@ final class SQLiteStore: @unchecked Sendable {
         if version < Schema.currentVersion {
             try upgradeSchema(from: version)
         }
+        try reindexForeignViewIndexes()
+    }
+
+    /// The `info` key marking that view indexes were rebuilt with our collator.
+    static let reindexedInfoKey = "linuxJSONCollation"
+
+    /// View indexes in a file written by another platform were sorted by that platform's
+    /// collator; rebuilding them once with ours keeps B-tree range scans exact (spec 6.8).
+    private func reindexForeignViewIndexes() throws {
+        guard !readOnly, try info(Self.reindexedInfoKey) == nil else { return }
+        let hasViews = try connection.scalarInt(
+            "SELECT count(*) FROM sqlite_master WHERE type='table' AND name LIKE 'maps%'") ?? 0
+        guard hasViews > 0 else { return }
+        try connection.transaction {
+            try connection.execute("REINDEX JSON")
+            try setInfo(Self.reindexedInfoKey, "1")
+        }
     }
 
     private func createSchema() throws {
