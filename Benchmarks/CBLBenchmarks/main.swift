@@ -1,1 +1,365 @@
-print("benchmarks: todo")
+// CBLBenchmarks: the 1.x API against raw SQLite doing the same work on the same schema.
+//
+//   swift run -c release CBLBenchmarks            # 100k documents, 100k random reads
+//   swift run -c release CBLBenchmarks --quick    # 10k / 10k, for CI smoke runs
+//   options: --docs N  --reads N  --seed N  --keep (keep the temp directories)
+//
+// Every run uses fresh temporary directories. Budgets: bulk insert ≤ 1.5× raw, random reads ≤ 2× raw.
+
+import CJSONCollation
+import CouchbaseLite
+import Foundation
+import JSONCore
+import SQLiteKit
+
+// MARK: Options
+
+struct Options {
+    var docs = 100_000
+    var reads = 100_000
+    var seed: UInt64 = 42
+    var keep = false
+    var quick = false
+
+    init(_ args: [String]) {
+        var it = args.dropFirst().makeIterator()
+        while let arg = it.next() {
+            switch arg {
+            case "--quick": quick = true; docs = 10_000; reads = 10_000
+            case "--docs": docs = Int(it.next() ?? "") ?? docs
+            case "--reads": reads = Int(it.next() ?? "") ?? reads
+            case "--seed": seed = UInt64(it.next() ?? "") ?? seed
+            case "--keep": keep = true
+            case "-h", "--help":
+                print("usage: CBLBenchmarks [--quick] [--docs N] [--reads N] [--seed N] [--keep]")
+                exit(0)
+            default:
+                FileHandle.standardError.write(Data("unknown option \(arg)\n".utf8))
+                exit(2)
+            }
+        }
+    }
+}
+
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+// MARK: Data set
+
+/// One document's content: the Swift dictionary for the API and the stored bytes for raw SQLite.
+struct Corpus {
+    let ids: [String]
+    let properties: [[String: Any]]
+    let json: [[UInt8]]
+    let revIDs: [String]
+    let types: [String]
+
+    static let cities = ["Springfield", "Shelbyville", "Ogdenville", "North Haverbrook", "Capital City"]
+    static let statuses = ["new", "paid", "shipped", "returned"]
+
+    init(count: Int, prefix: String, seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        var ids = [String](), props = [[String: Any]](), json = [[UInt8]](), revs = [String](), types = [String]()
+        ids.reserveCapacity(count); props.reserveCapacity(count); json.reserveCapacity(count)
+        revs.reserveCapacity(count); types.reserveCapacity(count)
+        for i in 0..<count {
+            let type = i % 5 == 0 ? "customer" : "order"
+            let p: [String: Any] = [
+                "type": type,
+                "name": "Customer \(i) \(Self.cities[i % Self.cities.count])",
+                "qty": Int(rng.next() % 1000),
+                "price": Double(rng.next() % 100_000) / 100.0,
+                "paid": rng.next() % 2 == 0,
+                "status": Self.statuses[Int(rng.next() % 4)],
+                "tags": ["t\(i % 7)", "batch-\(i / 1000)", "x"],
+                "address": ["street": "\(i % 977) Evergreen Terrace", "city": Self.cities[(i / 3) % Self.cities.count],
+                            "zip": 10_000 + i % 89_999] as [String: Any],
+            ]
+            ids.append("\(prefix)-\(i)")
+            props.append(p)
+            let bytes = try! JSON.canonicalData(p)
+            json.append(bytes)
+            // A realistic 1.x rev ID: generation 1 + 32 hex digits (precomputed; not timed).
+            var h = SplitMix64(seed: UInt64(i) &* 31 &+ seed)
+            revs.append("1-" + String(format: "%016llx%016llx", h.next(), h.next()))
+            types.append(type)
+        }
+        self.ids = ids; self.properties = props; self.json = json; self.revIDs = revs; self.types = types
+    }
+
+    var averageJSONSize: Double { Double(json.reduce(0) { $0 + $1.count }) / Double(max(json.count, 1)) }
+}
+
+// MARK: Helpers
+
+func makeTempDir(_ label: String) -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("cblbench-\(label)-\(UUID().uuidString)")
+    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// An empty database with the store's schema, made by the library itself; returns its db.sqlite3.
+func makeEmptyDatabaseFile(in dir: URL, name: String) throws -> String {
+    let manager = try CBLManager(directory: dir.path)
+    let db = try manager.databaseNamed(name)
+    let path = db.directoryURL.appendingPathComponent("db.sqlite3").path
+    try db.close()
+    manager.close()
+    return path
+}
+
+/// A raw connection configured like the store's (collations, WAL, synchronous=NORMAL, foreign keys).
+func openRaw(_ path: String) throws -> SQLiteConnection {
+    let c = try SQLiteConnection(path: path, mode: .init(readOnly: false, create: false))
+    try c.createCollation("JSON", cbl_sqlite_collate_json)
+    try c.createCollation("JSON_RAW", cbl_sqlite_collate_json_raw)
+    try c.createCollation("JSON_ASCII", cbl_sqlite_collate_json_ascii)
+    try c.createCollation("REVID", cbl_sqlite_collate_revid)
+    try c.execute("PRAGMA foreign_keys = ON")
+    try c.execute("PRAGMA journal_mode = WAL")
+    try c.execute("PRAGMA synchronous = NORMAL")
+    return c
+}
+
+let clock = ContinuousClock()
+
+func seconds(_ d: Duration) -> Double {
+    let c = d.components
+    return Double(c.seconds) + Double(c.attoseconds) / 1e18
+}
+
+// MARK: Workloads
+
+/// Raw SQLite: one transaction, the store's two INSERTs per document, precomputed bytes.
+func rawInsert(path: String, corpus: Corpus) throws -> Duration {
+    let c = try openRaw(path)
+    defer { c.close() }
+    let insertDoc = try c.prepare("INSERT OR IGNORE INTO docs (docid) VALUES (?)")
+    let insertRev = try c.prepare(
+        "INSERT INTO revs (doc_id, revid, parent, current, deleted, no_attachments, json, doc_type) VALUES (?,?,NULL,1,0,1,?,?)")
+    return try clock.measure {
+        try c.execute("BEGIN IMMEDIATE")
+        for i in 0..<corpus.ids.count {
+            try insertDoc.bind(corpus.ids[i], at: 1)
+            _ = try insertDoc.step()
+            insertDoc.reset()
+            let docID = c.lastInsertRowID
+            try insertRev.bind(docID, at: 1)
+            try insertRev.bind(corpus.revIDs[i], at: 2)
+            try insertRev.bindBlob(corpus.json[i], at: 3)
+            try insertRev.bind(corpus.types[i], at: 4)
+            _ = try insertRev.step()
+            insertRev.reset()
+        }
+        try c.execute("COMMIT")
+    }
+}
+
+/// The API: one `inTransaction`, `document(withID:)!.putProperties` per document.
+func apiInsert(dir: URL, name: String, corpus: Corpus) throws -> Duration {
+    let manager = try CBLManager(directory: dir.path)
+    defer { manager.close() }
+    let db = try manager.databaseNamed(name)
+    var failure: Error?
+    let elapsed = clock.measure {
+        let ok = db.inTransaction {
+            do {
+                for i in 0..<corpus.ids.count {
+                    try db.document(withID: corpus.ids[i])!.putProperties(corpus.properties[i])
+                }
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if !ok && failure == nil { failure = CBLError(500, "transaction did not commit") }
+    }
+    if let failure { throw failure }
+    let count = db.documentCount
+    guard count == UInt(corpus.ids.count) else { throw CBLError(500, "API inserted \(count) docs, expected \(corpus.ids.count)") }
+    try db.close()
+    return elapsed
+}
+
+/// `n` distinct indices in random order (every read is a first read of that document).
+func uniqueIndices(_ n: Int, below bound: Int, seed: UInt64) -> [Int] {
+    var rng = SplitMix64(seed: seed)
+    var all = Array(0..<bound)
+    all.shuffle(using: &rng)
+    return Array(all.prefix(min(n, bound)))
+}
+
+/// Resident set size now and at its peak, from /proc/self/status (MiB).
+func memoryUsage() -> (current: Double, peak: Double) {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return (0, 0) }
+    func value(_ key: String) -> Double {
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key) }) else { return 0 }
+        return Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0").map { $0 / 1024 } ?? 0
+    }
+    return (value("VmRSS:"), value("VmHWM:"))
+}
+
+func randomIndices(_ n: Int, below bound: Int, seed: UInt64) -> [Int] {
+    var rng = SplitMix64(seed: seed)
+    return (0..<n).map { _ in Int(rng.next() % UInt64(bound)) }
+}
+
+/// Raw SQLite random reads: the current revision's ID and body, copied out.
+func rawReads(path: String, ids: [String], order: [Int]) throws -> (Duration, Int) {
+    let c = try openRaw(path)
+    defer { c.close() }
+    let select = try c.prepare(
+        "SELECT revid, json FROM revs, docs WHERE docs.docid=? AND revs.doc_id=docs.doc_id AND current=1 AND deleted=0 ORDER BY revid DESC LIMIT 1")
+    var total = 0
+    let elapsed = try clock.measure {
+        for i in order {
+            try select.bind(ids[i], at: 1)
+            guard try select.step() else { throw CBLError(404, "raw read missed \(ids[i])") }
+            let revID = select.string(0)!
+            let bytes: [UInt8] = select.bytes(1)!
+            total &+= bytes.count &+ revID.utf8.count
+            select.reset()
+        }
+    }
+    return (elapsed, total)
+}
+
+/// API random reads: `existingDocument(withID:)!.properties!`, keeping no references.
+func apiReads(dir: URL, name: String, ids: [String], order: [Int]) throws -> (Duration, Int) {
+    let manager = try CBLManager(directory: dir.path)
+    defer { manager.close() }
+    let db = try manager.existingDatabaseNamed(name)
+    var total = 0
+    let elapsed = clock.measure {
+        for i in order {
+            let props = db.existingDocument(withID: ids[i])!.properties!
+            total &+= props.count
+        }
+    }
+    try db.close()
+    return (elapsed, total)
+}
+
+// MARK: Machine info
+
+func machineInfo() -> [String] {
+    var lines = ["nproc: \(ProcessInfo.processInfo.activeProcessorCount) (\(ProcessInfo.processInfo.processorCount) configured)"]
+    if let cpu = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+       let model = cpu.split(separator: "\n").first(where: { $0.hasPrefix("model name") }) {
+        lines.append("cpu: " + (model.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""))
+    }
+    lines.append(String(format: "memory: %.1f GiB", Double(ProcessInfo.processInfo.physicalMemory) / 1_073_741_824))
+    lines.append("os: \(ProcessInfo.processInfo.operatingSystemVersionString)")
+    lines.append("library: Couchbase Lite \(CBLVersion())")
+    lines.append("temp dir: \(FileManager.default.temporaryDirectory.path)")
+    #if DEBUG
+    lines.append("WARNING: debug build; run with -c release for meaningful numbers")
+    #endif
+    return lines
+}
+
+// MARK: Main
+
+let options = Options(CommandLine.arguments)
+print("CBLBenchmarks — \(options.quick ? "quick" : "full") run: \(options.docs) docs, \(options.reads) random reads, seed \(options.seed)")
+for line in machineInfo() { print("  " + line) }
+
+var tempDirs: [URL] = []
+@MainActor func fresh(_ label: String) -> URL {
+    let dir = makeTempDir(label)
+    tempDirs.append(dir)
+    return dir
+}
+
+struct Row {
+    let name: String
+    let raw: Duration
+    let api: Duration
+    let budget: Double
+    let ops: Int
+    var ratio: Double { seconds(api) / seconds(raw) }
+}
+
+do {
+    let corpus = Corpus(count: options.docs, prefix: "doc", seed: options.seed)
+    print(String(format: "  corpus: %d docs, average stored JSON %.0f bytes", corpus.ids.count, corpus.averageJSONSize))
+    print("  sample: \(String(decoding: corpus.json[0], as: UTF8.self))")
+
+    // Warm-up: both paths once on a small corpus in their own directories (code paths, page cache, allocator).
+    let warm = Corpus(count: min(2_000, options.docs), prefix: "warm", seed: options.seed &+ 1)
+    let warmRawPath = try makeEmptyDatabaseFile(in: fresh("warm-raw"), name: "raw")
+    _ = try rawInsert(path: warmRawPath, corpus: warm)
+    let warmAPIDir = fresh("warm-api")
+    _ = try apiInsert(dir: warmAPIDir, name: "api", corpus: warm)
+    let warmOrder = randomIndices(warm.ids.count, below: warm.ids.count, seed: options.seed &+ 2)
+    _ = try rawReads(path: warmRawPath, ids: warm.ids, order: warmOrder)
+    _ = try apiReads(dir: warmAPIDir, name: "api", ids: warm.ids, order: warmOrder)
+
+    // Bulk insert.
+    let rawPath = try makeEmptyDatabaseFile(in: fresh("raw"), name: "raw")
+    let rawInsertTime = try rawInsert(path: rawPath, corpus: corpus)
+    let apiDir = fresh("api")
+    let apiInsertTime = try apiInsert(dir: apiDir, name: "api", corpus: corpus)
+
+    // Random reads, each on a freshly opened database (no documents cached in memory at the start).
+    let order = randomIndices(options.reads, below: corpus.ids.count, seed: options.seed &+ 3)
+    let (rawReadTime, rawBytes) = try rawReads(path: rawPath, ids: corpus.ids, order: order)
+    let before = memoryUsage()
+    let (apiReadTime, apiKeys) = try apiReads(dir: apiDir, name: "api", ids: corpus.ids, order: order)
+    let after = memoryUsage()
+    precondition(rawBytes > 0 && apiKeys == options.reads * 10, "reads returned unexpected data")
+    // The same with every document read exactly once, so nothing can come from a cache.
+    let once = uniqueIndices(options.reads, below: corpus.ids.count, seed: options.seed &+ 4)
+    let (rawOnceTime, _) = try rawReads(path: rawPath, ids: corpus.ids, order: once)
+    let (apiOnceTime, _) = try apiReads(dir: apiDir, name: "api", ids: corpus.ids, order: once)
+
+    let rows = [
+        Row(name: "bulk insert (1 txn)", raw: rawInsertTime, api: apiInsertTime, budget: 1.5, ops: options.docs),
+        Row(name: "random reads", raw: rawReadTime, api: apiReadTime, budget: 2.0, ops: options.reads),
+        Row(name: "reads, each doc once", raw: rawOnceTime, api: apiOnceTime, budget: 2.0, ops: once.count),
+    ]
+    print("")
+    func pad(_ text: String, _ width: Int, left: Bool = false) -> String {
+        let fill = String(repeating: " ", count: max(0, width - text.count))
+        return left ? text + fill : fill + text
+    }
+    func fmt(_ value: Double, _ decimals: Int) -> String { String(format: "%.\(decimals)f", value) }
+    let header = pad("benchmark", 22, left: true) + pad("raw (s)", 10) + pad("API (s)", 10)
+        + pad("raw µs/op", 11) + pad("API µs/op", 11) + pad("ratio", 9) + pad("budget", 8) + "  verdict"
+    print(header)
+    print(String(repeating: "-", count: header.count))
+    var allWithinBudget = true
+    for row in rows {
+        let ok = row.ratio <= row.budget
+        allWithinBudget = allWithinBudget && ok
+        print(pad(row.name, 22, left: true) + pad(fmt(seconds(row.raw), 3), 10) + pad(fmt(seconds(row.api), 3), 10)
+              + pad(fmt(seconds(row.raw) / Double(row.ops) * 1e6, 2), 11)
+              + pad(fmt(seconds(row.api) / Double(row.ops) * 1e6, 2), 11)
+              + pad(fmt(row.ratio, 2) + "x", 9) + pad(fmt(row.budget, 1) + "x", 8) + "  " + (ok ? "OK" : "OVER"))
+    }
+    print("")
+    print(String(format: "RSS around the API random reads: %.0f MiB -> %.0f MiB (peak so far %.0f MiB)",
+                 before.current, after.current, after.peak))
+    print("")
+    print(allWithinBudget ? "All ratios within budget." : "Some ratios are OVER budget.")
+} catch {
+    FileHandle.standardError.write(Data("benchmark failed: \(error)\n".utf8))
+    if !options.keep { for dir in tempDirs { try? FileManager.default.removeItem(at: dir) } }
+    exit(1)
+}
+
+if options.keep {
+    print("kept: " + tempDirs.map(\.path).joined(separator: " "))
+} else {
+    for dir in tempDirs { try? FileManager.default.removeItem(at: dir) }
+}

@@ -1,1 +1,178 @@
-print("crash writer: todo")
+// CBLCrashWriter: a small program the durability tests kill with SIGKILL while it writes.
+//
+// Usage: CBLCrashWriter <manager-directory> <db-name> <start-index> <count>
+//
+// Creates documents `doc-<i>` for i in start..<start+count, one write at a time, mixing:
+//   - single `putProperties` saves,
+//   - `inTransaction` batches of 1–10 new documents,
+//   - `update` of an earlier document (any index below the current one),
+//   - now and then an attachment via `CBLUnsavedRevision.setAttachmentNamed`.
+// After each commit returns it writes `ACK <docID> <revID>` (one line per revision committed)
+// to stdout with a single unbuffered write(2), so a line the parent reads was committed.
+// When the new indices are used up it keeps updating earlier documents. It runs until killed.
+//
+// Exit codes: 2 = bad arguments, 3 = cannot open the database, 4 = a write failed.
+
+import CouchbaseLite
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// SplitMix64: small, seedable, good enough to pick operations.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Writes one line to fd 1 with a single write(2) (no stdio buffering), retrying short writes.
+func emit(_ line: String) {
+    var bytes = Array((line + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { buf in
+            write(1, buf.baseAddress! + offset, buf.count - offset)
+        }
+        if n < 0 {
+            if errno == EINTR { continue }
+            exit(5)  // the reader went away
+        }
+        offset += n
+    }
+}
+
+func fail(_ message: String, code: Int32) -> Never {
+    FileHandle.standardError.write(Data("CBLCrashWriter: \(message)\n".utf8))
+    exit(code)
+}
+
+let args = CommandLine.arguments
+guard args.count == 5, let startIndex = Int(args[3]), let count = Int(args[4]), startIndex >= 0, count >= 0 else {
+    fail("usage: CBLCrashWriter <manager-directory> <db-name> <start-index> <count>", code: 2)
+}
+let directory = args[1]
+let dbName = args[2]
+let endIndex = startIndex + count
+
+let database: CBLDatabase
+do {
+    let manager = try CBLManager(directory: directory)
+    database = try manager.databaseNamed(dbName)
+} catch {
+    fail("cannot open \(dbName) in \(directory): \(error)", code: 3)
+}
+
+var rng = SplitMix64(seed: UInt64(startIndex) &* 0x1234_5678_9ABC_DEF1 &+ UInt64(getpid()))
+
+@MainActor func payload(_ i: Int) -> String {
+    let length = Int.random(in: 16...400, using: &rng)
+    let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789 ".utf8)
+    var bytes = [UInt8]()
+    bytes.reserveCapacity(length)
+    for _ in 0..<length { bytes.append(alphabet[Int.random(in: 0..<alphabet.count, using: &rng)]) }
+    return "\(i):" + String(decoding: bytes, as: UTF8.self)
+}
+
+@MainActor func attachmentBody(_ i: Int) -> Data {
+    let size = Int.random(in: 1...8_192, using: &rng)
+    var bytes = [UInt8](repeating: 0, count: size)
+    for k in 0..<size { bytes[k] = UInt8(truncatingIfNeeded: i &* 31 &+ k &* 7) }
+    return Data(bytes)
+}
+
+/// Creates `doc-<i>` (or, if a previous run committed it without the parent seeing the ACK,
+/// updates it). Returns the new revision ID.
+@MainActor func createDocument(_ i: Int, withAttachment: Bool) throws -> (docID: String, revID: String) {
+    let docID = "doc-\(i)"
+    guard let doc = database.document(withID: docID) else { fail("invalid ID \(docID)", code: 4) }
+    let properties: [String: Any] = ["i": i, "payload": payload(i), "updates": 0]
+    let saved: CBLSavedRevision
+    if doc.currentRevision != nil {
+        saved = try doc.update { rev in
+            rev["i"] = i
+            rev["payload"] = properties["payload"]
+            return true
+        }
+    } else if withAttachment {
+        let rev = doc.newRevision()
+        rev.userProperties = properties
+        rev.setAttachmentNamed("blob-\(i).bin", withContentType: "application/octet-stream",
+                               content: attachmentBody(i))
+        saved = try rev.save()
+    } else {
+        saved = try doc.putProperties(properties)
+    }
+    return (docID, saved.revisionID!)
+}
+
+/// Updates an earlier document with `update` (retrying on conflict), sometimes adding an attachment.
+@MainActor func updateDocument(_ j: Int, withAttachment: Bool) throws -> (docID: String, revID: String)? {
+    let docID = "doc-\(j)"
+    guard let doc = database.existingDocument(withID: docID) else { return nil }
+    let body = withAttachment ? attachmentBody(j) : nil
+    let newPayload = payload(j)
+    let saved = try doc.update { rev in
+        rev["updates"] = (rev["updates"] as? Int ?? 0) + 1
+        rev["payload"] = newPayload
+        if let body {
+            rev.setAttachmentNamed("update.bin", withContentType: "application/octet-stream", content: body)
+        }
+        return true
+    }
+    return (docID, saved.revisionID!)
+}
+
+emit("START \(getpid()) \(startIndex) \(endIndex)")
+var next = startIndex
+while true {
+    do {
+        let roll = Int.random(in: 0..<100, using: &rng)
+        if next < endIndex && roll < 45 {
+            // One document, committed on its own.
+            let attach = Int.random(in: 0..<12, using: &rng) == 0
+            let (docID, revID) = try createDocument(next, withAttachment: attach)
+            next += 1
+            emit("ACK \(docID) \(revID)")
+        } else if next < endIndex && roll < 70 {
+            // A batch of 1–10 new documents in one transaction; ACKed only after it commits.
+            let size = min(Int.random(in: 1...10, using: &rng), endIndex - next)
+            var acks: [(String, String)] = []
+            var failure: Error?
+            let committed = database.inTransaction {
+                do {
+                    for k in 0..<size {
+                        let attach = Int.random(in: 0..<15, using: &rng) == 0
+                        acks.append(try createDocument(next + k, withAttachment: attach))
+                    }
+                    return true
+                } catch {
+                    failure = error
+                    return false
+                }
+            }
+            if let failure { throw failure }
+            guard committed else { fail("transaction of \(size) docs at \(next) did not commit", code: 4) }
+            next += size
+            for (docID, revID) in acks { emit("ACK \(docID) \(revID)") }
+        } else if next > 0 {
+            // Update an earlier document (possibly one from a previous run).
+            let j = Int.random(in: 0..<next, using: &rng)
+            let attach = Int.random(in: 0..<10, using: &rng) == 0
+            if let (docID, revID) = try updateDocument(j, withAttachment: attach) {
+                emit("ACK \(docID) \(revID)")
+            }
+        } else {
+            next = max(next, 0)
+            if endIndex == 0 { usleep(1_000) }
+        }
+    } catch {
+        fail("write failed near index \(next): \(error)", code: 4)
+    }
+}
