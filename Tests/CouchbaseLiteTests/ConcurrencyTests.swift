@@ -47,9 +47,7 @@ final class ConcurrencyTests: XCTestCase {
     func testConcurrentUpdatesFromTasksLoseNothing() async throws {
         let db = try XCTUnwrap(db)
         let docIDs = ["counter-a", "counter-b", "counter-c"]
-        // Deep enough that no parent gets pruned under a slow updater (see
-        // testUpdateRetriesWhenItsParentWasPrunedMeanwhile for what happens otherwise).
-        db.maxRevTreeDepth = 10_000
+        // Default depth (20): parents of slow updaters get pruned, and update() must still retry.
         for id in docIDs { try db.document(withID: id)!.putProperties(["count": 0]) }
         let tasks = 8, iterations = 50
         let failures = LockedBox<[String]>([])
@@ -88,7 +86,6 @@ final class ConcurrencyTests: XCTestCase {
     func testConcurrentUpdatesWithReadersOnThreads() throws {
         let db = try XCTUnwrap(db)
         let docIDs = ["t-a", "t-b"]
-        db.maxRevTreeDepth = 10_000  // see testUpdateRetriesWhenItsParentWasPrunedMeanwhile
         for id in docIDs { try db.document(withID: id)!.putProperties(["count": 0, "tag": id]) }
         let writers = 8, iterations = 50, readers = 4
         let writersDone = LockedBox(0)
@@ -193,11 +190,6 @@ final class ConcurrencyTests: XCTestCase {
             updateError = error
         }
 
-        if staleStatus == 404 || (updateError as? CBLError)?.code == 404 {
-            throw XCTSkip("KNOWN BUG (Sources/CouchbaseLite/API/CBLDatabase+Insertion.swift:79): saving on a pruned "
-                          + "parent throws 404 instead of 409, so update() gives up and the update is lost "
-                          + "(stale save: \(staleStatus.map(String.init) ?? "ok"), update: \(String(describing: updateError)))")
-        }
         XCTAssertEqual(staleStatus, 409)
         XCTAssertNil(updateError)
         XCTAssertEqual(attempts, 2)

@@ -78,6 +78,12 @@ extension CBLDatabase {
             var documentWasEmpty = isNew
             if let prevRevID {
                 guard !isNew, let rev = try store.revision(docID: docID, numericID: numericID, revID: prevRevID, withBody: false) else {
+                    // As 1.x: a parent that is gone (e.g. pruned) is a conflict while the document
+                    // has a current revision, so `update` retries; otherwise it is not found.
+                    if !isNew, let winner = try store.winningRevision(docID: docID, numericID: numericID, withBody: false),
+                       !winner.deleted {
+                        throw CBLError.conflict()
+                    }
                     throw CBLError.notFound("Revision \(prevRevID) of '\(docID)' not found")
                 }
                 if !rev.isLeaf && !allowConflict { throw CBLError.conflict() }

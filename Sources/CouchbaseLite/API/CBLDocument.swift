@@ -12,7 +12,8 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
 
     // Guarded by database.lock:
     private var currentLoaded = false
-    private var current: CBLSavedRevision?
+    /// The live winning revision's data (not a `CBLSavedRevision`: that would hold this document and leak it).
+    private var current: RevisionBody?
     private var hasLeaves = false
     private var purged = false
     private var listeners: [ObjectIdentifier: (CBLDatabaseChange) -> Void] = [:]
@@ -37,8 +38,7 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
         currentLoaded = true
         if let winner {
             hasLeaves = true
-            current = winner.deleted ? nil
-                : CBLSavedRevision(document: self, stored: winner, bodyMissing: winner.body == nil)
+            current = winner.deleted ? nil : RevisionBody(winner, bodyMissing: winner.body == nil)
         } else {
             hasLeaves = false
             current = nil
@@ -49,11 +49,15 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
     public var currentRevision: CBLSavedRevision? {
         database.lock.lock(); defer { database.lock.unlock() }
         loadCurrent()
-        return current
+        return current.map { CBLSavedRevision(document: self, data: $0) }
     }
 
     /// The current revision's ID.
-    public var currentRevisionID: String? { currentRevision?.revisionID }
+    public var currentRevisionID: String? {
+        database.lock.lock(); defer { database.lock.unlock() }
+        loadCurrent()
+        return current?.revID
+    }
 
     /// True if the document has been deleted (its winning revision is a tombstone).
     public var isDeleted: Bool {
@@ -81,9 +85,9 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
         purged = false
         hasLeaves = true
         if change.winningRevID == change.revID, let revision {
-            current = change.isDeletion ? nil : revision
+            current = change.isDeletion ? nil : revision.data
             currentLoaded = true
-        } else if change.winningRevID != current?.revisionID {
+        } else if change.winningRevID != current?.revID {
             currentLoaded = false
         }
     }

@@ -74,13 +74,15 @@ public class CBLRevision: NSObject, @unchecked Sendable {
     public func getRevisionHistory() throws -> [CBLSavedRevision] { try getHistory() }
 }
 
-/// A revision stored in the database (immutable).
-public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
-    private let revID: String
-    private let seq: Int64
-    private let deleted: Bool
+/// The data of a stored revision, shared by every `CBLSavedRevision` object for it and cached by
+/// its `CBLDocument`. It holds no reference to the document, so caching it creates no cycle.
+final class RevisionBody: @unchecked Sendable {
+    let docID: String
+    let revID: String
+    let sequence: Int64
+    let deleted: Bool
 
-    private enum Body {
+    private enum State {
         case unloaded
         case missing
         case bytes([UInt8])
@@ -88,87 +90,120 @@ public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
         case saved([String: Any])
         case parsed([String: Any])
     }
-    private let body: Locked<Body>
+    private let lock = NSLock()
+    private var state: State
 
-    init(document: CBLDocument, revID: String, sequence: Int64, deleted: Bool, body: [UInt8]?, properties: [String: Any]?,
-         propertiesNeedSpecialKeys: Bool = false) {
+    init(docID: String, revID: String, sequence: Int64, deleted: Bool, body: [UInt8]?, properties: [String: Any]?,
+         propertiesNeedSpecialKeys: Bool = false, bodyMissing: Bool = false) {
+        self.docID = docID
         self.revID = revID
-        self.seq = sequence
+        self.sequence = sequence
         self.deleted = deleted
         if let properties {
-            self.body = Locked(propertiesNeedSpecialKeys ? .saved(properties) : .parsed(properties))
+            state = propertiesNeedSpecialKeys ? .saved(properties) : .parsed(properties)
         } else if let body {
-            self.body = Locked(.bytes(body))
+            state = .bytes(body)
         } else {
-            self.body = Locked(.unloaded)
+            state = bodyMissing ? .missing : .unloaded
         }
+    }
+
+    convenience init(_ stored: StoredRevision, bodyMissing: Bool = false) {
+        self.init(docID: stored.docID, revID: stored.revID, sequence: stored.sequence, deleted: stored.deleted,
+                  body: stored.body, properties: nil, bodyMissing: bodyMissing)
+    }
+
+    /// The public properties; `load` fetches the stored bytes when they were not loaded yet.
+    func properties(load: () -> [UInt8]?) -> [String: Any]? {
+        lock.lock()
+        defer { lock.unlock() }
+        switch state {
+        case .parsed(let props):
+            return props
+        case .saved(let saved):
+            let props = addSpecialKeys(saved)
+            state = .parsed(props)
+            return props
+        case .missing:
+            return nil
+        case .bytes(let bytes):
+            return parse(bytes)
+        case .unloaded:
+            guard let bytes = load() else {
+                state = .missing
+                return nil
+            }
+            return parse(bytes)
+        }
+    }
+
+    private func parse(_ bytes: [UInt8]) -> [String: Any]? {
+        let props: [String: Any]?
+        if bytes.isEmpty {
+            props = addSpecialKeys([:])
+        } else {
+            props = (try? JSON.parseObject(bytes)).map(addSpecialKeys)
+        }
+        state = props.map(State.parsed) ?? .missing
+        return props
+    }
+
+    /// Rebuilds public properties from a stored body: add `_id`, `_rev`, `_deleted` (spec 2.6).
+    private func addSpecialKeys(_ body: [String: Any]) -> [String: Any] {
+        var props = body
+        for key in CBLDatabase.strippedSpecialKeys where props[key] != nil { props[key] = nil }
+        props["_id"] = docID
+        props["_rev"] = revID
+        if deleted { props["_deleted"] = true }
+        return props
+    }
+}
+
+/// A revision stored in the database (immutable).
+public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
+    let data: RevisionBody
+    private var revID: String { data.revID }
+    private var seq: Int64 { data.sequence }
+
+    init(document: CBLDocument, data: RevisionBody) {
+        self.data = data
         super.init(document: document)
+    }
+
+    convenience init(document: CBLDocument, revID: String, sequence: Int64, deleted: Bool, body: [UInt8]?,
+                     properties: [String: Any]?, propertiesNeedSpecialKeys: Bool = false) {
+        self.init(document: document, data: RevisionBody(
+            docID: document.documentID, revID: revID, sequence: sequence, deleted: deleted, body: body,
+            properties: properties, propertiesNeedSpecialKeys: propertiesNeedSpecialKeys))
     }
 
     /// From a stored row; `stored.body == nil` means "not loaded" unless `bodyMissing`.
     convenience init(document: CBLDocument, stored: StoredRevision, bodyMissing: Bool = false) {
-        self.init(document: document, revID: stored.revID, sequence: stored.sequence, deleted: stored.deleted,
-                  body: stored.body, properties: nil)
-        if bodyMissing { body.withLock { $0 = .missing } }
+        self.init(document: document, data: RevisionBody(stored, bodyMissing: bodyMissing))
     }
 
     public override var revisionID: String? { revID }
-    public override var isDeletion: Bool { deleted }
+    public override var isDeletion: Bool { data.deleted }
     public override var sequence: Int64 { seq }
 
     /// True if the body is still available (not pruned or compacted away).
     public var propertiesAvailable: Bool { properties != nil }
 
     public override var properties: [String: Any]? {
-        body.withLock { state -> [String: Any]? in
-            switch state {
-            case .parsed(let props):
-                return props
-            case .saved(let saved):
-                let props = addSpecialKeys(saved)
-                state = .parsed(props)
-                return props
-            case .missing:
-                return nil
-            case .bytes(let bytes):
-                let props = makeProperties(bytes)
-                state = props.map(Body.parsed) ?? .missing
-                return props
-            case .unloaded:
-                guard let bytes = try? database.withStore({ try $0.body(sequence: seq) }) ?? nil else {
-                    state = .missing
-                    return nil
-                }
-                let props = makeProperties(bytes)
-                state = props.map(Body.parsed) ?? .missing
-                return props
-            }
+        data.properties { [database, seq] in
+            guard seq > 0 else { return nil }
+            return (try? database.withStore { try $0.body(sequence: seq) }) ?? nil
         }
     }
 
-    /// Rebuilds public properties from a stored body: parse, then add `_id`, `_rev`, `_deleted` (spec 2.6).
-    private func makeProperties(_ bytes: [UInt8]) -> [String: Any]? {
-        if bytes.isEmpty { return addSpecialKeys([:]) }
-        guard let parsed = try? JSON.parseObject(bytes) else { return nil }
-        return addSpecialKeys(parsed)
+    /// Two objects for the same revision of the same document are equal.
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? CBLSavedRevision else { return false }
+        return other.data.revID == data.revID && other.document.documentID == document.documentID
+            && other.database === database
     }
 
-    private func addSpecialKeys(_ body: [String: Any]) -> [String: Any] {
-        var props = body
-        for key in CBLDatabase.strippedSpecialKeys where props[key] != nil { props[key] = nil }
-        props["_id"] = document.documentID
-        props["_rev"] = revID
-        if deleted { props["_deleted"] = true }
-        return props
-    }
-
-    /// The stored JSON bytes if loaded.
-    var storedBody: [UInt8]? {
-        body.withLock { state in
-            if case .bytes(let b) = state { return b }
-            return nil
-        }
-    }
+    public override var hash: Int { data.revID.hashValue ^ document.documentID.hashValue }
 
     public override var parentRevisionID: String? {
         let history = try? database.withStore { store -> [String] in

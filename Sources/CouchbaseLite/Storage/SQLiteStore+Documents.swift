@@ -43,10 +43,16 @@ extension SQLiteStore {
                               deleted: stmt.bool(2), body: withBody ? stmt.bytes(3) : nil)
     }
 
-    /// The winning revision of a document ID, or nil if it has none.
+    /// The winning revision of a document ID, or nil if it has none (one indexed join).
     func winningRevision(docID: String, withBody: Bool = true) throws -> StoredRevision? {
-        guard let id = try numericID(of: docID) else { return nil }
-        return try winningRevision(docID: docID, numericID: id, withBody: withBody)
+        let stmt = try connection.cached(withBody
+            ? "SELECT sequence, revid, deleted, json FROM revs, docs WHERE docs.docid=? AND revs.doc_id=docs.doc_id AND current=1 ORDER BY deleted ASC, revid DESC LIMIT 1"
+            : "SELECT sequence, revid, deleted FROM revs, docs WHERE docs.docid=? AND revs.doc_id=docs.doc_id AND current=1 ORDER BY deleted ASC, revid DESC LIMIT 1")
+        defer { stmt.reset() }
+        try stmt.bind(docID, at: 1)
+        guard try stmt.step() else { return nil }
+        return StoredRevision(docID: docID, revID: stmt.string(1) ?? "", sequence: stmt.int64(0),
+                              deleted: stmt.bool(2), body: withBody ? stmt.bytes(3) : nil)
     }
 
     /// One revision by ID.
