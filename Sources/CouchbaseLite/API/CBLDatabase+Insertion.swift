@@ -73,7 +73,11 @@ extension CBLDatabase {
         }
 
         return try write { store in
-            let (numericID, isNew) = try store.createNumericID(of: docID)
+            // Nothing is written before every check has passed, so a failed save inside an
+            // app's transaction leaves no trace (see `write`).
+            let existingID = try store.numericID(of: docID)
+            let isNew = existingID == nil
+            var numericID = existingID ?? 0
             var parent: StoredRevision?
             var documentWasEmpty = isNew
             if let prevRevID {
@@ -124,6 +128,7 @@ extension CBLDatabase {
 
             let hasAttachments = (properties["_attachments"] as? [String: Any]).map { !$0.isEmpty } ?? false
             let docType = properties["type"] as? String
+            if isNew { numericID = try store.createNumericID(of: docID).id }
             guard let sequence = try store.insertRevisionRow(
                 numericID: numericID, revID: revID, parentSequence: parent?.sequence, current: true,
                 deleted: isDeletion, body: body, hasAttachments: hasAttachments, docType: docType)
