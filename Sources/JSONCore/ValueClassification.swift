@@ -86,6 +86,19 @@ internal enum ValueClassifier {
             // Bridges to NSDecimalNumber (objCType 'd') on Apple platforms.
             return .double(NSDecimalNumber(decimal: value as! Decimal).doubleValue)
         }
+        // Homogeneous collections from Swift literals (`"tags": ["a", "b"]` is a [String]):
+        // exact-type checks avoid the runtime's element-by-element conditional casts below.
+        if t == [String].self { return .array(value as! [String]) }
+        if t == [Int].self { return .array(value as! [Int]) }
+        if t == [Double].self { return .array(value as! [Double]) }
+        if t == [Bool].self { return .array(value as! [Bool]) }
+        if t == [[String: Any]].self { return .array(value as! [[String: Any]]) }
+        if t == [[Any]].self { return .array(value as! [[Any]]) }
+        if t == [String: String].self { return .object(value as! [String: String]) }
+        if t == [String: Int].self { return .object(value as! [String: Int]) }
+        if t == [String: Double].self { return .object(value as! [String: Double]) }
+        if t == [String: Bool].self { return .object(value as! [String: Bool]) }
+        if t == [String: [String: Any]].self { return .object(value as! [String: [String: Any]]) }
         if t == [String: Any?].self { return .objectOfOptionals(value as! [String: Any?]) }
         if t == [Any?].self { return .arrayOfOptionals(value as! [Any?]) }
         if t is AnyObject.Type {

@@ -34,7 +34,7 @@ extension CBLDatabase {
     static func storedBody(_ properties: [String: Any]) throws -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
         do {
-            try writer.writeObject(properties, sortedKeys: true) { strippedSpecialKeys.contains($0) }
+            try writer.writeObject(properties, sortedKeys: true) { $0.utf8.first == 0x5F && strippedSpecialKeys.contains($0) }
         } catch let e as JSONError {
             throw CBLError.badJSON(e.message)
         } catch {
@@ -53,7 +53,8 @@ extension CBLDatabase {
     ///   - pendingAttachments: bodies set on an unsaved revision (nil value = removed).
     func putRevision(docID: String, prevRevID: String?, properties inputProperties: [String: Any],
                      deleting: Bool, allowConflict: Bool,
-                     pendingAttachments: [String: PendingAttachment?] = [:]) throws -> CBLSavedRevision {
+                     pendingAttachments: [String: PendingAttachment?] = [:],
+                     document knownDocument: CBLDocument? = nil) throws -> CBLSavedRevision {
         try checkWritable()
         guard CBLDatabase.isValidDocumentID(docID) else {
             throw CBLError.badID("Invalid document ID '\(docID)'")
@@ -115,7 +116,7 @@ extension CBLDatabase {
             let body = try CBLDatabase.storedBody(properties)
             let revID = try RevisionID.generate(json: body, deleted: isDeletion, parent: parent?.revID)
 
-            let document = self.document(withID: docID)!
+            let document = knownDocument ?? self.document(withID: docID)!
             if !validations.isEmpty {
                 var fullProperties = properties
                 for key in CBLDatabase.strippedSpecialKeys { fullProperties[key] = nil }
