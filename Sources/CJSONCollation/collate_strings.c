@@ -164,3 +164,15 @@ int cbl_collate_unicode_strings(const char *a, size_t aLen, const char *b, size_
     if (!b) bLen = 0;
     return cbl_compare_unicode(ua, aLen, cbl_is_ascii(ua, aLen), ub, bLen, cbl_is_ascii(ub, bLen));
 }
+
+/* Benchmark baseline (CBLBenchmarks): ICU directly on the same shared collator,
+ * no JSON parsing and no ASCII fast path. Returns -1/0/1 like the collations;
+ * lengths are assumed to fit in int32_t (benchmark keys are short). */
+int cbl_icu_strcoll_baseline(const char *a, size_t aLen, const char *b, size_t bLen) {
+    const UCollator *coll = shared_collator();
+    if (coll == NULL)
+        return cbl_compare_bytes((const uint8_t *)a, aLen, (const uint8_t *)b, bLen);
+    UErrorCode status = U_ZERO_ERROR;
+    UCollationResult r = ucol_strcollUTF8(coll, a, (int32_t)aLen, b, (int32_t)bLen, &status);
+    return r == UCOL_LESS ? -1 : (r == UCOL_GREATER ? 1 : 0);
+}
