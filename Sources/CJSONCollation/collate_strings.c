@@ -64,10 +64,18 @@ int cbl_compare_bytes(const uint8_t *a, size_t aLen, const uint8_t *b, size_t bL
 }
 
 int cbl_is_ascii(const uint8_t *s, size_t len) {
-    uint8_t acc = 0;
-    for (size_t i = 0; i < len; i++)
-        acc |= s[i];
-    return (acc & 0x80) == 0;
+    /* Eight bytes at a time: the fast path runs on every string the collator sees. */
+    uint64_t acc = 0;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t word;
+        memcpy(&word, s + i, 8);
+        acc |= word;
+    }
+    uint8_t tail = 0;
+    for (; i < len; i++)
+        tail |= s[i];
+    return ((acc & 0x8080808080808080ULL) == 0) && (tail & 0x80) == 0;
 }
 
 /* Spec 6.2 fast path. The case-insensitive priorities decide at the first
