@@ -56,6 +56,11 @@ struct RESTRequest: Sendable {
         }
         var segments: [String] = []
         for raw in pathPart.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            // Clients resolve dot segments before sending (RFC 3986 5.2.4); literal ones are
+            // refused rather than guessed at. Encoded (`%2E%2E`) they are ordinary ID text.
+            if raw == "." || raw == ".." {
+                throw RESTError(400, "bad_request", "Path segments '.' and '..' are not allowed")
+            }
             guard let decoded = String(raw).removingPercentEncoding else {
                 throw RESTError(400, "bad_request", "Invalid percent-encoding in the URL path")
             }
@@ -149,7 +154,9 @@ struct RESTError: Error, Sendable {
             case 400: return RESTError(400, "bad_request", e.message)
             case 401: return RESTError(401, "unauthorized", e.message)
             case 403: return RESTError(403, "forbidden", e.message)
-            case 404: return RESTError(404, "not_found", e.message == "deleted" ? "deleted" : "missing")
+            case 404:
+                let kept: Set<String> = ["deleted", "Document is missing attachment"]
+                return RESTError(404, "not_found", kept.contains(e.message) ? e.message : "missing")
             case 406: return RESTError(406, "not_acceptable", e.message)
             case 409: return .conflict
             case 412: return RESTError(412, "file_exists", e.message)

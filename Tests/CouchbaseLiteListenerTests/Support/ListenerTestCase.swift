@@ -40,7 +40,7 @@ struct RawHTTPClient {
         var hasLength = false
         for (name, value) in headers {
             head += "\(name): \(value)\r\n"
-            if name.lowercased() == "content-length" { hasLength = true }
+            if ["content-length", "transfer-encoding"].contains(name.lowercased()) { hasLength = true }
         }
         if let body, !hasLength { head += "Content-Length: \(body.count)\r\n" }
         if body == nil, !hasLength, ["POST", "PUT"].contains(method) { head += "Content-Length: 0\r\n" }

@@ -3,7 +3,7 @@ import CouchbaseLiteListener
 import Foundation
 import XCTest
 
-final class ServerAndDatabaseTests: ListenerTestCase {
+final class ListenerServerAndDatabaseTests: ListenerTestCase {
     func testListenerReportsBoundPortAndURL() throws {
         XCTAssertNotEqual(listener.port, 0)
         XCTAssertEqual(listener.url?.absoluteString, "http://127.0.0.1:\(listener.port)/")
