@@ -109,6 +109,16 @@ extension RESTRouter {
             if query.descending { swap(&query.startKey, &query.endKey) }
         }
         let result = try query.run()
+        // CouchDB's offset counts the rows before the start key (and those skipped).
+        var offset = skip
+        if keys == nil, prefix == nil, let start = query.startKey {
+            let before = db.createAllDocumentsQuery()
+            before.descending = query.descending
+            before.allDocsMode = query.allDocsMode
+            before.endKey = start
+            before.inclusiveEnd = false
+            offset += Int(try before.run().count)
+        }
         var rows: [Any] = []
         for row in result {
             let key = row.key ?? NSNull()
@@ -133,7 +143,7 @@ extension RESTRouter {
         }
         var response: [String: Any] = [
             "total_rows": Int(db.documentCount),
-            "offset": keys == nil ? skip as Any : NSNull(),
+            "offset": keys == nil ? offset as Any : NSNull(),
             "rows": rows,
         ]
         if try q.bool("update_seq") { response["update_seq"] = Int(result.sequenceNumber) }

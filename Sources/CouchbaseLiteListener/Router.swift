@@ -214,7 +214,8 @@ final class RESTRouter: Sendable {
             return .json(200, [
                 "ok": true,
                 "userCtx": ["name": request.user.map { $0 as Any } ?? NSNull(), "roles": roles],
-                "info": ["authentication_handlers": ["default", "cookie"], "authenticated": "default"],
+                "info": ["authentication_handlers": ["cookie", "default"],
+                         "authenticated": request.header("authorization") != nil ? "default" : "cookie"],
             ])
         case "POST":
             var name: String?
