@@ -90,7 +90,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CouchbaseLiteListenerTests",
-            dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "JSONCore"],
+            dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "JSONCore", "cbl"],
             exclude: ["Resources"]
         ),
     ]
