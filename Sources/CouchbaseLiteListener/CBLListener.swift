@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import NIOPosix
 
 /// An HTTP server exposing a manager's databases through CouchDB's REST API, as 1.x's
 /// `CBLListener` did: apps and replicators (PouchDB, CouchDB clients, another Couchbase Lite)
@@ -121,11 +122,13 @@ public final class CBLListener: @unchecked Sendable {
             runTask?.cancel()
             runTask = nil
             state.endServing()
+            state.releaseWorkers()
             throw CBLError(500, "Cannot start the listener on \(host):\(requestedPort): \(error)")
         case nil:
             runTask?.cancel()
             runTask = nil
             state.endServing()
+            state.releaseWorkers()
             throw CBLError(500, "The listener did not start within 30 seconds")
         }
     }
@@ -147,6 +150,7 @@ public final class CBLListener: @unchecked Sendable {
             done.signal()
         }
         _ = done.wait(timeout: .now() + 10)
+        state.releaseWorkers()
     }
 }
 
@@ -187,7 +191,13 @@ final class ListenerState: @unchecked Sendable {
         var sessions: [String: String] = [:]
         var serving = false
         var waiters: [ObjectIdentifier: ChangeSignal] = [:]
+        /// Threads for the blocking database work of requests (never Dispatch's or Swift's
+        /// shared pools, which app code or clients in the same process may saturate).
+        var pool: NIOThreadPool?
     }
+
+    /// How many requests may do database work at the same time.
+    static let workerThreads = 8
 
     let manager: CBLManager
     let serverUUID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
@@ -265,7 +275,29 @@ final class ListenerState: @unchecked Sendable {
 
     // MARK: Waiting feeds
 
-    func beginServing() { withLock { $0.serving = true } }
+    func beginServing() {
+        let pool = NIOThreadPool(numberOfThreads: Self.workerThreads)
+        pool.start()
+        withLock {
+            $0.serving = true
+            $0.pool = pool
+        }
+    }
+
+    /// Shuts the worker threads down once the server has stopped.
+    func releaseWorkers() {
+        let pool = withLock { s -> NIOThreadPool? in
+            defer { s.pool = nil }
+            return s.pool
+        }
+        pool?.shutdownGracefully { _ in }
+    }
+
+    /// Runs blocking work on the listener's worker threads; nil when the listener is stopped.
+    func onWorker<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T? {
+        guard let pool = withLock({ $0.pool }) else { return nil }
+        return try? await pool.runIfActive(work)
+    }
 
     /// Stops accepting waits and wakes every waiting changes feed.
     func endServing() {

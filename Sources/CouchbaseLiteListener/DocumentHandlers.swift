@@ -262,7 +262,7 @@ extension RESTRouter {
             rev = w
         }
         let etag = "\"\(rev.revID)\""
-        if q["rev"] == nil || options.revs == false, request.header("if-none-match") == etag {
+        if request.header("if-none-match") == etag {
             return RESTResponse(status: 304, headers: [("ETag", etag)])
         }
         let multipart = options.attachments && request.accepts("multipart/related")

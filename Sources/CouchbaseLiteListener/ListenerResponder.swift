@@ -3,16 +3,13 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOPosix
 
 /// Adapts Hummingbird requests to the synchronous `RESTRouter` (run on worker threads, since
 /// database calls block) and runs waiting changes feeds asynchronously.
 struct ListenerResponder: HTTPResponder {
     typealias Context = BasicRequestContext
     let router: RESTRouter
-
-    /// Database work runs here, off Swift's cooperative pool (2 threads on a 2-core machine).
-    private static let workQueue = DispatchQueue(label: "CouchbaseLite.Listener.work", qos: .userInitiated,
-                                                 attributes: .concurrent)
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let maxBody = router.state.maxBodySize
@@ -44,18 +41,14 @@ struct ListenerResponder: HTTPResponder {
         }
 
         let router = self.router
-        let outcome = await Self.onWorker { router.handle(restRequest) }
+        guard let outcome = await router.state.onWorker({ router.handle(restRequest) }) else {
+            return Self.response(.error(RESTError(503, "service_unavailable", "The listener is stopping")))
+        }
         switch outcome {
         case .response(let response):
             return Self.response(response)
         case .changesFeed(let feed):
             return ChangesFeedRunner(router: router, feed: feed).response()
-        }
-    }
-
-    static func onWorker<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            workQueue.async { continuation.resume(returning: work()) }
         }
     }
 
@@ -94,46 +87,47 @@ final class ChangeSignal: @unchecked Sendable {
         w?.resume(returning: true)
     }
 
+    private func consumePending() {
+        lock.lock()
+        pending = false
+        lock.unlock()
+    }
+
     var isStopping: Bool {
         lock.lock(); defer { lock.unlock() }
         return stopping
     }
 
     /// Waits until a change arrives (true) or `seconds` pass (false). Consumes the change.
+    /// Timers run on NIO's event loops, so a saturated Dispatch pool cannot delay them.
     func wait(seconds: Double) async -> Bool {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            lock.lock()
-            if pending {
-                pending = false
-                lock.unlock()
-                continuation.resume(returning: true)
-                return
-            }
-            generation += 1
-            let myGeneration = generation
-            waiter = continuation
-            lock.unlock()
-            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds)) { [self] in
+        let fired = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 lock.lock()
-                guard generation == myGeneration, let w = waiter else { lock.unlock(); return }
-                waiter = nil
+                if pending || stopping {
+                    pending = false
+                    lock.unlock()
+                    continuation.resume(returning: true)
+                    return
+                }
+                generation += 1
+                let myGeneration = generation
+                waiter = continuation
                 lock.unlock()
-                w.resume(returning: false)
+                let delay = TimeAmount.milliseconds(Int64(max(0, min(seconds, 86_400)) * 1000))
+                MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: delay) { [self] in
+                    lock.lock()
+                    guard generation == myGeneration, let w = waiter else { lock.unlock(); return }
+                    waiter = nil
+                    lock.unlock()
+                    w.resume(returning: false)
+                }
             }
-        }.also { fired in
-            if fired {
-                lock.lock()
-                pending = false
-                lock.unlock()
-            }
+        } onCancel: {
+            self.fire(stopping: true)
         }
-    }
-}
-
-extension Bool {
-    fileprivate func also(_ body: (Bool) -> Void) -> Bool {
-        body(self)
-        return self
+        if fired { consumePending() }
+        return fired
     }
 }
 
@@ -152,8 +146,9 @@ struct ChangesFeedRunner: Sendable {
         headers[.cacheControl] = "must-revalidate"
         let runner = self
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            try await runner.run(&writer)
-            try await writer.finish(nil)
+            // A client that hangs up makes writes fail; the writer must still be finished.
+            try? await runner.run(&writer)
+            try? await writer.finish(nil)
         })
     }
 
@@ -181,14 +176,15 @@ struct ChangesFeedRunner: Sendable {
         let originalLimit = options.limit
         while true {
             let snapshot = options
-            let (rows, lastSeq) = await ListenerResponder.onWorker { () -> Result<([String], Int64), RESTError> in
+            let result = await router.state.onWorker { () -> Result<([String], Int64), RESTError> in
                 do {
                     let (rows, last) = try router.changeRows(snapshot.database(db), snapshot)
                     return .success((rows.map(JSONText.string), last))
                 } catch {
                     return .failure(RESTError.from(error))
                 }
-            }.get(or: ([], options.since))
+            }
+            guard let (rows, lastSeq) = try? result?.get() else { return }
 
             if options.feed == .longpoll {
                 if !rows.isEmpty || !registered || signal.isStopping || Date() >= deadline {
@@ -226,9 +222,3 @@ extension ChangesOptions {
     fileprivate func database(_ db: CBLDatabase) -> CBLDatabase { db }
 }
 
-extension Result {
-    fileprivate func get(or fallback: Success) -> Success {
-        if case .success(let value) = self { return value }
-        return fallback
-    }
-}

@@ -108,8 +108,9 @@ final class RESTRouter: Sendable {
             case "_ensure_full_commit":
                 try requireMethod(request, "POST")
                 return .response(.json(201, ["ok": true, "instance_start_time": state.instanceStartTime]))
-            case "_design_docs", "_local_docs":
-                return .response(try allDocs(db, request, prefix: second == "_design_docs" ? "_design/" : nil))
+            case "_design_docs":
+                guard s.count == 2 else { throw RESTError.missing }
+                return .response(try allDocs(db, request, prefix: "_design/"))
             default:
                 if s.count == 2 { throw RESTError.illegalDocID }
                 throw RESTError.missing

@@ -153,4 +153,41 @@ final class ListenerChangesTests: ListenerTestCase {
         wait(for: [finished], timeout: 10)
         XCTAssertLessThan(Date().timeIntervalSince(start), 8)
     }
+
+    func testWaitingFeedsDoNotBlockOtherRequests() throws {
+        let port = listener.port
+        let group = DispatchGroup()
+        let woken = LockedBox(0)
+        for _ in 0..<6 {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                let r = try? RawHTTPClient(port: port).send("GET", "/db/_changes?feed=longpoll&since=now&timeout=8000", timeout: 15)
+                if let r, r.status == 200, (r.dict["results"] as? [Any])?.isEmpty == false {
+                    woken.update { $0 += 1 }
+                }
+            }
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        // Twenty writes from concurrent clients go through while six feeds wait.
+        let start = Date()
+        let writes = DispatchGroup()
+        let statuses = LockedBox([Int]())
+        for i in 0..<20 {
+            writes.enter()
+            Thread.detachNewThread {
+                defer { writes.leave() }
+                let body = Array("{\"i\":\(i)}".utf8)
+                let status = (try? RawHTTPClient(port: port).send("PUT", "/db/w\(i)", headers: ["Content-Type": "application/json"],
+                                                                  body: body).status) ?? 0
+                statuses.update { $0.append(status) }
+            }
+        }
+        XCTAssertEqual(writes.wait(timeout: .now() + 10), .success)
+        XCTAssertLessThan(Date().timeIntervalSince(start), 5)
+        XCTAssertEqual(statuses.value.sorted(), Array(repeating: 201, count: 20))
+        XCTAssertEqual(group.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(woken.value, 6)
+        XCTAssertEqual(db.documentCount, 20)
+    }
 }

@@ -234,3 +234,12 @@ func jsonEqual(_ a: Any?, _ b: Any?) -> Bool {
     let db = try? JSONSerialization.data(withJSONObject: [b], options: [.sortedKeys])
     return da != nil && da == db
 }
+
+/// A value shared between test threads.
+final class LockedBox<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: T
+    init(_ value: T) { stored = value }
+    var value: T { lock.lock(); defer { lock.unlock() }; return stored }
+    func update(_ body: (inout T) -> Void) { lock.lock(); body(&stored); lock.unlock() }
+}
