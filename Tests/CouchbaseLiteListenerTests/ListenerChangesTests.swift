@@ -190,4 +190,20 @@ final class ListenerChangesTests: ListenerTestCase {
         XCTAssertEqual(woken.value, 6)
         XCTAssertEqual(db.documentCount, 20)
     }
+
+    /// Clients that hang up in the middle of longpoll/continuous feeds leave the server healthy.
+    func testClientsHangingUpOnFeeds() throws {
+        let port = listener.port
+        for (i, query) in ["feed=continuous&heartbeat=50", "feed=longpoll&heartbeat=50&since=now", "feed=continuous",
+                           "feed=longpoll&since=now&timeout=60000"].enumerated() {
+            let request = Array("GET /db/_changes?\(query) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+            // Send the request, read for a moment, then close the socket without reading the rest.
+            _ = try? RawHTTPClient(port: port).exchange(request, timeout: 0.2 + Double(i) * 0.05)
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        try putDoc("/db/after", ["ok": true])
+        XCTAssertEqual(try get("/db/_changes").dict["last_seq"] as? Int, 1)
+        // Stopping with feeds possibly still open is clean too.
+        listener.stop()
+    }
 }

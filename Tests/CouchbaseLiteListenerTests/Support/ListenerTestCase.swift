@@ -78,6 +78,8 @@ struct RawHTTPClient {
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
+            // A server that keeps sending (heartbeats) must not keep us past the deadline.
+            if Date() > deadline { throw HTTPClientError(description: "timed out after \(out.count) bytes") }
             let n = recv(fd, &buffer, buffer.count, 0)
             if n > 0 { out += buffer[0..<n]; continue }
             if n == 0 { break }
