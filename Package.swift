@@ -13,6 +13,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // System libraries (Debian: libsqlite3-dev, zlib1g-dev).
@@ -41,11 +44,24 @@ let package = Package(
             ]
         ),
 
+        // The REST listener: a CouchDB-compatible HTTP server over a CBLManager (1.x CBLListener).
+        .target(
+            name: "CouchbaseLiteListener",
+            dependencies: [
+                "CouchbaseLite", "JSONCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // Command-line tool.
         .executableTarget(
             name: "cbl",
             dependencies: [
-                "CouchbaseLite",
+                "CouchbaseLite", "CouchbaseLiteListener",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -72,6 +88,11 @@ let package = Package(
                 "CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CBLCrashWriter",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
+        ),
+        .testTarget(
+            name: "CouchbaseLiteListenerTests",
+            dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "JSONCore", "cbl"],
+            exclude: ["Resources"]
         ),
     ]
 )

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CouchbaseLite
+import CouchbaseLiteListener
 import Foundation
 
 @main
@@ -8,7 +9,7 @@ struct CBLCommand: ParsableCommand {
         commandName: "cbl",
         abstract: "Couchbase Lite 1.x databases on Linux: try them out and inspect them.",
         version: CBLVersion(),
-        subcommands: [Demo.self, Info.self],
+        subcommands: [Demo.self, Info.self, Serve.self],
         defaultSubcommand: Demo.self
     )
 }
@@ -78,5 +79,59 @@ struct Info: ParsableCommand {
         print("last sequence:   \(db.lastSequenceNumber)")
         print("max rev depth:   \(db.maxRevTreeDepth)")
         print("public UUID:     \(db.publicUUID ?? "-")")
+    }
+}
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the databases of a directory over CouchDB's REST API (1.x CBLListener) until interrupted.")
+
+    @Option(help: "TCP port (0 picks a free one).")
+    var port: UInt16 = 5984
+
+    @Option(help: "Manager directory holding the NAME.cblite2 databases.")
+    var directory: String = CBLManager.defaultDirectory()
+
+    @Option(help: "Interface to listen on (0.0.0.0 for every interface).")
+    var host: String = "127.0.0.1"
+
+    @Flag(help: "Refuse every request that would change a database.")
+    var readonly = false
+
+    @Option(help: "Require HTTP Basic authentication as USER:PASSWORD.")
+    var credentials: String?
+
+    func run() throws {
+        var options = CBLManagerOptions(readOnly: readonly, fileProtection: [])
+        let manager = try CBLManager(directory: directory, options: &options)
+        let listener = CBLListener(manager: manager, port: port)
+        listener.bindAddress = host
+        listener.readOnly = readonly
+        if let credentials {
+            guard let colon = credentials.firstIndex(of: ":") else {
+                throw ValidationError("--credentials must be USER:PASSWORD")
+            }
+            listener.setPasswords([String(credentials[..<colon]): String(credentials[credentials.index(after: colon)...])])
+        }
+        try listener.start()
+        print("Serving \(manager.directory) at \(listener.url?.absoluteString ?? "port \(listener.port)")\(readonly ? " (read-only)" : "")")
+        print("Press Ctrl-C to stop.")
+        fflush(nil)
+
+        // Run until SIGINT or SIGTERM, then stop cleanly.
+        let stopped = DispatchSemaphore(value: 0)
+        var sources: [DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { stopped.signal() }
+            source.resume()
+            sources.append(source)
+        }
+        stopped.wait()
+        print("Stopping.")
+        listener.stop()
+        manager.close()
+        sources.forEach { $0.cancel() }
     }
 }

@@ -1,0 +1,293 @@
+import Foundation
+import JSONCore
+import SQLiteKit
+
+// Package-level operations the REST listener (`CouchbaseLiteListener`) needs and the public 1.x
+// API does not offer: revision trees, `_revs_diff`, the changes feed, `new_edits=false`, purge
+// with revision lists, local documents with MVCC, raw attachment blobs. They wrap the internal
+// machinery (`putRevision`, `forceInsert`, `SQLiteStore`…) without changing it.
+
+/// One revision as the REST layer sees it.
+package struct RESTRevision: Sendable {
+    package let docID: String
+    package let revID: String
+    package let sequence: Int64
+    package let deleted: Bool
+    /// Stored JSON body (without `_id`/`_rev`), nil when not loaded or not available.
+    package let body: [UInt8]?
+    package let isLeaf: Bool
+
+    init(_ stored: StoredRevision) {
+        docID = stored.docID
+        revID = stored.revID
+        sequence = stored.sequence
+        deleted = stored.deleted
+        body = stored.body
+        isLeaf = stored.isLeaf
+    }
+
+    /// The body parsed, without special keys (empty when unavailable).
+    package var properties: [String: Any]? {
+        guard let body else { return nil }
+        if body.isEmpty { return [:] }
+        return try? JSON.parseObject(body)
+    }
+}
+
+/// One entry of a revision's history (`_revs_info`).
+package struct RESTHistoryEntry: Sendable {
+    package let revID: String
+    package let deleted: Bool
+    /// The body is still stored (not compacted away / never received).
+    package let available: Bool
+}
+
+/// One row of the changes feed: a document with the leaves changed since the requested sequence.
+package struct RESTChange: Sendable {
+    package let sequence: Int64
+    package let docID: String
+    /// Leaves to report, winner first (only the winner unless all leaves were asked for).
+    package let revIDs: [String]
+    /// True when the document's winning revision is a deletion.
+    package let deleted: Bool
+    /// The winning revision's stored body, when requested.
+    package let winnerBody: [UInt8]?
+    package let winnerRevID: String
+}
+
+/// The `_revs_diff` answer for one document.
+package struct RESTRevsDiff: Sendable {
+    package let missing: [String]
+    package let possibleAncestors: [String]
+}
+
+extension CBLDatabase {
+    // MARK: Identifiers
+
+    /// Spec 3.1: non-empty, not starting with `_` unless `_design/…`.
+    package static func restIsValidDocumentID(_ docID: String) -> Bool { isValidDocumentID(docID) }
+
+    /// A new random document ID in the 1.x form.
+    package static func restGenerateDocumentID() -> String { generateDocumentID() }
+
+    /// The generation of a revision ID, 0 when invalid (spec 3.2).
+    package static func restGeneration(_ revID: String) -> Int { RevisionID.generation(revID) }
+
+    /// `_revisions` for a history, newest first (spec 3.4).
+    package static func restRevisionsDictionary(_ history: [String]) -> [String: Any] {
+        RevisionID.revisionsDictionary(history)
+    }
+
+    /// Parses `_revisions` into rev IDs, newest first; nil when malformed.
+    package static func restHistory(fromRevisions revisions: [String: Any]) -> [String]? {
+        RevisionID.history(fromRevisions: revisions)
+    }
+
+    /// True for a read-only database.
+    package var restIsReadOnly: Bool { isReadOnly }
+
+    /// Bytes used on disk by the SQLite file and its WAL.
+    package var restDiskSize: Int64 {
+        let fm = FileManager.default
+        var total: Int64 = 0
+        for name in [SQLiteStore.databaseFileName, SQLiteStore.databaseFileName + "-wal"] {
+            let path = directoryURL.appendingPathComponent(name).path
+            if let size = (try? fm.attributesOfItem(atPath: path))?[.size] as? NSNumber { total += size.int64Value }
+        }
+        return total
+    }
+
+    /// Documents whose winning revision is a deletion.
+    package var restDeletedDocumentCount: Int {
+        (try? withStore { store in
+            Int(try store.connection.scalarInt(
+                "SELECT COUNT(DISTINCT doc_id) FROM revs r WHERE current=1 AND deleted=1 AND NOT EXISTS (SELECT 1 FROM revs l WHERE l.doc_id=r.doc_id AND l.current=1 AND l.deleted=0)") ?? 0)
+        }) ?? 0
+    }
+
+    // MARK: Reading revisions
+
+    /// The winning revision (it may be a tombstone), with its body; nil if the document is unknown.
+    package func restWinningRevision(docID: String) throws -> RESTRevision? {
+        try withStore { store in try store.winningRevision(docID: docID).map(RESTRevision.init) }
+    }
+
+    /// A specific revision with its body (nil body when not available); nil if unknown.
+    package func restRevision(docID: String, revID: String) throws -> RESTRevision? {
+        try withStore { store in try store.revision(docID: docID, revID: revID).map(RESTRevision.init) }
+    }
+
+    /// Every leaf of a document, winner first (deleted leaves included).
+    package func restLeaves(docID: String, withBodies: Bool) throws -> [RESTRevision] {
+        try withStore { store in
+            guard let id = try store.numericID(of: docID) else { return [] }
+            return try store.leaves(docID: docID, numericID: id, withBodies: withBodies).map(RESTRevision.init)
+        }
+    }
+
+    /// The history of a revision, itself first, with availability of each body.
+    package func restHistory(docID: String, revID: String) throws -> [RESTHistoryEntry] {
+        try withStore { store in
+            guard let id = try store.numericID(of: docID) else { return [] }
+            let tree = try store.revisionTree(numericID: id)
+            var bySeq: [Int64: SQLiteStore.TreeNode] = [:]
+            for node in tree { bySeq[node.sequence] = node }
+            guard let start = tree.first(where: { $0.revID == revID }) else { return [] }
+            var out: [RESTHistoryEntry] = []
+            var next: Int64? = start.sequence
+            while let seq = next, let node = bySeq[seq], out.count <= tree.count {
+                out.append(RESTHistoryEntry(revID: node.revID, deleted: node.deleted, available: node.hasBody))
+                next = node.parent
+            }
+            return out
+        }
+    }
+
+    /// `_revs_diff` (spec 9.5): which of the given revisions are missing, and which local
+    /// revisions with bodies could be their ancestors.
+    package func restRevsDiff(_ request: [String: [String]]) throws -> [String: RESTRevsDiff] {
+        try withStore { store in
+            var result: [String: RESTRevsDiff] = [:]
+            for (docID, revIDs) in request {
+                let tree: [SQLiteStore.TreeNode]
+                if let id = try store.numericID(of: docID) { tree = try store.revisionTree(numericID: id) } else { tree = [] }
+                let known = Set(tree.map(\.revID))
+                var seen = Set<String>()
+                let missing = revIDs.filter { !known.contains($0) && seen.insert($0).inserted }
+                guard !missing.isEmpty else { continue }
+                let maxGen = missing.map(RevisionID.generation).max() ?? 0
+                let ancestors = tree
+                    .filter { $0.hasBody && RevisionID.generation($0.revID) < maxGen }
+                    .sorted { a, b in
+                        if a.current != b.current { return a.current }
+                        let ga = RevisionID.generation(a.revID), gb = RevisionID.generation(b.revID)
+                        return ga != gb ? ga > gb : a.revID > b.revID
+                    }
+                    .prefix(10)
+                    .map(\.revID)
+                result[docID] = RESTRevsDiff(missing: missing, possibleAncestors: Array(ancestors))
+            }
+            return result
+        }
+    }
+
+    // MARK: Changes feed
+
+    /// Documents with a leaf revision newer than `since`, ordered by their newest leaf sequence.
+    ///
+    /// - Parameters:
+    ///   - allLeaves: report every leaf (`style=all_docs`), else only the winner.
+    ///   - docIDs: only these documents (`filter=_doc_ids`).
+    ///   - activeOnly: skip documents whose winner is deleted.
+    ///   - limit: maximum rows (nil = all).
+    package func restChanges(since: Int64, limit: Int?, descending: Bool, allLeaves: Bool, docIDs: [String]?,
+                             activeOnly: Bool, includeDocs: Bool) throws -> [RESTChange] {
+        try withStore { store in
+            var sql = "SELECT revs.doc_id, docs.docid, MAX(revs.sequence) AS s FROM revs, docs WHERE revs.doc_id = docs.doc_id AND revs.current=1 AND revs.sequence > ?"
+            var params: [SQLiteValue] = [.integer(since)]
+            if let docIDs {
+                if docIDs.isEmpty { return [] }
+                sql += " AND docs.docid IN (" + docIDs.map { _ in "?" }.joined(separator: ",") + ")"
+                params += docIDs.map { .text($0) }
+            }
+            sql += " GROUP BY revs.doc_id ORDER BY s " + (descending ? "DESC" : "ASC")
+            let stmt = try store.connection.prepare(sql)
+            try stmt.bind(params)
+            var docs: [(Int64, String, Int64)] = []
+            let wanted = limit ?? Int.max
+            // Rows are filtered (active_only) after the query, so keep reading until enough survive.
+            while try stmt.step() {
+                docs.append((stmt.int64(0), stmt.string(1) ?? "", stmt.int64(2)))
+                if !activeOnly && docs.count >= wanted { break }
+            }
+            stmt.reset()
+            var out: [RESTChange] = []
+            for (numericID, docID, seq) in docs {
+                if out.count >= wanted { break }
+                let leaves = try store.leaves(docID: docID, numericID: numericID, withBodies: false)
+                guard let winner = leaves.first else { continue }
+                if activeOnly && winner.deleted { continue }
+                let revIDs = allLeaves ? leaves.map(\.revID) : [winner.revID]
+                let body = includeDocs ? try store.body(sequence: winner.sequence) : nil
+                out.append(RESTChange(sequence: seq, docID: docID, revIDs: revIDs, deleted: winner.deleted,
+                                      winnerBody: body, winnerRevID: winner.revID))
+            }
+            return out
+        }
+    }
+
+    // MARK: Attachments
+
+    /// The stored bytes of a blob by its `sha1-…` digest (still gzip-encoded if it was stored so).
+    package func restAttachmentBlob(digest: String) -> Data? {
+        guard let key = BlobKey(digest: digest) else { return nil }
+        return storeIfOpenForBlobs?.contents(of: key)
+    }
+
+    /// Decodes gzip data (attachments stored with `"encoding":"gzip"`).
+    package static func restGunzip(_ data: Data) throws -> Data { try Gzip.decompress(data) }
+
+    // MARK: Writing
+
+    /// A local edit (spec 3.5): PUT/POST/DELETE of a document. Returns the new revision.
+    package func restPutRevision(docID: String, prevRevID: String?, properties: [String: Any], deleting: Bool,
+                                 allowConflict: Bool) throws -> (revID: String, sequence: Int64) {
+        let saved = try putRevision(docID: docID, prevRevID: prevRevID, properties: properties,
+                                    deleting: deleting, allowConflict: allowConflict)
+        return (saved.revisionID ?? "", saved.sequence)
+    }
+
+    /// Adds, replaces (content non-nil) or removes (content nil) one attachment, making a new
+    /// revision on top of `prevRevID` (or a new document). Returns the new revision ID.
+    package func restPutAttachment(docID: String, prevRevID: String?, name: String, contentType: String?,
+                                   content: Data?) throws -> String {
+        var properties: [String: Any] = [:]
+        if let prevRevID {
+            guard let rev = try restRevision(docID: docID, revID: prevRevID) else {
+                if let winner = try restWinningRevision(docID: docID), !winner.deleted { throw CBLError.conflict() }
+                throw CBLError.notFound("missing")
+            }
+            if !rev.isLeaf { throw CBLError.conflict() }
+            properties = rev.deleted ? [:] : (rev.properties ?? [:])
+        } else if let winner = try restWinningRevision(docID: docID), !winner.deleted {
+            throw CBLError.conflict()
+        }
+        let pending: [String: PendingAttachment?]
+        if let content {
+            pending = [name: PendingAttachment(contentType: contentType, body: .data(content))]
+        } else {
+            guard (properties["_attachments"] as? [String: Any])?[name] != nil else {
+                throw CBLError.notFound("Document is missing attachment")
+            }
+            pending = [name: nil]
+        }
+        let saved = try putRevision(docID: docID, prevRevID: prevRevID, properties: properties, deleting: false,
+                                    allowConflict: false, pendingAttachments: pending)
+        return saved.revisionID ?? ""
+    }
+
+    /// Inserts a revision with its history, without a new revision ID (`new_edits=false`).
+    /// Returns the inserted revision ID, or nil when it was already present.
+    @discardableResult
+    package func restForceInsert(docID: String, history: [String], properties: [String: Any],
+                                 source: String? = nil) throws -> String? {
+        try forceInsert(docID: docID, history: history, properties: properties, source: source)?.revisionID
+    }
+
+    /// Purges revisions (and ancestors no other leaf needs); `["*"]` purges the document.
+    package func restPurge(docID: String, revIDs: [String]) throws -> [String] {
+        try purgeRevisions(docID: docID, revIDs: revIDs)
+    }
+
+    // MARK: Local documents (spec 5)
+
+    /// Writes a local document with MVCC: `prevRevID` must be its current revision (nil when new).
+    package func restPutLocalDocument(_ properties: [String: Any], withID id: String, prevRevID: String?) throws -> String {
+        try putLocalDocument(properties, withID: id, prevRevID: prevRevID, checkRev: true)
+    }
+
+    /// Deletes a local document; `revID` must be its current revision when given.
+    package func restDeleteLocalDocument(withID id: String, revID: String?) throws {
+        try deleteLocalDocument(withID: id, revID: revID)
+    }
+}

@@ -1,0 +1,333 @@
+import CouchbaseLite
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import NIOPosix
+
+/// An HTTP server exposing a manager's databases through CouchDB's REST API, as 1.x's
+/// `CBLListener` did: apps and replicators (PouchDB, CouchDB clients, another Couchbase Lite)
+/// can read, write, replicate and query over HTTP.
+///
+/// ```swift
+/// let listener = CBLListener(manager: manager, port: 5984)
+/// listener.setPasswords(["admin": "secret"])
+/// try listener.start()
+/// print(listener.url!)   // http://127.0.0.1:5984/
+/// ```
+///
+/// Safe to use from any thread. Settings should be made before `start()`; `passwords`,
+/// `readOnly` and `maxBodySize` can also be changed while running.
+public final class CBLListener: @unchecked Sendable {
+    /// The manager whose databases are served.
+    public let manager: CBLManager
+    private let requestedPort: UInt16
+    let state: ListenerState
+
+    private let lock = NSLock()
+    private var runTask: Task<Void, Never>?
+    private var boundPort: UInt16?
+
+    /// A listener for `manager` on `port` (0 picks a free port; `port` then reports it once started).
+    public init(manager: CBLManager, port: UInt16) {
+        self.manager = manager
+        self.requestedPort = port
+        self.state = ListenerState(manager: manager)
+    }
+
+    deinit {
+        runTask?.cancel()
+    }
+
+    /// The interface to listen on: `0.0.0.0` (all, the 1.x behaviour) by default; `127.0.0.1`
+    /// keeps the server private to this machine. Set before `start()`.
+    public var bindAddress: String {
+        get { state.withLock { $0.bindAddress } }
+        set { state.withLock { $0.bindAddress = newValue } }
+    }
+
+    /// The TCP port: the bound one while running (useful with port 0), else the requested one.
+    public var port: UInt16 {
+        lock.lock(); defer { lock.unlock() }
+        return boundPort ?? requestedPort
+    }
+
+    /// The server's root URL while running (`http://127.0.0.1:PORT/` when bound to all interfaces).
+    public var url: URL? {
+        lock.lock(); defer { lock.unlock() }
+        guard let boundPort else { return nil }
+        var host = state.withLock { $0.bindAddress }
+        if host == "0.0.0.0" || host == "::" || host.isEmpty { host = "127.0.0.1" }
+        if host.contains(":") { host = "[\(host)]" }
+        return URL(string: "http://\(host):\(boundPort)/")
+    }
+
+    /// When true every request that would change something is refused with 403.
+    public var readOnly: Bool {
+        get { state.readOnly }
+        set { state.withLock { $0.readOnly = newValue } }
+    }
+
+    /// The largest request body accepted (bytes); larger ones get 413. Default 64 MiB.
+    public var maxBodySize: Int {
+        get { state.maxBodySize }
+        set { state.withLock { $0.maxBodySize = max(0, newValue) } }
+    }
+
+    /// User names and passwords for HTTP Basic authentication; nil (default) = no authentication.
+    public var passwords: [String: String]? { state.passwords }
+
+    /// Requires HTTP Basic authentication (or a `_session` cookie) with one of these
+    /// credentials on every request; nil turns authentication off.
+    public func setPasswords(_ passwords: [String: String]?) {
+        state.withLock {
+            $0.passwords = passwords
+            $0.sessions.removeAll()
+        }
+    }
+
+    /// Starts listening. Returns once the socket is bound (so `port` and `url` are valid);
+    /// throws if it cannot be bound. Calling it while running does nothing.
+    public func start() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard runTask == nil else { return }
+        let started = StartSignal()
+        let host = state.withLock { $0.bindAddress }
+        var logger = Logger(label: "CouchbaseLite.Listener")
+        logger.logLevel = .critical
+        let router = RESTRouter(state: state)
+        let app = Application(
+            responder: ListenerResponder(router: router),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: Int(requestedPort)),
+                serverName: "CouchbaseLite/\(CBLVersion()) (Swift; Linux)"),
+            onServerRunning: { channel in
+                started.finish(.success(UInt16(channel.localAddress?.port ?? 0)))
+            },
+            logger: logger)
+        state.beginServing()
+        runTask = Task.detached {
+            do {
+                try await app.run()
+                started.finish(.failure(CBLListenerError("The listener stopped before it started")))
+            } catch {
+                started.finish(.failure(error))
+            }
+        }
+        switch started.wait(timeout: 30) {
+        case .success(let port):
+            boundPort = port
+        case .failure(let error):
+            runTask?.cancel()
+            runTask = nil
+            state.endServing()
+            state.releaseWorkers()
+            throw CBLError(500, "Cannot start the listener on \(host):\(requestedPort): \(error)")
+        case nil:
+            runTask?.cancel()
+            runTask = nil
+            state.endServing()
+            state.releaseWorkers()
+            throw CBLError(500, "The listener did not start within 30 seconds")
+        }
+    }
+
+    /// Stops listening: waiting changes feeds are answered, connections closed. Returns when the
+    /// port is free again (at most a few seconds).
+    public func stop() {
+        lock.lock()
+        let task = runTask
+        runTask = nil
+        boundPort = nil
+        lock.unlock()
+        guard let task else { return }
+        state.endServing()
+        task.cancel()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            await task.value
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 10)
+        state.releaseWorkers()
+    }
+}
+
+struct CBLListenerError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A one-shot result a synchronous caller waits for.
+private final class StartSignal: @unchecked Sendable {
+    private let lock = NSLock()
+    private let semaphore = DispatchSemaphore(value: 0)
+    private var result: Result<UInt16, Error>?
+
+    func finish(_ value: Result<UInt16, Error>) {
+        lock.lock()
+        let first = result == nil
+        if first { result = value }
+        lock.unlock()
+        if first { semaphore.signal() }
+    }
+
+    func wait(timeout: TimeInterval) -> Result<UInt16, Error>? {
+        guard semaphore.wait(timeout: .now() + timeout) == .success else { return nil }
+        lock.lock(); defer { lock.unlock() }
+        return result
+    }
+}
+
+/// Settings and session state shared by the listener and its request handlers.
+final class ListenerState: @unchecked Sendable {
+    struct Settings {
+        var bindAddress = "0.0.0.0"
+        var readOnly = false
+        var maxBodySize = 64 * 1024 * 1024
+        var passwords: [String: String]?
+        /// Session cookie tokens → user name.
+        var sessions: [String: String] = [:]
+        var serving = false
+        var waiters: [ObjectIdentifier: ChangeSignal] = [:]
+        /// Threads for the blocking database work of requests (never Dispatch's or Swift's
+        /// shared pools, which app code or clients in the same process may saturate).
+        var pool: NIOThreadPool?
+    }
+
+    /// How many requests may do database work at the same time.
+    static let workerThreads = 8
+
+    let manager: CBLManager
+    let serverUUID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    /// Microseconds since 1970 when the listener object was made (CouchDB's `instance_start_time`).
+    let instanceStartTime = String(Int64(Date().timeIntervalSince1970 * 1_000_000))
+    private let lock = NSLock()
+    private var settings = Settings()
+
+    init(manager: CBLManager) {
+        self.manager = manager
+    }
+
+    func withLock<R>(_ body: (inout Settings) throws -> R) rethrows -> R {
+        lock.lock(); defer { lock.unlock() }
+        return try body(&settings)
+    }
+
+    var readOnly: Bool { withLock { $0.readOnly } }
+    var maxBodySize: Int { withLock { $0.maxBodySize } }
+    var passwords: [String: String]? { withLock { $0.passwords } }
+
+    /// `http://host:port/` + escaped path segments, for `Location` headers.
+    func absoluteURL(path: [String]) -> String {
+        let allowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))
+        let escaped = path.map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0 }
+        return "/" + escaped.joined(separator: "/")
+    }
+
+    // MARK: Authentication
+
+    /// The user a request authenticates as (Basic credentials or session cookie), if any.
+    func authenticatedUser(_ request: RESTRequest) -> String? {
+        withLock { s -> String? in
+            guard let passwords = s.passwords else { return nil }
+            if let auth = request.header("authorization"), auth.lowercased().hasPrefix("basic "),
+               let data = Data(base64Encoded: String(auth.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+               let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") {
+                let user = String(text[..<colon])
+                let password = String(text[text.index(after: colon)...])
+                if let expected = passwords[user], constantTimeEqual(expected, password) { return user }
+                return nil
+            }
+            if let token = Self.sessionToken(request), let user = s.sessions[token], passwords[user] != nil {
+                return user
+            }
+            return nil
+        }
+    }
+
+    static func sessionToken(_ request: RESTRequest) -> String? {
+        guard let cookies = request.header("cookie") else { return nil }
+        for cookie in cookies.split(separator: ";") {
+            let kv = cookie.split(separator: "=", maxSplits: 1)
+            if kv.count == 2, kv[0].trimmingCharacters(in: .whitespaces) == "AuthSession" {
+                return kv[1].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return nil
+    }
+
+    /// Checks a name and password; returns a new session token when they match.
+    func login(name: String, password: String) -> String? {
+        withLock { s -> String? in
+            guard let expected = s.passwords?[name], constantTimeEqual(expected, password) else { return nil }
+            let token = (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            s.sessions[token] = name
+            return token
+        }
+    }
+
+    func logout(_ request: RESTRequest) {
+        guard let token = Self.sessionToken(request) else { return }
+        withLock { _ = $0.sessions.removeValue(forKey: token) }
+    }
+
+    // MARK: Waiting feeds
+
+    func beginServing() {
+        let pool = NIOThreadPool(numberOfThreads: Self.workerThreads)
+        pool.start()
+        withLock {
+            $0.serving = true
+            $0.pool = pool
+        }
+    }
+
+    /// Shuts the worker threads down once the server has stopped.
+    func releaseWorkers() {
+        let pool = withLock { s -> NIOThreadPool? in
+            defer { s.pool = nil }
+            return s.pool
+        }
+        pool?.shutdownGracefully { _ in }
+    }
+
+    /// Runs blocking work on the listener's worker threads; nil when the listener is stopped.
+    func onWorker<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T? {
+        guard let pool = withLock({ $0.pool }) else { return nil }
+        return try? await pool.runIfActive(work)
+    }
+
+    /// Stops accepting waits and wakes every waiting changes feed.
+    func endServing() {
+        let waiters = withLock { s -> [ChangeSignal] in
+            s.serving = false
+            defer { s.waiters.removeAll() }
+            return Array(s.waiters.values)
+        }
+        for waiter in waiters { waiter.fire(stopping: true) }
+    }
+
+    /// Registers a waiting feed; false when the listener is stopping.
+    func register(_ signal: ChangeSignal) -> Bool {
+        withLock { s in
+            guard s.serving else { return false }
+            s.waiters[ObjectIdentifier(signal)] = signal
+            return true
+        }
+    }
+
+    func unregister(_ signal: ChangeSignal) {
+        withLock { _ = $0.waiters.removeValue(forKey: ObjectIdentifier(signal)) }
+    }
+}
+
+private func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8), y = Array(b.utf8)
+    var diff = x.count ^ y.count
+    for i in 0..<max(x.count, y.count) {
+        diff |= Int((i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0))
+    }
+    return diff == 0
+}

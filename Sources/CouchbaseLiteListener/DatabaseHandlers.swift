@@ -1,0 +1,303 @@
+import CouchbaseLite
+import Foundation
+import JSONCore
+
+/// `/{db}`, `_all_docs`, `_bulk_docs`, `_bulk_get`, `_revs_diff`, `_purge`, `_compact`.
+extension RESTRouter {
+    func databaseRoot(_ name: String, _ request: RESTRequest) throws -> RESTResponse {
+        switch request.method {
+        case "PUT":
+            guard CBLManager.isValidDatabaseName(name) else {
+                throw RESTError(400, "illegal_database_name", Self.illegalNameReason(name))
+            }
+            if manager.databaseExistsNamed(name) {
+                throw RESTError(412, "file_exists", "The database could not be created, the file already exists.")
+            }
+            _ = try manager.databaseNamed(name)
+            return .json(201, ["ok": true], headers: [("Location", state.absoluteURL(path: [name]))])
+        case "GET", "HEAD":
+            let db = try openDatabase(name)
+            return .json(200, databaseInfo(db))
+        case "DELETE":
+            if request.query["rev"] != nil {
+                throw RESTError(400, "bad_request",
+                                "You tried to DELETE a database with a ?=rev parameter. Did you mean to DELETE a document instead?")
+            }
+            let db = try openDatabase(name)
+            try db.delete()
+            return .json(200, ["ok": true])
+        case "POST":
+            let db = try openDatabase(name)
+            try requireJSONBody(request)
+            let body = try JSONText.parseObject(request.body, what: "Document")
+            let docID = (body["_id"] as? String) ?? CBLDatabase.restGenerateDocumentID()
+            if body["_id"] != nil && !(body["_id"] is String) { throw RESTError(400, "bad_request", "Document id must be a string") }
+            let (revID, status) = try saveDocument(db, docID: docID, body: body, request: request)
+            return .json(status, ["ok": true, "id": docID, "rev": revID],
+                         headers: [("Location", state.absoluteURL(path: [name, docID])), ("ETag", "\"\(revID)\"")])
+        default:
+            throw RESTError.methodNotAllowed("GET,HEAD,PUT,POST,DELETE")
+        }
+    }
+
+    func databaseInfo(_ db: CBLDatabase) -> [String: Any] {
+        let seq = Int(db.lastSequenceNumber)
+        let size = Int(db.restDiskSize)
+        return [
+            "db_name": db.name,
+            "doc_count": Int(db.documentCount),
+            "doc_del_count": Int(db.restDeletedDocumentCount),
+            "update_seq": seq,
+            "committed_update_seq": seq,
+            "purge_seq": 0,
+            "disk_size": size,
+            "sizes": ["file": size, "active": size, "external": size],
+            "data_size": size,
+            "instance_start_time": state.instanceStartTime,
+            "disk_format_version": 102,
+            "compact_running": false,
+        ]
+    }
+
+    // MARK: _all_docs
+
+    func allDocs(_ db: CBLDatabase, _ request: RESTRequest, prefix: String? = nil) throws -> RESTResponse {
+        try requireMethod(request, "GET", "POST")
+        var params = request.query
+        var keys: [Any]?
+        if request.method == "POST" {
+            try requireJSONBody(request)
+            let body = request.body.isEmpty ? [:] : try JSONText.parseObject(request.body)
+            if let k = body["keys"] {
+                guard let array = k as? [Any] else { throw RESTError(400, "bad_request", "`keys` body member must be an array.") }
+                keys = array
+            }
+            mergeBodyParameters(body, into: &params, except: "keys")
+        }
+        let q = QueryParams(values: params)
+        if keys == nil, let k = try q.json("keys", lenient: false) {
+            guard let array = k as? [Any] else { throw RESTError.queryParse("`keys` must be an array") }
+            keys = array
+        }
+        let query = db.createAllDocumentsQuery()
+        let includeDocs = try q.bool("include_docs")
+        let conflicts = try q.bool("conflicts")
+        query.prefetch = includeDocs
+        query.descending = try q.bool("descending")
+        query.inclusiveEnd = try q.bool("inclusive_end", default: true)
+        if let limit = try q.int("limit") { query.limit = UInt(limit) }
+        let skip = try q.int("skip") ?? 0
+        query.skip = UInt(skip)
+        if try q.bool("only_conflicts") {
+            query.allDocsMode = .onlyConflicts
+        } else if conflicts {
+            query.allDocsMode = .showConflicts
+        }
+        if let keys {
+            query.keys = keys
+        } else if let key = try q.json("key") {
+            query.startKey = key
+            query.endKey = key
+        } else {
+            query.startKey = try q.json("startkey") ?? q.json("start_key")
+            query.endKey = try q.json("endkey") ?? q.json("end_key")
+        }
+        if let prefix, keys == nil {
+            if query.startKey == nil || (query.startKey as? String).map({ $0 < prefix }) == true { query.startKey = prefix }
+            let end = prefix + "\u{FFFF}"
+            if query.endKey == nil || (query.endKey as? String).map({ $0 > end }) == true { query.endKey = end }
+            if query.descending { swap(&query.startKey, &query.endKey) }
+        }
+        let result = try query.run()
+        // CouchDB's offset counts the rows before the start key (and those skipped).
+        var offset = skip
+        if keys == nil, prefix == nil, let start = query.startKey {
+            let before = db.createAllDocumentsQuery()
+            before.descending = query.descending
+            before.allDocsMode = query.allDocsMode
+            before.endKey = start
+            before.inclusiveEnd = false
+            offset += Int(try before.run().count)
+        }
+        var rows: [Any] = []
+        for row in result {
+            let key = row.key ?? NSNull()
+            guard let docID = row.sourceDocumentID, let value = row.value as? [String: Any] else {
+                rows.append(["key": key, "error": "not_found"])
+                continue
+            }
+            if let prefix, !docID.hasPrefix(prefix) { continue }
+            var out: [String: Any] = ["id": docID, "key": key, "value": value]
+            if includeDocs {
+                if value["deleted"] as? Bool == true {
+                    out["doc"] = NSNull()
+                } else if var doc = row.documentProperties {
+                    if conflicts, let leaves = value["_conflicts"] as? [String] {
+                        let others = leaves.filter { $0 != value["rev"] as? String }
+                        if !others.isEmpty { doc["_conflicts"] = others }
+                    }
+                    out["doc"] = doc
+                }
+            }
+            rows.append(out)
+        }
+        var response: [String: Any] = [
+            "total_rows": Int(db.documentCount),
+            "offset": keys == nil ? offset as Any : NSNull(),
+            "rows": rows,
+        ]
+        if try q.bool("update_seq") { response["update_seq"] = Int(result.sequenceNumber) }
+        return .json(200, response)
+    }
+
+    // MARK: _bulk_docs
+
+    func bulkDocs(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
+        try requireMethod(request, "POST")
+        try requireJSONBody(request)
+        let body = try JSONText.parseObject(request.body)
+        guard let docs = body["docs"] as? [Any] else {
+            throw RESTError(400, "bad_request", "POST body must include `docs` parameter.")
+        }
+        if body["all_or_nothing"] as? Bool == true {
+            throw RESTError(501, "not_implemented", "all_or_nothing is not supported: each document is saved on its own")
+        }
+        let newEdits = try (body["new_edits"] as? Bool) ?? (QueryParams(values: request.query).bool("new_edits", default: true))
+        var results: [Any] = []
+        db.inTransaction {
+            for item in docs {
+                guard let doc = item as? [String: Any] else {
+                    results.append(["error": "bad_request", "reason": "Document must be a JSON object"])
+                    continue
+                }
+                let docID = (doc["_id"] as? String) ?? (newEdits ? CBLDatabase.restGenerateDocumentID() : "")
+                do {
+                    if newEdits {
+                        let (revID, _) = try saveDocument(db, docID: docID, body: doc, request: nil)
+                        results.append(["ok": true, "id": docID, "rev": revID])
+                    } else {
+                        try insertWithHistory(db, docID: docID, body: doc)
+                    }
+                } catch {
+                    let e = RESTError.from(error)
+                    var entry: [String: Any] = ["id": docID, "error": e.error, "reason": e.reason]
+                    if !newEdits, let rev = doc["_rev"] as? String { entry["rev"] = rev }
+                    results.append(entry)
+                }
+            }
+            return true
+        }
+        return .json(201, results)
+    }
+
+    // MARK: _bulk_get
+
+    func bulkGet(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
+        try requireMethod(request, "POST")
+        try requireJSONBody(request)
+        let body = try JSONText.parseObject(request.body)
+        guard let docs = body["docs"] as? [Any] else {
+            throw RESTError(400, "bad_request", "Missing JSON list of 'docs'.")
+        }
+        let q = QueryParams(values: request.query)
+        var options = try DocumentOptions(q)
+        let multipart = request.accepts("multipart/")
+        var results: [Any] = []
+        var parts: [MultipartPart] = []
+        for item in docs {
+            guard let spec = item as? [String: Any], let docID = spec["id"] as? String else {
+                results.append(["id": NSNull(), "docs": [["error": ["id": NSNull(), "rev": NSNull(), "error": "bad_request",
+                                                                        "reason": "Each doc needs an `id`"]]]])
+                continue
+            }
+            let revID = spec["rev"] as? String
+            if let since = spec["atts_since"] as? [String] {
+                options.attsSince = since
+                options.attachments = true
+            } else {
+                options.attsSince = try q.json("atts_since", lenient: false) as? [String]
+                options.attachments = try q.bool("attachments")
+            }
+            func failure(_ reason: String, _ error: String = "not_found") -> [String: Any] {
+                ["error": ["id": docID, "rev": revID ?? "undefined", "error": error, "reason": reason]]
+            }
+            var entry: [String: Any]
+            do {
+                let rev: RESTRevision?
+                if let revID {
+                    guard CBLDatabase.restGeneration(revID) > 0 else { throw RESTError.badRev }
+                    rev = try db.restRevision(docID: docID, revID: revID)
+                } else {
+                    rev = try db.restWinningRevision(docID: docID)
+                }
+                if let rev, revID != nil || !rev.deleted, rev.body != nil {
+                    let doc = try documentJSON(db, rev, options, followsAttachments: multipart)
+                    if multipart {
+                        parts.append(try documentPart(db, doc: doc, rev: rev))
+                    }
+                    entry = ["ok": doc]
+                } else {
+                    entry = failure(rev?.deleted == true && revID == nil ? "deleted" : "missing")
+                    if multipart {
+                        parts.append(MultipartPart(headers: [("Content-Type", "application/json; error=\"true\"")],
+                                                   body: JSONText.bytes(failure("missing")["error"]!)))
+                    }
+                }
+            } catch {
+                let e = RESTError.from(error)
+                entry = failure(e.reason, e.error)
+            }
+            results.append(["id": docID, "docs": [entry]])
+        }
+        if multipart {
+            return MultipartWriter.response(subtype: "mixed", parts: parts)
+        }
+        return .json(200, ["results": results])
+    }
+
+    // MARK: _revs_diff
+
+    func revsDiff(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
+        try requireMethod(request, "POST")
+        try requireJSONBody(request)
+        let body = try JSONText.parseObject(request.body)
+        var asked: [String: [String]] = [:]
+        for (docID, value) in body {
+            guard let revs = value as? [Any], revs.allSatisfy({ $0 is String }) else {
+                throw RESTError(400, "bad_request", "Revisions of '\(docID)' must be an array of strings")
+            }
+            asked[docID] = revs as? [String]
+        }
+        let diff = try db.restRevsDiff(asked)
+        var out: [String: Any] = [:]
+        for (docID, d) in diff {
+            var entry: [String: Any] = ["missing": d.missing]
+            if !d.possibleAncestors.isEmpty { entry["possible_ancestors"] = d.possibleAncestors }
+            out[docID] = entry
+        }
+        return .json(200, out)
+    }
+
+    // MARK: _purge, _compact
+
+    func purge(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
+        try requireMethod(request, "POST")
+        try requireJSONBody(request)
+        let body = try JSONText.parseObject(request.body)
+        var purged: [String: Any] = [:]
+        for (docID, value) in body {
+            guard let revs = value as? [Any], let revIDs = revs as? [String] else {
+                throw RESTError(400, "bad_request", "Revisions of '\(docID)' must be an array of strings")
+            }
+            purged[docID] = try db.restPurge(docID: docID, revIDs: revIDs)
+        }
+        return .json(201, ["purge_seq": NSNull(), "purged": purged])
+    }
+
+    func compact(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
+        try requireMethod(request, "POST")
+        try requireJSONBody(request)
+        try db.compact()
+        return .json(202, ["ok": true])
+    }
+}

@@ -1,0 +1,397 @@
+import CouchbaseLite
+import Foundation
+import JSONCore
+
+/// Options that shape a document body (`GET /{db}/{doc}`, `_bulk_get`, `open_revs`).
+struct DocumentOptions {
+    var revs = false
+    var revsInfo = false
+    var conflicts = false
+    var deletedConflicts = false
+    var localSeq = false
+    var attachments = false
+    var attsSince: [String]?
+    var revsLimit: Int?
+
+    init() {}
+
+    init(_ q: QueryParams) throws {
+        revs = try q.bool("revs")
+        revsInfo = try q.bool("revs_info")
+        conflicts = try q.bool("conflicts")
+        deletedConflicts = try q.bool("deleted_conflicts")
+        localSeq = try q.bool("local_seq")
+        attachments = try q.bool("attachments")
+        revsLimit = try q.int("revs_limit")
+        if let since = try q.json("atts_since", lenient: false) {
+            guard let list = since as? [String] else { throw RESTError.queryParse("atts_since must be an array of revision IDs") }
+            attsSince = list
+        }
+        if try q.bool("meta") {
+            revsInfo = true
+            conflicts = true
+            deletedConflicts = true
+        }
+    }
+}
+
+/// The special members a document body may carry (anything else starting with `_` is refused).
+let allowedSpecialMembers: Set<String> = [
+    "_id", "_rev", "_deleted", "_attachments", "_revisions", "_revs_info", "_conflicts",
+    "_deleted_conflicts", "_local_seq", "_removed",
+]
+
+extension RESTRouter {
+    // MARK: Building document bodies
+
+    /// A revision as CouchDB returns it: its properties plus `_id`, `_rev`, `_deleted` and the
+    /// members the options ask for. Attachments newer than `atts_since` carry inline base64
+    /// `data` (or `follows` when `followsAttachments`, for multipart responses) when asked for.
+    func documentJSON(_ db: CBLDatabase, _ rev: RESTRevision, _ options: DocumentOptions,
+                      followsAttachments: Bool = false) throws -> [String: Any] {
+        var doc = rev.properties ?? [:]
+        doc["_id"] = rev.docID
+        doc["_rev"] = rev.revID
+        if rev.deleted { doc["_deleted"] = true }
+        var history: [RESTHistoryEntry]?
+        func loadHistory() throws -> [RESTHistoryEntry] {
+            if let history { return history }
+            let h = try db.restHistory(docID: rev.docID, revID: rev.revID)
+            history = h
+            return h
+        }
+        if options.revs {
+            var ids = try loadHistory().map(\.revID)
+            if let limit = options.revsLimit { ids = Array(ids.prefix(max(limit, 1))) }
+            if let since = options.attsSince, let cut = ids.firstIndex(where: since.contains) {
+                ids = Array(ids.prefix(cut + 1))
+            }
+            doc["_revisions"] = CBLDatabase.restRevisionsDictionary(ids)
+        }
+        if options.revsInfo {
+            doc["_revs_info"] = try loadHistory().map { entry -> [String: Any] in
+                ["rev": entry.revID, "status": entry.available ? "available" : (entry.deleted ? "deleted" : "missing")]
+            }
+        }
+        if options.conflicts || options.deletedConflicts {
+            let leaves = try db.restLeaves(docID: rev.docID, withBodies: false).filter { $0.revID != rev.revID }
+            if options.conflicts {
+                let live = leaves.filter { !$0.deleted }.map(\.revID)
+                if !live.isEmpty { doc["_conflicts"] = live }
+            }
+            if options.deletedConflicts {
+                let dead = leaves.filter(\.deleted).map(\.revID)
+                if !dead.isEmpty { doc["_deleted_conflicts"] = dead }
+            }
+        }
+        if options.localSeq { doc["_local_seq"] = Int(rev.sequence) }
+        if var atts = doc["_attachments"] as? [String: Any] {
+            var minRevpos = 0
+            if let since = options.attsSince {
+                let ancestors = Set(try loadHistory().map(\.revID))
+                minRevpos = since.filter(ancestors.contains).map(CBLDatabase.restGeneration).max() ?? 0
+            }
+            for (name, value) in atts {
+                guard var meta = value as? [String: Any] else { continue }
+                let revpos = meta["revpos"] as? Int ?? 0
+                if options.attachments && revpos > minRevpos {
+                    let content = try attachmentContent(db, meta: meta, docID: rev.docID, name: name)
+                    meta["stub"] = nil
+                    meta["encoding"] = nil
+                    meta["encoded_length"] = nil
+                    if followsAttachments {
+                        meta["follows"] = true
+                        meta["length"] = content.count
+                    } else {
+                        meta["data"] = content.base64EncodedString()
+                        meta["length"] = nil
+                    }
+                } else {
+                    meta["stub"] = true
+                }
+                atts[name] = meta
+            }
+            doc["_attachments"] = atts
+        }
+        return doc
+    }
+
+    /// The decoded content of an attachment described by stored metadata.
+    func attachmentContent(_ db: CBLDatabase, meta: [String: Any], docID: String, name: String) throws -> Data {
+        guard let digest = meta["digest"] as? String, let raw = db.restAttachmentBlob(digest: digest) else {
+            throw RESTError(500, "attachment_missing", "The content of attachment '\(name)' of '\(docID)' is missing")
+        }
+        if meta["encoding"] as? String == "gzip" { return try CBLDatabase.restGunzip(raw) }
+        return raw
+    }
+
+    /// A document with `follows` attachments as a multipart/related body (JSON part first,
+    /// then one part per attachment in name order), or a plain JSON part if it has none.
+    func documentPart(_ db: CBLDatabase, doc: [String: Any], rev: RESTRevision) throws -> MultipartPart {
+        let json = MultipartPart(headers: [("Content-Type", "application/json")], body: JSONText.bytes(doc))
+        guard let atts = doc["_attachments"] as? [String: Any] else { return json }
+        var parts = [json]
+        for name in atts.keys.sorted() {
+            guard let meta = atts[name] as? [String: Any], meta["follows"] as? Bool == true else { continue }
+            let stored = (rev.properties?["_attachments"] as? [String: Any])?[name] as? [String: Any] ?? meta
+            let content = try attachmentContent(db, meta: stored, docID: rev.docID, name: name)
+            parts.append(MultipartPart(headers: [
+                ("Content-Disposition", "attachment; filename=\"\(MultipartWriter.quoted(name))\""),
+                ("Content-Type", meta["content_type"] as? String ?? "application/octet-stream"),
+            ], body: Array(content)))
+        }
+        if parts.count == 1 { return json }
+        let boundary = MultipartWriter.newBoundary()
+        return MultipartPart(headers: [("Content-Type", "multipart/related; boundary=\"\(boundary)\"")],
+                             body: MultipartWriter.encode(parts, boundary: boundary))
+    }
+
+    // MARK: Saving
+
+    /// Checks the ID and special members of a body about to be saved.
+    func validateForSave(docID: String, body: [String: Any]) throws {
+        guard !docID.isEmpty else { throw RESTError(400, "bad_request", "Document id must not be empty") }
+        guard CBLDatabase.restIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
+        for key in body.keys where key.hasPrefix("_") && !allowedSpecialMembers.contains(key) {
+            throw RESTError(400, "doc_validation", "Bad special document member: \(key)")
+        }
+        if let rev = body["_rev"], !(rev is String) || CBLDatabase.restGeneration(rev as! String) == 0 {
+            throw RESTError.badRev
+        }
+        if let atts = body["_attachments"], !(atts is [String: Any]) {
+            throw RESTError(400, "bad_request", "_attachments must be a JSON object")
+        }
+    }
+
+    /// A local edit (new_edits=true): the parent comes from `_rev`, `?rev=` or `If-Match`.
+    /// Returns the new revision ID and the status to answer (201, or 202 with `batch=ok`).
+    func saveDocument(_ db: CBLDatabase, docID: String, body: [String: Any],
+                      request: RESTRequest?) throws -> (String, Int) {
+        try validateForSave(docID: docID, body: body)
+        var prevRevID = body["_rev"] as? String
+        if let request {
+            let fromQuery = request.query["rev"] ?? request.header("if-match").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
+            if let fromQuery {
+                guard CBLDatabase.restGeneration(fromQuery) > 0 else { throw RESTError.badRev }
+                if let prevRevID, prevRevID != fromQuery {
+                    throw RESTError(400, "bad_request", "Document rev from request body and query string have different values")
+                }
+                prevRevID = fromQuery
+            }
+        }
+        let deleting = body["_deleted"] as? Bool == true
+        let (revID, _) = try db.restPutRevision(docID: docID, prevRevID: prevRevID, properties: body,
+                                                deleting: deleting, allowConflict: false)
+        let batch = request?.query["batch"] == "ok"
+        return (revID, batch ? 202 : 201)
+    }
+
+    /// new_edits=false: inserts the revision named by `_rev` with the history in `_revisions`.
+    @discardableResult
+    func insertWithHistory(_ db: CBLDatabase, docID: String, body: [String: Any]) throws -> String {
+        try validateForSave(docID: docID, body: body)
+        guard let revID = body["_rev"] as? String else {
+            throw RESTError(400, "bad_request", "new_edits=false requires a _rev")
+        }
+        var history = [revID]
+        if let revisions = body["_revisions"] {
+            guard let dict = revisions as? [String: Any], let h = CBLDatabase.restHistory(fromRevisions: dict),
+                  !h.isEmpty, h.allSatisfy({ CBLDatabase.restGeneration($0) > 0 }) else {
+                throw RESTError(400, "bad_request", "Invalid _revisions")
+            }
+            guard h.first == revID else { throw RESTError(400, "bad_request", "_revisions do not start with _rev") }
+            history = h
+        }
+        try db.restForceInsert(docID: docID, history: history, properties: body)
+        return revID
+    }
+
+    // MARK: /{db}/{docid}
+
+    func document(_ db: CBLDatabase, docID: String, _ request: RESTRequest) throws -> RESTOutcome {
+        switch request.method {
+        case "GET", "HEAD":
+            return .response(try getDocument(db, docID: docID, request))
+        case "PUT":
+            var body: [String: Any]
+            if request.contentType == "multipart/related" {
+                body = try MultipartReader.documentWithAttachments(request)
+            } else {
+                body = try JSONText.parseObject(request.body, what: "Document")
+            }
+            let q = QueryParams(values: request.query)
+            let revID: String
+            let status: Int
+            if try !q.bool("new_edits", default: true) {
+                revID = try insertWithHistory(db, docID: docID, body: body)
+                status = 201
+            } else {
+                (revID, status) = try saveDocument(db, docID: docID, body: body, request: request)
+            }
+            return .response(.json(status, ["ok": true, "id": docID, "rev": revID],
+                                   headers: [("ETag", "\"\(revID)\""),
+                                             ("Location", state.absoluteURL(path: [db.name, docID]))]))
+        case "DELETE":
+            guard CBLDatabase.restIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
+            guard let revID = request.query["rev"] ?? request.header("if-match").map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }) else {
+                throw RESTError.conflict
+            }
+            guard CBLDatabase.restGeneration(revID) > 0 else { throw RESTError.badRev }
+            let (newRev, _) = try db.restPutRevision(docID: docID, prevRevID: revID, properties: [:],
+                                                     deleting: true, allowConflict: false)
+            return .response(.json(200, ["ok": true, "id": docID, "rev": newRev], headers: [("ETag", "\"\(newRev)\"")]))
+        default:
+            throw RESTError.methodNotAllowed("GET,HEAD,PUT,DELETE")
+        }
+    }
+
+    private func getDocument(_ db: CBLDatabase, docID: String, _ request: RESTRequest) throws -> RESTResponse {
+        let q = QueryParams(values: request.query)
+        let options = try DocumentOptions(q)
+        if let openRevs = q["open_revs"] {
+            return try getOpenRevs(db, docID: docID, openRevs, options, request)
+        }
+        let rev: RESTRevision
+        if let revID = q["rev"] {
+            guard CBLDatabase.restGeneration(revID) > 0 else { throw RESTError.badRev }
+            guard let r = try db.restRevision(docID: docID, revID: revID), r.body != nil else { throw RESTError.missing }
+            rev = r
+        } else {
+            guard let w = try db.restWinningRevision(docID: docID) else { throw RESTError.missing }
+            if w.deleted { throw RESTError.deleted }
+            rev = w
+        }
+        let etag = "\"\(rev.revID)\""
+        if request.header("if-none-match") == etag {
+            return RESTResponse(status: 304, headers: [("ETag", etag)])
+        }
+        let multipart = options.attachments && request.accepts("multipart/related")
+        let doc = try documentJSON(db, rev, options, followsAttachments: multipart)
+        if multipart {
+            let part = try documentPart(db, doc: doc, rev: rev)
+            var response = RESTResponse(status: 200, headers: part.headers, body: part.body)
+            response.headers.append(("ETag", etag))
+            return response
+        }
+        return .json(200, doc, headers: [("ETag", etag)])
+    }
+
+    /// `open_revs=all` or `open_revs=[…]`: a JSON array of `{"ok":doc}` / `{"missing":rev}`.
+    private func getOpenRevs(_ db: CBLDatabase, docID: String, _ param: String, _ options: DocumentOptions,
+                             _ request: RESTRequest) throws -> RESTResponse {
+        var entries: [[String: Any]] = []
+        var revisions: [RESTRevision] = []
+        if param == "all" {
+            revisions = try db.restLeaves(docID: docID, withBodies: true).sorted { $0.revID < $1.revID }
+            if revisions.isEmpty { throw RESTError.missing }
+            for rev in revisions { entries.append(["ok": try documentJSON(db, rev, options)]) }
+        } else {
+            guard let list = try? JSONText.parse(param) as? [Any], let revIDs = list as? [String] else {
+                throw RESTError(400, "bad_request", "Invalid open_revs: expected \"all\" or a JSON array of revision IDs")
+            }
+            for revID in revIDs {
+                guard CBLDatabase.restGeneration(revID) > 0 else { throw RESTError.badRev }
+                if let rev = try db.restRevision(docID: docID, revID: revID), rev.body != nil {
+                    revisions.append(rev)
+                    entries.append(["ok": try documentJSON(db, rev, options)])
+                } else {
+                    entries.append(["missing": revID])
+                }
+            }
+        }
+        if request.accepts("multipart/mixed") {
+            var parts: [MultipartPart] = []
+            for entry in entries {
+                if let doc = entry["ok"] as? [String: Any],
+                   let rev = revisions.first(where: { $0.revID == doc["_rev"] as? String }) {
+                    let followsDoc = try documentJSON(db, rev, options, followsAttachments: true)
+                    parts.append(try documentPart(db, doc: followsDoc, rev: rev))
+                } else {
+                    parts.append(MultipartPart(headers: [("Content-Type", "application/json; error=\"true\"")],
+                                               body: JSONText.bytes(entry)))
+                }
+            }
+            return MultipartWriter.response(subtype: "mixed", parts: parts)
+        }
+        return .json(200, entries)
+    }
+
+    // MARK: /{db}/{docid}/{attachment}
+
+    func attachment(_ db: CBLDatabase, docID: String, name: String, _ request: RESTRequest) throws -> RESTResponse {
+        guard CBLDatabase.restIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
+        let revParam = request.query["rev"] ?? request.header("if-match").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
+        if let revParam, CBLDatabase.restGeneration(revParam) == 0 { throw RESTError.badRev }
+        switch request.method {
+        case "GET", "HEAD":
+            let rev: RESTRevision
+            if let revID = request.query["rev"] {
+                guard let r = try db.restRevision(docID: docID, revID: revID), r.body != nil else { throw RESTError.missing }
+                rev = r
+            } else {
+                guard let w = try db.restWinningRevision(docID: docID) else { throw RESTError.missing }
+                if w.deleted { throw RESTError.deleted }
+                rev = w
+            }
+            guard let meta = (rev.properties?["_attachments"] as? [String: Any])?[name] as? [String: Any] else {
+                throw RESTError(404, "not_found", "Document is missing attachment")
+            }
+            let digest = meta["digest"] as? String ?? ""
+            let etag = "\"\(digest)\""
+            if request.header("if-none-match") == etag {
+                return RESTResponse(status: 304, headers: [("ETag", etag)])
+            }
+            let content = try attachmentContent(db, meta: meta, docID: docID, name: name)
+            return RESTResponse(status: 200, headers: [
+                ("Content-Type", meta["content_type"] as? String ?? "application/octet-stream"),
+                ("ETag", etag), ("Cache-Control", "must-revalidate"),
+            ], body: Array(content))
+        case "PUT":
+            let contentType = request.header("content-type")
+            let newRev = try db.restPutAttachment(docID: docID, prevRevID: revParam, name: name,
+                                                  contentType: contentType, content: Data(request.body))
+            return .json(201, ["ok": true, "id": docID, "rev": newRev],
+                         headers: [("ETag", "\"\(newRev)\""),
+                                   ("Location", state.absoluteURL(path: [db.name, docID, name]))])
+        case "DELETE":
+            guard let revParam else { throw RESTError.conflict }
+            let newRev = try db.restPutAttachment(docID: docID, prevRevID: revParam, name: name,
+                                                  contentType: nil, content: nil)
+            return .json(200, ["ok": true, "id": docID, "rev": newRev], headers: [("ETag", "\"\(newRev)\"")])
+        default:
+            throw RESTError.methodNotAllowed("GET,HEAD,PUT,DELETE")
+        }
+    }
+
+    // MARK: /{db}/_local/{id}
+
+    func localDocument(_ db: CBLDatabase, docID: String, _ request: RESTRequest) throws -> RESTResponse {
+        guard docID.count > "_local/".count else { throw RESTError(400, "bad_request", "Invalid local document ID") }
+        switch request.method {
+        case "GET", "HEAD":
+            guard let doc = db.existingLocalDocument(withID: docID) else { throw RESTError.missing }
+            return .json(200, doc, headers: [("ETag", "\"\(doc["_rev"] as? String ?? "")\"")])
+        case "PUT":
+            let body = try JSONText.parseObject(request.body, what: "Document")
+            for key in body.keys where key.hasPrefix("_") && !allowedSpecialMembers.contains(key) {
+                throw RESTError(400, "doc_validation", "Bad special document member: \(key)")
+            }
+            if let rev = body["_rev"], !(rev is String) { throw RESTError.badRev }
+            let prevRevID = (body["_rev"] as? String) ?? request.query["rev"]
+            do {
+                let revID = try db.restPutLocalDocument(body, withID: docID, prevRevID: prevRevID)
+                return .json(201, ["ok": true, "id": docID, "rev": revID], headers: [("ETag", "\"\(revID)\"")])
+            } catch let e as CBLError where e.code == 404 {
+                throw RESTError.conflict
+            }
+        case "DELETE":
+            guard let revID = request.query["rev"] ?? request.header("if-match").map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }) else {
+                throw RESTError.conflict
+            }
+            try db.restDeleteLocalDocument(withID: docID, revID: revID)
+            return .json(200, ["ok": true, "id": docID, "rev": "0-0"])
+        default:
+            throw RESTError.methodNotAllowed("GET,HEAD,PUT,DELETE")
+        }
+    }
+}

@@ -1,0 +1,286 @@
+import CouchbaseLite
+import Foundation
+import JSONCore
+
+/// A request as the REST handlers see it: method, percent-decoded path segments, query
+/// parameters, headers (lowercased names) and the whole body. Plain values only, so it can be
+/// handed to the worker threads that do the (blocking) database work.
+struct RESTRequest: Sendable {
+    let method: String
+    /// The path segments after the leading `/`, each percent-decoded on its own (so `%2F`
+    /// stays inside its segment: `a%2Fb` is the one segment `a/b`).
+    let segments: [String]
+    /// Query parameters, percent-decoded (`+` = space); the last occurrence wins.
+    let query: [String: String]
+    /// Header fields with lowercased names; repeated fields joined with `, `.
+    let headers: [String: String]
+    let body: [UInt8]
+    /// The authenticated user, if any.
+    var user: String?
+
+    func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// The media type of the body, lowercased, without parameters (`application/json`).
+    var contentType: String? {
+        guard let value = header("content-type") else { return nil }
+        return value.split(separator: ";", maxSplits: 1).first
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+    }
+
+    /// A parameter of the Content-Type header (`boundary`).
+    func contentTypeParameter(_ name: String) -> String? {
+        guard let value = header("content-type") else { return nil }
+        return MIMEHeader.parameter(name, in: value)
+    }
+
+    /// True when the client accepts this media type (prefix match, e.g. `multipart/`).
+    func accepts(_ mediaType: String) -> Bool {
+        guard let accept = header("accept") else { return false }
+        return accept.lowercased().split(separator: ",").contains {
+            $0.trimmingCharacters(in: .whitespaces).hasPrefix(mediaType)
+        }
+    }
+
+    /// Splits a raw request target (`/db/doc%2Fx?rev=1-a`) into decoded segments and query.
+    static func parseTarget(_ target: String) throws -> (segments: [String], query: [String: String]) {
+        var pathPart = Substring(target)
+        var queryPart: Substring = ""
+        if let q = target.firstIndex(of: "?") {
+            pathPart = target[..<q]
+            queryPart = target[target.index(after: q)...]
+        }
+        // An absolute-form target (`http://host/path`) is reduced to its path.
+        if pathPart.hasPrefix("http://") || pathPart.hasPrefix("https://") {
+            let afterScheme = pathPart[pathPart.index(pathPart.firstIndex(of: ":")!, offsetBy: 3)...]
+            pathPart = afterScheme.firstIndex(of: "/").map { afterScheme[$0...] } ?? "/"
+        }
+        var segments: [String] = []
+        for raw in pathPart.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            // Clients resolve dot segments before sending (RFC 3986 5.2.4); literal ones are
+            // refused rather than guessed at. Encoded (`%2E%2E`) they are ordinary ID text.
+            if raw == "." || raw == ".." {
+                throw RESTError(400, "bad_request", "Path segments '.' and '..' are not allowed")
+            }
+            guard let decoded = String(raw).removingPercentEncoding else {
+                throw RESTError(400, "bad_request", "Invalid percent-encoding in the URL path")
+            }
+            segments.append(decoded)
+        }
+        // `/db/` is `/db`.
+        while segments.last == "" { segments.removeLast() }
+        var query: [String: String] = [:]
+        for pair in queryPart.split(separator: "&") where !pair.isEmpty {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ s: Substring) throws -> String {
+                guard let d = s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
+                    throw RESTError(400, "bad_request", "Invalid percent-encoding in the query string")
+                }
+                return d
+            }
+            let name = try decode(parts[0])
+            query[name] = parts.count > 1 ? try decode(parts[1]) : ""
+        }
+        return (segments, query)
+    }
+}
+
+/// A response: status, headers and a complete body.
+struct RESTResponse: Sendable {
+    var status: Int
+    var headers: [(String, String)]
+    var body: [UInt8]
+
+    init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A JSON response (`Content-Type: application/json`, newline-terminated like CouchDB's).
+    static func json(_ status: Int, _ value: Any, headers: [(String, String)] = []) -> RESTResponse {
+        RESTResponse(status: status,
+                     headers: [("Content-Type", "application/json"), ("Cache-Control", "must-revalidate")] + headers,
+                     body: JSONText.bytes(value) + [0x0A])
+    }
+
+    static func error(_ error: RESTError) -> RESTResponse {
+        var response = json(error.status, ["error": error.error, "reason": error.reason])
+        response.headers += error.headers
+        return response
+    }
+
+    mutating func setHeader(_ name: String, _ value: String) {
+        headers.removeAll { $0.0.lowercased() == name.lowercased() }
+        headers.append((name, value))
+    }
+}
+
+/// An error answered as CouchDB does: a status and `{"error":…,"reason":…}`.
+struct RESTError: Error, Sendable {
+    let status: Int
+    let error: String
+    let reason: String
+    var headers: [(String, String)] = []
+
+    init(_ status: Int, _ error: String, _ reason: String) {
+        self.status = status
+        self.error = error
+        self.reason = reason
+    }
+
+    static let badJSON = RESTError(400, "bad_request", "invalid UTF-8 JSON")
+    static let badRev = RESTError(400, "bad_request", "Invalid rev format")
+    static let missing = RESTError(404, "not_found", "missing")
+    static let deleted = RESTError(404, "not_found", "deleted")
+    static let conflict = RESTError(409, "conflict", "Document update conflict.")
+    static let noDatabase = RESTError(404, "not_found", "Database does not exist.")
+    static let illegalDocID = RESTError(400, "illegal_docid", "Only reserved document ids may start with underscore.")
+    static let methodNotAllowed = RESTError(405, "method_not_allowed", "Only GET, HEAD, PUT, POST and DELETE are allowed here")
+    static let notJSONContentType = RESTError(415, "bad_content_type", "Content-Type must be application/json")
+
+    static func methodNotAllowed(_ allowed: String) -> RESTError {
+        var e = RESTError(405, "method_not_allowed", "Only \(allowed) allowed")
+        e.headers = [("Allow", allowed)]
+        return e
+    }
+
+    static func queryParse(_ reason: String) -> RESTError { RESTError(400, "query_parse_error", reason) }
+
+    /// Translates an error thrown by CouchbaseLite into CouchDB's vocabulary.
+    static func from(_ error: Error) -> RESTError {
+        if let e = error as? RESTError { return e }
+        if let e = error as? CBLError {
+            switch e.code {
+            case 400: return RESTError(400, "bad_request", e.message)
+            case 401: return RESTError(401, "unauthorized", e.message)
+            case 403: return RESTError(403, "forbidden", e.message)
+            case 404:
+                let kept: Set<String> = ["deleted", "Document is missing attachment"]
+                return RESTError(404, "not_found", kept.contains(e.message) ? e.message : "missing")
+            case 406: return RESTError(406, "not_acceptable", e.message)
+            case 409: return .conflict
+            case 412: return RESTError(412, "file_exists", e.message)
+            case 501: return RESTError(501, "not_implemented", e.message)
+            default: return RESTError(e.code >= 400 && e.code < 600 ? e.code : 500, "internal_server_error", e.message)
+            }
+        }
+        return RESTError(500, "internal_server_error", "\(error)")
+    }
+}
+
+/// JSON in and out of the HTTP layer (through JSONCore, as the database does).
+enum JSONText {
+    /// Nesting deeper than this is refused before parsing (a parser's recursion is not a
+    /// resource a client may spend).
+    static let maxDepth = 256
+
+    static func bytes(_ value: Any) -> [UInt8] {
+        if let bytes = try? JSON.data(value, sortedKeys: false) { return bytes }
+        return Array(#"{"error":"internal_server_error","reason":"unserializable response"}"#.utf8)
+    }
+
+    static func string(_ value: Any) -> String { String(decoding: bytes(value), as: UTF8.self) }
+
+    /// Parses a request body or parameter; malformed input → 400 `invalid UTF-8 JSON`.
+    static func parse(_ bytes: [UInt8]) throws -> Any {
+        guard !bytes.isEmpty, depthIsAcceptable(bytes) else { throw RESTError.badJSON }
+        do {
+            return try JSON.parse(bytes)
+        } catch {
+            throw RESTError.badJSON
+        }
+    }
+
+    static func parse(_ string: String) throws -> Any { try parse(Array(string.utf8)) }
+
+    /// A JSON object body, or 400.
+    static func parseObject(_ bytes: [UInt8], what: String = "Request body") throws -> [String: Any] {
+        guard let dict = try parse(bytes) as? [String: Any] else {
+            throw RESTError(400, "bad_request", "\(what) must be a JSON object")
+        }
+        return dict
+    }
+
+    /// Counts bracket nesting outside strings.
+    static func depthIsAcceptable(_ bytes: [UInt8]) -> Bool {
+        var depth = 0
+        var inString = false
+        var escaped = false
+        for b in bytes {
+            if inString {
+                if escaped { escaped = false } else if b == 0x5C { escaped = true } else if b == 0x22 { inString = false }
+                continue
+            }
+            switch b {
+            case 0x22: inString = true
+            case 0x5B, 0x7B:
+                depth += 1
+                if depth > maxDepth { return false }
+            case 0x5D, 0x7D: depth -= 1
+            default: break
+            }
+        }
+        return true
+    }
+}
+
+/// Header parameter parsing (`multipart/related; boundary="abc"`, `attachment; filename="x"`).
+enum MIMEHeader {
+    static func parameter(_ name: String, in value: String) -> String? {
+        for part in value.split(separator: ";").dropFirst() {
+            let kv = part.split(separator: "=", maxSplits: 1)
+            guard kv.count == 2, kv[0].trimmingCharacters(in: .whitespaces).lowercased() == name.lowercased() else { continue }
+            var v = kv[1].trimmingCharacters(in: .whitespaces)
+            if v.hasPrefix("\""), v.hasSuffix("\""), v.count >= 2 { v = String(v.dropFirst().dropLast()) }
+            return v
+        }
+        return nil
+    }
+}
+
+/// Typed access to query parameters with CouchDB's errors.
+struct QueryParams {
+    let values: [String: String]
+
+    subscript(_ name: String) -> String? { values[name] }
+
+    func bool(_ name: String, default value: Bool = false) throws -> Bool {
+        guard let raw = values[name] else { return value }
+        switch raw.lowercased() {
+        case "true", "": return true
+        case "false": return false
+        default: throw RESTError.queryParse("Invalid boolean parameter: \"\(raw)\"")
+        }
+    }
+
+    func int(_ name: String) throws -> Int? {
+        guard let raw = values[name] else { return nil }
+        guard let n = Int(raw), n >= 0 else { throw RESTError.queryParse("Invalid value for integer: \"\(raw)\"") }
+        return n
+    }
+
+    /// A JSON parameter; raw non-JSON text is taken as a string (1.x accepted `startkey=foo`).
+    func json(_ name: String, lenient: Bool = true) throws -> Any? {
+        guard let raw = values[name] else { return nil }
+        if let value = try? JSONText.parse(raw) { return value }
+        if lenient { return raw }
+        throw RESTError.queryParse("Invalid value for JSON parameter \(name): \(raw)")
+    }
+}
+
+/// Parameters whose query-string form is JSON text.
+private let jsonParameters: Set<String> = [
+    "key", "keys", "startkey", "endkey", "start_key", "end_key", "atts_since", "doc_ids", "open_revs",
+]
+
+/// Adds the members of a JSON request body to the query parameters as their query-string
+/// form; parameters given in the URL win.
+func mergeBodyParameters(_ body: [String: Any], into params: inout [String: String], except skipped: String) {
+    for (key, value) in body where key != skipped && params[key] == nil {
+        if let s = value as? String, !jsonParameters.contains(key) {
+            params[key] = s
+        } else {
+            params[key] = JSONText.string(value)
+        }
+    }
+}

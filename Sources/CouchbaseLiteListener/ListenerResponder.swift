@@ -1,0 +1,224 @@
+import CouchbaseLite
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOPosix
+
+/// Adapts Hummingbird requests to the synchronous `RESTRouter` (run on worker threads, since
+/// database calls block) and runs waiting changes feeds asynchronously.
+struct ListenerResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+    let router: RESTRouter
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let maxBody = router.state.maxBodySize
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBody {
+            return Self.response(.error(Self.tooLarge(maxBody)))
+        }
+        let bytes: [UInt8]
+        do {
+            var buffer = try await request.body.collect(upTo: maxBody)
+            bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+        } catch is NIOTooManyBytesError {
+            return Self.response(.error(Self.tooLarge(maxBody)))
+        } catch {
+            return Self.response(.error(RESTError(400, "bad_request", "Could not read the request body")))
+        }
+
+        let restRequest: RESTRequest
+        do {
+            let (segments, query) = try RESTRequest.parseTarget(request.head.path ?? "/")
+            var headers: [String: String] = [:]
+            for field in request.headers {
+                let name = field.name.canonicalName
+                headers[name] = headers[name].map { $0 + ", " + field.value } ?? field.value
+            }
+            restRequest = RESTRequest(method: request.method.rawValue, segments: segments, query: query,
+                                      headers: headers, body: bytes)
+        } catch {
+            return Self.response(.error(RESTError.from(error)))
+        }
+
+        let router = self.router
+        guard let outcome = await router.state.onWorker({ router.handle(restRequest) }) else {
+            return Self.response(.error(RESTError(503, "service_unavailable", "The listener is stopping")))
+        }
+        switch outcome {
+        case .response(let response):
+            return Self.response(response)
+        case .changesFeed(let feed):
+            return ChangesFeedRunner(router: router, feed: feed).response()
+        }
+    }
+
+    static func tooLarge(_ limit: Int) -> RESTError {
+        RESTError(413, "too_large", "The request entity is too large (limit \(limit) bytes)")
+    }
+
+    static func response(_ r: RESTResponse) -> Response {
+        var fields = HTTPFields()
+        for (name, value) in r.headers {
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        var buffer = ByteBufferAllocator().buffer(capacity: r.body.count)
+        buffer.writeBytes(r.body)
+        return Response(status: HTTPResponse.Status(code: r.status), headers: fields,
+                        body: ResponseBody(byteBuffer: buffer))
+    }
+}
+
+/// Wakes a waiting changes feed when its database changes (or the listener stops).
+final class ChangeSignal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var pending = false
+    private(set) var stopping = false
+    private var waiter: CheckedContinuation<Bool, Never>?
+    private var generation = 0
+
+    /// Marks a change; resumes the waiter if there is one.
+    func fire(stopping: Bool = false) {
+        lock.lock()
+        pending = true
+        if stopping { self.stopping = true }
+        let w = waiter
+        waiter = nil
+        lock.unlock()
+        w?.resume(returning: true)
+    }
+
+    private func consumePending() {
+        lock.lock()
+        pending = false
+        lock.unlock()
+    }
+
+    var isStopping: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return stopping
+    }
+
+    /// Waits until a change arrives (true) or `seconds` pass (false). Consumes the change.
+    /// Timers run on NIO's event loops, so a saturated Dispatch pool cannot delay them.
+    func wait(seconds: Double) async -> Bool {
+        let fired = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                lock.lock()
+                if pending || stopping {
+                    pending = false
+                    lock.unlock()
+                    continuation.resume(returning: true)
+                    return
+                }
+                generation += 1
+                let myGeneration = generation
+                waiter = continuation
+                lock.unlock()
+                let delay = TimeAmount.milliseconds(Int64(max(0, min(seconds, 86_400)) * 1000))
+                MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: delay) { [self] in
+                    lock.lock()
+                    guard generation == myGeneration, let w = waiter else { lock.unlock(); return }
+                    waiter = nil
+                    lock.unlock()
+                    w.resume(returning: false)
+                }
+            }
+        } onCancel: {
+            self.fire(stopping: true)
+        }
+        if fired { consumePending() }
+        return fired
+    }
+}
+
+/// Runs `feed=longpoll` and `feed=continuous`: the response starts at once; heartbeats are
+/// newlines; the body ends when changes arrive (longpoll), at the timeout, or when the listener stops.
+struct ChangesFeedRunner: Sendable {
+    let router: RESTRouter
+    let feed: ChangesFeedRequest
+
+    /// Default wait when the client gives no timeout (CouchDB's 60 s).
+    static let defaultTimeoutMS = 60_000
+
+    func response() -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.cacheControl] = "must-revalidate"
+        let runner = self
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            // A client that hangs up makes writes fail; the writer must still be finished.
+            try? await runner.run(&writer)
+            try? await writer.finish(nil)
+        })
+    }
+
+    private func write(_ text: String, _ writer: inout any ResponseBodyWriter) async throws {
+        var buffer = ByteBufferAllocator().buffer(capacity: text.utf8.count)
+        buffer.writeString(text)
+        try await writer.write(buffer)
+    }
+
+    private func run(_ writer: inout any ResponseBodyWriter) async throws {
+        let db = feed.database
+        var options = feed.options
+        let signal = ChangeSignal()
+        let token = db.addChangeListener { _ in signal.fire() }
+        defer { db.removeChangeListener(token) }
+        let registered = router.state.register(signal)
+        defer { router.state.unregister(signal) }
+        let router = self.router
+
+        let timeoutMS = options.timeout ?? (options.heartbeat == nil || options.feed == .longpoll ? Self.defaultTimeoutMS : Int.max)
+        let deadline = Date().addingTimeInterval(Double(min(timeoutMS, 365 * 86_400_000)) / 1000)
+        let heartbeat = options.heartbeat.map { Double($0) / 1000 }
+
+        var sentRows = 0
+        let originalLimit = options.limit
+        while true {
+            let snapshot = options
+            let result = await router.state.onWorker { () -> Result<([String], Int64), RESTError> in
+                do {
+                    let (rows, last) = try router.changeRows(snapshot.database(db), snapshot)
+                    return .success((rows.map(JSONText.string), last))
+                } catch {
+                    return .failure(RESTError.from(error))
+                }
+            }
+            guard let (rows, lastSeq) = try? result?.get() else { return }
+
+            if options.feed == .longpoll {
+                if !rows.isEmpty || !registered || signal.isStopping || Date() >= deadline {
+                    try await write("{\"results\":[" + rows.joined(separator: ",\n") + "],\n\"last_seq\":\(lastSeq)}\n", &writer)
+                    return
+                }
+            } else {
+                for row in rows { try await write(row + "\n", &writer) }
+                sentRows += rows.count
+                options.since = lastSeq
+                let limitReached = originalLimit.map { sentRows >= $0 } ?? false
+                if limitReached || !registered || signal.isStopping || Date() >= deadline {
+                    try await write("{\"last_seq\":\(lastSeq)}\n", &writer)
+                    return
+                }
+                if let originalLimit { options.limit = originalLimit - sentRows }
+            }
+            // Wait for a change, writing heartbeats, until the deadline.
+            var changed = false
+            while !changed {
+                let remaining = deadline.timeIntervalSinceNow
+                if remaining <= 0 || signal.isStopping { break }
+                let slice = min(remaining, heartbeat ?? remaining)
+                changed = await signal.wait(seconds: slice)
+                if !changed, heartbeat != nil, deadline.timeIntervalSinceNow > 0 {
+                    try await write("\n", &writer)
+                }
+            }
+        }
+    }
+}
+
+extension ChangesOptions {
+    /// Identity helper so the worker closure captures only Sendable values.
+    fileprivate func database(_ db: CBLDatabase) -> CBLDatabase { db }
+}
+

@@ -1,0 +1,115 @@
+import CouchbaseLite
+import Foundation
+import JSONCore
+
+/// `GET|POST /{db}/_design/{ddoc}/_view/{view}` over views registered in Swift as `ddoc/view`.
+extension RESTRouter {
+    func view(_ db: CBLDatabase, designDoc: String, view viewName: String, _ request: RESTRequest) throws -> RESTResponse {
+        try requireMethod(request, "GET", "POST")
+        let fullName = "\(designDoc)/\(viewName)"
+        guard let view = db.existingViewNamed(fullName), view.mapBlock != nil else {
+            throw try missingViewError(db, designDoc: designDoc, view: viewName)
+        }
+        var params = request.query
+        var keys: [Any]?
+        if request.method == "POST" {
+            try requireJSONBody(request)
+            let body = request.body.isEmpty ? [:] : try JSONText.parseObject(request.body)
+            if let k = body["keys"] {
+                guard let array = k as? [Any] else { throw RESTError(400, "bad_request", "`keys` body member must be an array.") }
+                keys = array
+            }
+            mergeBodyParameters(body, into: &params, except: "keys")
+        }
+        let q = QueryParams(values: params)
+        if keys == nil, let k = try q.json("keys", lenient: false) {
+            guard let array = k as? [Any] else { throw RESTError.queryParse("`keys` must be an array") }
+            keys = array
+        }
+        let hasReduce = view.reduceBlock != nil
+        let group = try q.bool("group")
+        let groupLevel = try q.int("group_level")
+        let reduceParam = params["reduce"] != nil ? try q.bool("reduce") : nil
+        let includeDocs = try q.bool("include_docs")
+        if reduceParam == true && !hasReduce {
+            throw RESTError.queryParse("Reduce is invalid for map-only views.")
+        }
+        let reducing = hasReduce && reduceParam != false
+        if (group || groupLevel != nil) && !reducing {
+            throw RESTError.queryParse(hasReduce ? "Invalid use of grouping when reduce=false."
+                                                 : "Invalid use of grouping on a map view.")
+        }
+        if includeDocs && reducing {
+            throw RESTError.queryParse("`include_docs` is invalid for reduce")
+        }
+
+        let query = view.createQuery()
+        query.mapOnly = !reducing
+        if reducing {
+            if group { query.groupLevel = 9999 } else if let level = groupLevel { query.groupLevel = UInt(level) }
+        }
+        query.prefetch = includeDocs
+        query.descending = try q.bool("descending")
+        query.inclusiveEnd = try q.bool("inclusive_end", default: true)
+        if let limit = try q.int("limit") { query.limit = UInt(limit) }
+        let skip = try q.int("skip") ?? 0
+        query.skip = UInt(skip)
+        if let level = try q.int("prefix_match_level") { query.prefixMatchLevel = UInt(level) }
+        if let keys {
+            query.keys = keys
+        } else if let key = try q.json("key") {
+            query.startKey = key
+            query.endKey = key
+        } else {
+            query.startKey = try q.json("startkey") ?? q.json("start_key")
+            query.endKey = try q.json("endkey") ?? q.json("end_key")
+        }
+        query.startKeyDocID = q["startkey_docid"] ?? q["start_key_doc_id"]
+        query.endKeyDocID = q["endkey_docid"] ?? q["end_key_doc_id"]
+        switch q["stale"] {
+        case nil, "false": query.indexUpdateMode = .before
+        case "ok": query.indexUpdateMode = .never
+        case "update_after": query.indexUpdateMode = .after
+        case let other?: throw RESTError.queryParse("Invalid value for stale: \(other)")
+        }
+        if let update = q["update"] {
+            switch update {
+            case "true": query.indexUpdateMode = .before
+            case "false": query.indexUpdateMode = .never
+            case "lazy": query.indexUpdateMode = .after
+            default: throw RESTError.queryParse("Invalid value for update: \(update)")
+            }
+        }
+
+        let result = try query.run()
+        var rows: [Any] = []
+        for row in result {
+            var out: [String: Any] = ["key": row.key ?? NSNull(), "value": row.value ?? NSNull()]
+            if let id = row.sourceDocumentID { out["id"] = id }
+            if includeDocs { out["doc"] = row.documentProperties ?? NSNull() }
+            rows.append(out)
+        }
+        var response: [String: Any] = ["rows": rows]
+        if !reducing {
+            response["total_rows"] = query.indexUpdateMode == .before ? Int(view.totalRows) : rows.count + skip
+            response["offset"] = skip
+        }
+        if try q.bool("update_seq") { response["update_seq"] = Int(result.sequenceNumber) }
+        return .json(200, response)
+    }
+
+    /// Why a view cannot be queried: no design document, a JavaScript view we cannot run, or
+    /// no such view.
+    private func missingViewError(_ db: CBLDatabase, designDoc: String, view: String) throws -> RESTError {
+        guard let rev = try db.restWinningRevision(docID: "_design/" + designDoc), !rev.deleted,
+              let props = rev.properties else {
+            return RESTError(404, "not_found", "missing")
+        }
+        if let views = props["views"] as? [String: Any], let def = views[view] as? [String: Any], def["map"] != nil {
+            let language = props["language"] as? String ?? "javascript"
+            return RESTError(501, "not_implemented",
+                             "\(language == "javascript" ? "JavaScript" : language) views are not supported; register view '\(designDoc)/\(view)' in Swift")
+        }
+        return RESTError(404, "not_found", "missing_named_view")
+    }
+}

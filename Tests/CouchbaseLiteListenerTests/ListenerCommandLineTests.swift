@@ -1,0 +1,84 @@
+import CouchbaseLite
+import Foundation
+import XCTest
+
+/// `cbl serve`: prints its URL, serves until interrupted, then exits cleanly.
+final class ListenerCommandLineTests: XCTestCase {
+    private func findCBL() -> URL? {
+        let fm = FileManager.default
+        let bundleURL = Bundle(for: ListenerCommandLineTests.self).bundleURL
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let candidates = [bundleURL.deletingLastPathComponent(), bundleURL, Bundle.main.bundleURL,
+                          URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+                          packageRoot.appendingPathComponent(".build/debug")]
+        return candidates.map { $0.appendingPathComponent("cbl") }.first {
+            var isDir: ObjCBool = false
+            return fm.fileExists(atPath: $0.path, isDirectory: &isDir) && !isDir.boolValue && fm.isExecutableFile(atPath: $0.path)
+        }
+    }
+
+    private func serve(_ extra: [String], directory: URL) throws -> (Process, URL, URL) {
+        guard let cbl = findCBL() else { throw XCTSkip("cbl executable not found; build with `swift build --build-tests`") }
+        let log = directory.appendingPathComponent("serve.log")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let process = Process()
+        process.executableURL = cbl
+        process.arguments = ["serve", "--port", "0", "--directory", directory.appendingPathComponent("dbs").path] + extra
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Serving ") }),
+               let range = line.range(of: "http://"),
+               let url = URL(string: String(line[range.lowerBound...].split(separator: " ").first ?? "")) {
+                return (process, url, log)
+            }
+            if !process.isRunning { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        process.terminate()
+        XCTFail("cbl serve did not report its URL: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        throw XCTSkip("cannot continue")
+    }
+
+    private func stop(_ process: Process) -> Int32? {
+        process.interrupt()
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning { process.terminate(); return nil }
+        return process.terminationStatus
+    }
+
+    func testServeAndInterrupt() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cbl-listener-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+
+        let (process, url, log) = try serve([], directory: dir)
+        let port = try XCTUnwrap(url.port.map(UInt16.init))
+        XCTAssertEqual(url.host, "127.0.0.1")
+        let client = RawHTTPClient(port: port)
+        XCTAssertEqual(try client.send("GET", "/").dict["couchdb"] as? String, "Welcome")
+        XCTAssertEqual(try client.send("PUT", "/cli").status, 201)
+        XCTAssertEqual(try client.send("PUT", "/cli/doc", headers: ["Content-Type": "application/json"],
+                                       body: Array("{\"from\":\"cli\"}".utf8)).status, 201)
+        XCTAssertEqual(stop(process), 0, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+
+        // The data is in the directory, readable by the library.
+        let manager = try CBLManager(directory: dir.appendingPathComponent("dbs").path)
+        defer { manager.close() }
+        XCTAssertEqual(try manager.existingDatabaseNamed("cli").existingDocument(withID: "doc")?["from"] as? String, "cli")
+        manager.close()
+
+        // --readonly refuses writes and serves reads.
+        let (ro, roURL, roLog) = try serve(["--readonly"], directory: dir)
+        let roClient = RawHTTPClient(port: UInt16(roURL.port ?? 0))
+        XCTAssertEqual(try roClient.send("GET", "/cli/doc").dict["from"] as? String, "cli")
+        XCTAssertEqual(try roClient.send("PUT", "/cli/doc2", headers: ["Content-Type": "application/json"], body: Array("{}".utf8)).status, 403)
+        XCTAssertEqual(stop(ro), 0, (try? String(contentsOf: roLog, encoding: .utf8)) ?? "")
+    }
+}
