@@ -2,21 +2,8 @@ import Foundation
 import XCTest
 @testable import CouchbaseLite
 
-final class ViewQueryTests: XCTestCase {
-    var dir: TempDirectory!
-    var manager: CBLManager!
-    var db: CBLDatabase!
-
-    override func setUpWithError() throws {
-        dir = TempDirectory()
-        manager = try makeManager(dir)
-        db = try manager.databaseNamed("views")
-    }
-
-    override func tearDown() {
-        manager.close()
-        dir = nil
-    }
+final class ViewQueryTests: DatabaseTestCase {
+    override var databaseName: String { "views" }
 
     private func put(_ id: String, _ props: [String: Any]) throws {
         try db.document(withID: id)!.putProperties(props)
