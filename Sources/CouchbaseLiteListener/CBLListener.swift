@@ -219,11 +219,14 @@ final class ListenerState: @unchecked Sendable {
     var maxBodySize: Int { withLock { $0.maxBodySize } }
     var passwords: [String: String]? { withLock { $0.passwords } }
 
-    /// `http://host:port/` + escaped path segments, for `Location` headers.
-    func absoluteURL(path: [String]) -> String {
+    /// `http://<Host>/` + escaped path segments, for `Location` headers (as CouchDB sends them).
+    func absoluteURL(_ request: RESTRequest, path: [String]) -> String {
         let allowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))
         let escaped = path.map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0 }
-        return "/" + escaped.joined(separator: "/")
+        let relative = "/" + escaped.joined(separator: "/")
+        guard let host = request.header("host"), !host.isEmpty,
+              host.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) }) else { return relative }
+        return "http://\(host)\(relative)"
     }
 
     // MARK: Authentication

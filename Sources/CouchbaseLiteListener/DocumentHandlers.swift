@@ -230,7 +230,7 @@ extension RESTRouter {
             }
             return .response(.json(status, ["ok": true, "id": docID, "rev": revID],
                                    headers: [("ETag", "\"\(revID)\""),
-                                             ("Location", state.absoluteURL(path: [db.name, docID]))]))
+                                             ("Location", state.absoluteURL(request, path: [db.name, docID]))]))
         case "DELETE":
             guard CBLDatabase.restIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
             guard let revID = request.query["rev"] ?? request.header("if-match").map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }) else {
@@ -352,7 +352,7 @@ extension RESTRouter {
                                                   contentType: contentType, content: Data(request.body))
             return .json(201, ["ok": true, "id": docID, "rev": newRev],
                          headers: [("ETag", "\"\(newRev)\""),
-                                   ("Location", state.absoluteURL(path: [db.name, docID, name]))])
+                                   ("Location", state.absoluteURL(request, path: [db.name, docID, name]))])
         case "DELETE":
             guard let revParam else { throw RESTError.conflict }
             let newRev = try db.restPutAttachment(docID: docID, prevRevID: revParam, name: name,

@@ -15,7 +15,7 @@ final class ListenerDocumentTests: ListenerTestCase {
         let rev1 = try XCTUnwrap(created.dict["rev"] as? String)
         XCTAssertTrue(jsonEqual(created.json, ["ok": true, "id": "doc1", "rev": rev1]))
         XCTAssertEqual(created.header("etag"), "\"\(rev1)\"")
-        XCTAssertEqual(created.header("location"), "/db/doc1")
+        XCTAssertEqual(created.header("location"), "http://127.0.0.1:\(listener.port)/db/doc1")
 
         expectError(try request("PUT", "/db/doc1", json: ["n": 2]), 409, "conflict", "Document update conflict.")
         let rev2 = try putDoc("/db/doc1", ["_rev": rev1, "n": 2])
