@@ -1,6 +1,7 @@
 import CouchbaseLite
 import Foundation
 import Hummingbird
+import HummingbirdTLS
 import Logging
 import NIOCore
 import NIOPosix
@@ -27,6 +28,7 @@ public final class CBLListener: @unchecked Sendable {
     private let lock = NSLock()
     private var runTask: Task<Void, Never>?
     private var boundPort: UInt16?
+    private var tlsIdentity: TLSIdentity?
 
     /// A listener for `manager` on `port` (0 picks a free port; `port` then reports it once started).
     public init(manager: CBLManager, port: UInt16) {
@@ -52,14 +54,57 @@ public final class CBLListener: @unchecked Sendable {
         return boundPort ?? requestedPort
     }
 
-    /// The server's root URL while running (`http://127.0.0.1:PORT/` when bound to all interfaces).
+    /// The server's root URL while running (`http://127.0.0.1:PORT/` when bound to all
+    /// interfaces; `https://…` with an SSL identity).
     public var url: URL? {
         lock.lock(); defer { lock.unlock() }
         guard let boundPort else { return nil }
         var host = state.withLock { $0.bindAddress }
         if host == "0.0.0.0" || host == "::" || host.isEmpty { host = "127.0.0.1" }
         if host.contains(":") { host = "[\(host)]" }
-        return URL(string: "http://\(host):\(boundPort)/")
+        return URL(string: "\(tlsIdentity == nil ? "http" : "https")://\(host):\(boundPort)/")
+    }
+
+    // MARK: TLS
+
+    /// Serves HTTPS with a self-signed certificate made for `label` (1.x's
+    /// `setAnonymousSSLIdentityWithLabel:`). The identity is kept in the manager directory
+    /// (`.listener-tls/`), so the same label gives the same certificate across restarts and
+    /// clients can pin it (``sslCertificatePEM``). Takes effect at the next `start()`.
+    public func setAnonymousSSLIdentity(label: String) throws {
+        let identity = try TLSIdentity.anonymous(label: label, directory: manager.directory)
+        lock.lock(); defer { lock.unlock() }
+        tlsIdentity = identity
+    }
+
+    /// The 1.x spelling of ``setAnonymousSSLIdentity(label:)``.
+    @discardableResult
+    public func setAnonymousSSLIdentityWithLabel(_ label: String) throws -> Bool {
+        try setAnonymousSSLIdentity(label: label)
+        return true
+    }
+
+    /// Serves HTTPS with this certificate chain (leaf first) and private key, both PEM; nil
+    /// arguments return to plain HTTP. Takes effect at the next `start()`.
+    public func setSSLIdentity(certificateChainPEM: String?, privateKeyPEM: String?) throws {
+        var identity: TLSIdentity?
+        if let certificateChainPEM, let privateKeyPEM {
+            let candidate = TLSIdentity(certificateChainPEM: certificateChainPEM, privateKeyPEM: privateKeyPEM)
+            do {
+                _ = try candidate.serverConfiguration()
+            } catch {
+                throw CBLError(400, "Invalid SSL identity: \(error)")
+            }
+            identity = candidate
+        }
+        lock.lock(); defer { lock.unlock() }
+        tlsIdentity = identity
+    }
+
+    /// The PEM certificate chain served over HTTPS, or nil for plain HTTP.
+    public var sslCertificatePEM: String? {
+        lock.lock(); defer { lock.unlock() }
+        return tlsIdentity?.certificateChainPEM
     }
 
     /// When true every request that would change something is refused with 403.
@@ -97,15 +142,25 @@ public final class CBLListener: @unchecked Sendable {
         var logger = Logger(label: "CouchbaseLite.Listener")
         logger.logLevel = .critical
         let router = RESTRouter(state: state)
-        let app = Application(
-            responder: ListenerResponder(router: router),
-            configuration: ApplicationConfiguration(
-                address: .hostname(host, port: Int(requestedPort)),
-                serverName: "CouchbaseLite/\(CBLVersion()) (Swift; Linux)"),
-            onServerRunning: { channel in
-                started.finish(.success(UInt16(channel.localAddress?.port ?? 0)))
-            },
-            logger: logger)
+        let configuration = ApplicationConfiguration(
+            address: .hostname(host, port: Int(requestedPort)),
+            serverName: "CouchbaseLite/\(CBLVersion()) (Swift; Linux)")
+        let onRunning: @Sendable (any Channel) async -> Void = { channel in
+            started.finish(.success(UInt16(channel.localAddress?.port ?? 0)))
+        }
+        let app: Application<ListenerResponder>
+        if let tlsIdentity {
+            do {
+                app = Application(responder: ListenerResponder(router: router),
+                                  server: try .tls(.http1(), tlsConfiguration: tlsIdentity.serverConfiguration()),
+                                  configuration: configuration, onServerRunning: onRunning, logger: logger)
+            } catch {
+                throw CBLError(500, "Cannot use the SSL identity: \(error)")
+            }
+        } else {
+            app = Application(responder: ListenerResponder(router: router), configuration: configuration,
+                              onServerRunning: onRunning, logger: logger)
+        }
         state.beginServing()
         runTask = Task.detached {
             do {
@@ -219,11 +274,14 @@ final class ListenerState: @unchecked Sendable {
     var maxBodySize: Int { withLock { $0.maxBodySize } }
     var passwords: [String: String]? { withLock { $0.passwords } }
 
-    /// `http://host:port/` + escaped path segments, for `Location` headers.
-    func absoluteURL(path: [String]) -> String {
+    /// `http://<Host>/` + escaped path segments, for `Location` headers (as CouchDB sends them).
+    func absoluteURL(_ request: RESTRequest, path: [String]) -> String {
         let allowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))
         let escaped = path.map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0 }
-        return "/" + escaped.joined(separator: "/")
+        let relative = "/" + escaped.joined(separator: "/")
+        guard let host = request.header("host"), !host.isEmpty,
+              host.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) }) else { return relative }
+        return "http://\(host)\(relative)"
     }
 
     // MARK: Authentication

@@ -14,7 +14,7 @@ extension RESTRouter {
                 throw RESTError(412, "file_exists", "The database could not be created, the file already exists.")
             }
             _ = try manager.databaseNamed(name)
-            return .json(201, ["ok": true], headers: [("Location", state.absoluteURL(path: [name]))])
+            return .json(201, ["ok": true], headers: [("Location", state.absoluteURL(request, path: [name]))])
         case "GET", "HEAD":
             let db = try openDatabase(name)
             return .json(200, databaseInfo(db))
@@ -34,7 +34,7 @@ extension RESTRouter {
             if body["_id"] != nil && !(body["_id"] is String) { throw RESTError(400, "bad_request", "Document id must be a string") }
             let (revID, status) = try saveDocument(db, docID: docID, body: body, request: request)
             return .json(status, ["ok": true, "id": docID, "rev": revID],
-                         headers: [("Location", state.absoluteURL(path: [name, docID])), ("ETag", "\"\(revID)\"")])
+                         headers: [("Location", state.absoluteURL(request, path: [name, docID])), ("ETag", "\"\(revID)\"")])
         default:
             throw RESTError.methodNotAllowed("GET,HEAD,PUT,POST,DELETE")
         }

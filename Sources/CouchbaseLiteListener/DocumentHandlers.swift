@@ -11,6 +11,8 @@ struct DocumentOptions {
     var localSeq = false
     var attachments = false
     var attsSince: [String]?
+    /// Sync Gateway's extension 1.x pullers send: trim `_revisions` after the first of these.
+    var revsFrom: [String]?
     var revsLimit: Int?
 
     init() {}
@@ -26,6 +28,10 @@ struct DocumentOptions {
         if let since = try q.json("atts_since", lenient: false) {
             guard let list = since as? [String] else { throw RESTError.queryParse("atts_since must be an array of revision IDs") }
             attsSince = list
+        }
+        if let from = try q.json("revs_from", lenient: false) {
+            guard let list = from as? [String] else { throw RESTError.queryParse("revs_from must be an array of revision IDs") }
+            revsFrom = list
         }
         if try q.bool("meta") {
             revsInfo = true
@@ -63,7 +69,7 @@ extension RESTRouter {
         if options.revs {
             var ids = try loadHistory().map(\.revID)
             if let limit = options.revsLimit { ids = Array(ids.prefix(max(limit, 1))) }
-            if let since = options.attsSince, let cut = ids.firstIndex(where: since.contains) {
+            if let from = options.revsFrom, let cut = ids.firstIndex(where: from.contains) {
                 ids = Array(ids.prefix(cut + 1))
             }
             doc["_revisions"] = CBLDatabase.restRevisionsDictionary(ids)
@@ -230,7 +236,7 @@ extension RESTRouter {
             }
             return .response(.json(status, ["ok": true, "id": docID, "rev": revID],
                                    headers: [("ETag", "\"\(revID)\""),
-                                             ("Location", state.absoluteURL(path: [db.name, docID]))]))
+                                             ("Location", state.absoluteURL(request, path: [db.name, docID]))]))
         case "DELETE":
             guard CBLDatabase.restIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
             guard let revID = request.query["rev"] ?? request.header("if-match").map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }) else {
@@ -352,7 +358,7 @@ extension RESTRouter {
                                                   contentType: contentType, content: Data(request.body))
             return .json(201, ["ok": true, "id": docID, "rev": newRev],
                          headers: [("ETag", "\"\(newRev)\""),
-                                   ("Location", state.absoluteURL(path: [db.name, docID, name]))])
+                                   ("Location", state.absoluteURL(request, path: [db.name, docID, name]))])
         case "DELETE":
             guard let revParam else { throw RESTError.conflict }
             let newRev = try db.restPutAttachment(docID: docID, prevRevID: revParam, name: name,

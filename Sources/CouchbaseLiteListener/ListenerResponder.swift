@@ -34,6 +34,8 @@ struct ListenerResponder: HTTPResponder {
                 let name = field.name.canonicalName
                 headers[name] = headers[name].map { $0 + ", " + field.value } ?? field.value
             }
+            // HTTPTypes keeps `Host` as the request's authority, not as a header field.
+            if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
             restRequest = RESTRequest(method: request.method.rawValue, segments: segments, query: query,
                                       headers: headers, body: bytes)
         } catch {

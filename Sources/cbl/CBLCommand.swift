@@ -101,6 +101,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Require HTTP Basic authentication as USER:PASSWORD.")
     var credentials: String?
 
+    @Flag(help: "Serve HTTPS with a self-signed certificate kept in the directory (printed at start).")
+    var ssl = false
+
     func run() throws {
         var options = CBLManagerOptions(readOnly: readonly, fileProtection: [])
         let manager = try CBLManager(directory: directory, options: &options)
@@ -113,7 +116,11 @@ struct Serve: ParsableCommand {
             }
             listener.setPasswords([String(credentials[..<colon]): String(credentials[credentials.index(after: colon)...])])
         }
+        if ssl {
+            try listener.setAnonymousSSLIdentity(label: "cbl serve")
+        }
         try listener.start()
+        if ssl, let pem = listener.sslCertificatePEM { print(pem.trimmingCharacters(in: .whitespacesAndNewlines)) }
         print("Serving \(manager.directory) at \(listener.url?.absoluteString ?? "port \(listener.port)")\(readonly ? " (read-only)" : "")")
         print("Press Ctrl-C to stop.")
         fflush(nil)

@@ -21,7 +21,7 @@ final class ListenerCommandLineTests: XCTestCase {
     private func serve(_ extra: [String], directory: URL) throws -> (Process, URL, URL) {
         guard let cbl = findCBL() else { throw XCTSkip("cbl executable not found; build with `swift build --build-tests`") }
         let log = directory.appendingPathComponent("serve.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = cbl
         process.arguments = ["serve", "--port", "0", "--directory", directory.appendingPathComponent("dbs").path] + extra

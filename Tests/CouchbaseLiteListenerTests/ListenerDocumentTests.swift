@@ -15,7 +15,7 @@ final class ListenerDocumentTests: ListenerTestCase {
         let rev1 = try XCTUnwrap(created.dict["rev"] as? String)
         XCTAssertTrue(jsonEqual(created.json, ["ok": true, "id": "doc1", "rev": rev1]))
         XCTAssertEqual(created.header("etag"), "\"\(rev1)\"")
-        XCTAssertEqual(created.header("location"), "/db/doc1")
+        XCTAssertEqual(created.header("location"), "http://127.0.0.1:\(listener.port)/db/doc1")
 
         expectError(try request("PUT", "/db/doc1", json: ["n": 2]), 409, "conflict", "Document update conflict.")
         let rev2 = try putDoc("/db/doc1", ["_rev": rev1, "n": 2])
@@ -55,11 +55,21 @@ final class ListenerDocumentTests: ListenerTestCase {
         let limited = try get("/db/doc?revs=true&revs_limit=1").dict
         XCTAssertTrue(jsonEqual(limited["_revisions"], ["start": 2, "ids": [String(rev2.dropFirst(2))]]))
         expectError(try get("/db/doc?revs=maybe"), 400, "query_parse_error")
+        // atts_since never trims history; Sync Gateway's revs_from (sent by 1.x pullers) does.
+        let rev3 = try putDoc("/db/doc", ["_rev": rev2, "v": 3])
+        let since = "%5B%22\(rev2)%22%5D"
+        let full = try get("/db/doc?revs=true&atts_since=\(since)").dict["_revisions"] as? [String: Any]
+        XCTAssertEqual((full?["ids"] as? [String])?.count, 3)
+        let trimmed = try get("/db/doc?revs=true&revs_from=\(since)").dict["_revisions"] as? [String: Any]
+        XCTAssertEqual(trimmed?["ids"] as? [String], [String(rev3.dropFirst(2)), String(rev2.dropFirst(2))])
+        let rev3Only = try putDoc("/db/doc", ["_rev": rev3, "v": 2])
+        XCTAssertTrue(rev3Only.hasPrefix("4-"))
 
         // After compaction the ancestor's body is gone.
         expect(try request("POST", "/db/_compact", json: [String: Any]()), 202)
         let compacted = try get("/db/doc?revs_info=true").dict
-        XCTAssertTrue(jsonEqual(compacted["_revs_info"], [["rev": rev2, "status": "available"], ["rev": rev1, "status": "missing"]]))
+        XCTAssertTrue(jsonEqual(compacted["_revs_info"], [["rev": rev3Only, "status": "available"], ["rev": rev3, "status": "missing"],
+                                                          ["rev": rev2, "status": "missing"], ["rev": rev1, "status": "missing"]]))
         expectError(try get("/db/doc?rev=\(rev1)"), 404, "not_found", "missing")
     }
 

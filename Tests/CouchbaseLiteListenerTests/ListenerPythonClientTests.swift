@@ -14,7 +14,7 @@ final class ListenerPythonClientTests: ListenerTestCase {
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("cbl-listener-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: log) }
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle

@@ -67,7 +67,7 @@ final class ListenerServerAndDatabaseTests: ListenerTestCase {
         let created = try request("PUT", "/demo")
         expect(created, 201)
         XCTAssertTrue(jsonEqual(created.json, ["ok": true]))
-        XCTAssertEqual(created.header("location"), "/demo")
+        XCTAssertEqual(created.header("location"), "http://127.0.0.1:\(listener.port)/demo")
         XCTAssertTrue(manager.databaseExistsNamed("demo"))
 
         expectError(try request("PUT", "/demo"), 412, "file_exists",
@@ -120,7 +120,7 @@ final class ListenerServerAndDatabaseTests: ListenerTestCase {
         XCTAssertTrue(id.hasPrefix("-") && id.count == 23, id)
         XCTAssertTrue(rev.hasPrefix("1-"))
         XCTAssertEqual(created.dict["ok"] as? Bool, true)
-        XCTAssertEqual(created.header("location"), "/db/\(id)")
+        XCTAssertEqual(created.header("location"), "http://127.0.0.1:\(listener.port)/db/\(id)")
 
         let updated = try request("POST", "/db", json: ["_id": id, "_rev": rev, "text": "bye"])
         expect(updated, 201)

@@ -1,0 +1,66 @@
+import CouchbaseLite
+import CouchbaseLiteListener
+import Foundation
+import XCTest
+
+/// HTTPS with 1.x's anonymous (self-signed) identity, checked by Python's TLS client against
+/// the certificate the listener reports.
+final class ListenerTLSTests: ListenerTestCase {
+    private func fetch(_ url: String, caFile: String) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", """
+            import ssl, sys, urllib.request
+            ctx = ssl.create_default_context(cafile=sys.argv[1])
+            print(urllib.request.urlopen(sys.argv[2], context=ctx, timeout=10).read().decode())
+            """, caFile, url]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning { process.terminate(); return (-1, "timed out") }
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (process.terminationStatus, text)
+    }
+
+    func testAnonymousIdentityServesHTTPS() throws {
+        listener.stop()
+        let secure = CBLListener(manager: manager, port: 0)
+        secure.bindAddress = "127.0.0.1"
+        XCTAssertNil(secure.sslCertificatePEM)
+        XCTAssertTrue(try secure.setAnonymousSSLIdentityWithLabel("Test Listener"))
+        let pem = try XCTUnwrap(secure.sslCertificatePEM)
+        XCTAssertTrue(pem.contains("-----BEGIN CERTIFICATE-----"))
+        try secure.start()
+        defer { secure.stop() }
+        let url = try XCTUnwrap(secure.url)
+        XCTAssertEqual(url.scheme, "https")
+
+        let caFile = directory.appendingPathComponent("ca.pem")
+        try pem.write(to: caFile, atomically: true, encoding: .utf8)
+        let (status, output) = try fetch(url.absoluteString, caFile: caFile.path)
+        XCTAssertEqual(status, 0, output)
+        XCTAssertTrue(output.contains("\"couchdb\":\"Welcome\""), output)
+        let (byName, byNameOutput) = try fetch("https://localhost:\(secure.port)/_all_dbs", caFile: caFile.path)
+        XCTAssertEqual(byName, 0, byNameOutput)
+
+        // Plain HTTP on the TLS port gets no HTTP answer.
+        let plain = try? RawHTTPClient(port: secure.port, timeout: 3).send("GET", "/")
+        XCTAssertNotEqual(plain?.status, 200)
+
+        // The same label gives the same certificate (kept in the manager directory); another label another one.
+        let same = CBLListener(manager: manager, port: 0)
+        try same.setAnonymousSSLIdentity(label: "Test Listener")
+        XCTAssertEqual(same.sslCertificatePEM, pem)
+        let other = CBLListener(manager: manager, port: 0)
+        try other.setAnonymousSSLIdentity(label: "Other")
+        XCTAssertNotEqual(other.sslCertificatePEM, pem)
+
+        // Bad PEMs are refused; nil goes back to HTTP.
+        XCTAssertThrowsError(try other.setSSLIdentity(certificateChainPEM: "garbage", privateKeyPEM: "garbage"))
+        try other.setSSLIdentity(certificateChainPEM: nil, privateKeyPEM: nil)
+        XCTAssertNil(other.sslCertificatePEM)
+    }
+}
