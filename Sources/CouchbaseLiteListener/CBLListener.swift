@@ -119,14 +119,16 @@ public final class CBLListener: @unchecked Sendable {
         set { state.withLock { $0.maxBodySize = max(0, newValue) } }
     }
 
-    /// User names and passwords for HTTP Basic authentication; nil (default) = no authentication.
+    /// User names and passwords for HTTP Basic authentication; nil (default, or after setting
+    /// an empty dictionary) = no authentication.
     public var passwords: [String: String]? { state.passwords }
 
     /// Requires HTTP Basic authentication (or a `_session` cookie) with one of these
     /// credentials on every request; nil turns authentication off.
     public func setPasswords(_ passwords: [String: String]?) {
         state.withLock {
-            $0.passwords = passwords
+            // As in 1.x, an empty dictionary means no authentication.
+            $0.passwords = (passwords?.isEmpty ?? true) ? nil : passwords
             $0.sessions.removeAll()
         }
     }

@@ -50,6 +50,9 @@ final class ListenerSecurityTests: ListenerTestCase {
 
         listener.setPasswords(nil)
         expect(try get("/demo"), 200)
+        listener.setPasswords([:])
+        XCTAssertNil(listener.passwords)
+        expect(try get("/demo"), 200)
     }
 
     func testReadOnlyListener() throws {
