@@ -77,7 +77,7 @@ let package = Package(
         // Benchmarks (run with `swift run -c release CBLBenchmarks`).
         .executableTarget(
             name: "CBLBenchmarks",
-            dependencies: ["CouchbaseLite", "SQLiteKit", "JSONCore"],
+            dependencies: ["CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation"],
             path: "Benchmarks/CBLBenchmarks"
         ),
 

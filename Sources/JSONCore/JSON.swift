@@ -1,25 +1,81 @@
-// TEMPORARY stand-in until the real JSONCore lands (helper in progress).
 import Foundation
-public struct JSONError: Error, CustomStringConvertible, Sendable { public let message: String; public let offset: Int?; public init(_ m: String, offset: Int? = nil) { message = m; self.offset = offset }; public var description: String { message } }
+
+/// Fast JSON reader and Couchbase Lite 1.x canonical JSON writer.
+///
+/// Reading produces Foundation-compatible values: `[String: Any]`, `[Any]`, `String`,
+/// `Int` (integer literals without fraction/exponent that fit in Int), `Double` (every other
+/// number), `Bool`, `NSNull`.
+///
+/// Writing accepts `String`, `Substring`, `NSString`, all integer types, `Double`, `Float`,
+/// `CGFloat`, `Bool`, `NSNull`, `NSNumber` (booleans recognised by class; never confuses
+/// the integer 1 with `true`), `[Any]`, `[Any?]`, `[String: Any]`, `[String: Any?]`,
+/// `NSArray`, `NSDictionary` with string keys, other arrays/dictionaries convertible to
+/// those, and `Optional.none` (written as `null`). Anything else -- `Date`, `Data`, NaN,
+/// infinities, non-string keys, arbitrary objects -- throws `JSONError`.
 public enum JSON {
-    public static func parse(_ bytes: UnsafeRawBufferPointer) throws -> Any { try parse(Data(bytes)) }
-    public static func parse(_ data: Data) throws -> Any { do { return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) } catch { throw JSONError("bad json") } }
-    public static func parse(_ bytes: [UInt8]) throws -> Any { try parse(Data(bytes)) }
-    public static func parse(_ string: String) throws -> Any { try parse(Data(string.utf8)) }
-    public static func parseObject(_ bytes: UnsafeRawBufferPointer) throws -> [String: Any] { guard let d = try parse(bytes) as? [String: Any] else { throw JSONError("not object") }; return d }
-    public static func parseObject(_ data: Data) throws -> [String: Any] { guard let d = try parse(data) as? [String: Any] else { throw JSONError("not object") }; return d }
-    public static func parseObject(_ bytes: [UInt8]) throws -> [String: Any] { guard let d = try parse(bytes) as? [String: Any] else { throw JSONError("not object") }; return d }
-    public static func canonicalData(_ value: Any) throws -> [UInt8] { Array(try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])) }
-    public static func data(_ value: Any, sortedKeys: Bool) throws -> [UInt8] { try canonicalData(value) }
-    public static func string(_ value: Any, sortedKeys: Bool = true) throws -> String { String(decoding: try canonicalData(value), as: UTF8.self) }
-    public static func isValid(_ value: Any) -> Bool { JSONSerialization.isValidJSONObject([value]) }
-    public static func utf16Precedes(_ a: String, _ b: String) -> Bool { a.utf16.lexicographicallyPrecedes(b.utf16) }
-}
-public struct JSONWriter {
-    public private(set) var bytes: [UInt8] = []
-    public init(capacity: Int = 256) {}
-    public mutating func write(_ value: Any, sortedKeys: Bool = true) throws { bytes += try JSON.canonicalData(value) }
-    public mutating func writeObject(_ dict: [String: Any], sortedKeys: Bool = true, skippingKey skip: (String) -> Bool) throws { bytes += try JSON.canonicalData(dict.filter { !skip($0.key) }) }
-    public mutating func writeString(_ s: String) { bytes += try! JSON.canonicalData(s) }
-    public mutating func writeRaw(_ b: some Sequence<UInt8>) { bytes += b }
+    // MARK: Reading
+
+    /// Parses UTF-8 JSON. Throws `JSONError` on any syntax error, trailing garbage
+    /// (whitespace allowed), invalid UTF-8, unpaired surrogates, or nesting deeper than 512.
+    public static func parse(_ bytes: UnsafeRawBufferPointer) throws -> Any {
+        try JSONParser.parse(bytes)
+    }
+
+    public static func parse(_ data: Data) throws -> Any {
+        try data.withUnsafeBytes { try JSONParser.parse($0) }
+    }
+
+    public static func parse(_ bytes: [UInt8]) throws -> Any {
+        try bytes.withUnsafeBytes { try JSONParser.parse($0) }
+    }
+
+    public static func parse(_ string: String) throws -> Any {
+        var s = string
+        return try s.withUTF8 { try JSONParser.parse(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Same as `parse`, but requires a top-level object.
+    public static func parseObject(_ bytes: UnsafeRawBufferPointer) throws -> [String: Any] {
+        try JSONParser.parseObject(bytes)
+    }
+
+    public static func parseObject(_ data: Data) throws -> [String: Any] {
+        try data.withUnsafeBytes { try JSONParser.parseObject($0) }
+    }
+
+    public static func parseObject(_ bytes: [UInt8]) throws -> [String: Any] {
+        try bytes.withUnsafeBytes { try JSONParser.parseObject($0) }
+    }
+
+    // MARK: Writing
+
+    /// Canonical CBL 1.x encoding (byte-exact with iOS `CBJSONEncoder canonicalEncoding:`):
+    /// compact, object keys sorted by UTF-16 code units at every level, non-ASCII as raw
+    /// UTF-8, iOS number formatting. See `JSONWriter` and NumberFormatting.swift.
+    public static func canonicalData(_ value: Any) throws -> [UInt8] {
+        var w = JSONWriter(capacity: 256)
+        try w.write(value, sortedKeys: true)
+        return w.bytes
+    }
+
+    /// Compact encoding; with `sortedKeys: false` keys are written in dictionary order.
+    public static func data(_ value: Any, sortedKeys: Bool) throws -> [UInt8] {
+        var w = JSONWriter(capacity: 256)
+        try w.write(value, sortedKeys: sortedKeys)
+        return w.bytes
+    }
+
+    public static func string(_ value: Any, sortedKeys: Bool = true) throws -> String {
+        String(decoding: try data(value, sortedKeys: sortedKeys), as: UTF8.self)
+    }
+
+    /// True if `value` (recursively) is JSON-representable under the writer's rules.
+    public static func isValid(_ value: Any) -> Bool {
+        ValueClassifier.isValid(value, depth: 0)
+    }
+
+    /// UTF-16 code-unit order comparison (the key order of canonical JSON).
+    public static func utf16Precedes(_ a: String, _ b: String) -> Bool {
+        JSONCore.utf16Precedes(a, b)
+    }
 }

@@ -72,9 +72,14 @@ public final class SQLiteConnection: @unchecked Sendable {
         try SQLiteStatement(connection: self, sql: sql)
     }
 
-    /// Returns a cached prepared statement for `sql`, reset and ready to bind.
+    /// Returns a cached prepared statement for `sql`, reset and ready to bind. If the cached one
+    /// is in the middle of a step loop (a callback re-entered the same query), a fresh,
+    /// uncached statement is returned instead.
     public func cached(_ sql: String) throws -> SQLiteStatement {
-        if let stmt = statementCache[sql] { return stmt }
+        if let stmt = statementCache[sql] {
+            if sqlite3_stmt_busy(stmt.handle) == 0 { return stmt }
+            return try prepare(sql)
+        }
         let stmt = try prepare(sql)
         statementCache[sql] = stmt
         return stmt

@@ -2,21 +2,7 @@ import Foundation
 import XCTest
 @testable import CouchbaseLite
 
-final class AttachmentTests: XCTestCase {
-    var dir: TempDirectory!
-    var manager: CBLManager!
-    var db: CBLDatabase!
-
-    override func setUpWithError() throws {
-        dir = TempDirectory()
-        manager = try makeManager(dir)
-        db = try manager.databaseNamed("db")
-    }
-
-    override func tearDown() {
-        manager.close()
-        dir = nil
-    }
+final class AttachmentTests: DatabaseTestCase {
 
     private var blobDirectory: URL { db.directoryURL.appendingPathComponent("attachments") }
 

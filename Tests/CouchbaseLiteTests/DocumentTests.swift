@@ -2,21 +2,7 @@ import Foundation
 import XCTest
 @testable import CouchbaseLite
 
-final class DocumentTests: XCTestCase {
-    var dir: TempDirectory!
-    var manager: CBLManager!
-    var db: CBLDatabase!
-
-    override func setUpWithError() throws {
-        dir = TempDirectory()
-        manager = try makeManager(dir)
-        db = try manager.databaseNamed("db")
-    }
-
-    override func tearDown() {
-        manager.close()
-        dir = nil
-    }
+final class DocumentTests: DatabaseTestCase {
 
     /// The iOS digest rule: `{"foo":"bar"}` as a new document is `1-cd809becc169215072fd567eebd8b8de` (spec 3.3).
     func testFirstRevisionIDMatchesRealCouchbaseLite() throws {

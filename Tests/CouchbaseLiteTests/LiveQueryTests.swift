@@ -18,21 +18,8 @@ private final class RowsObserver: NSObject, CBLKeyValueObserving, @unchecked Sen
     }
 }
 
-final class LiveQueryTests: XCTestCase {
-    var dir: TempDirectory!
-    var manager: CBLManager!
-    var db: CBLDatabase!
-
-    override func setUpWithError() throws {
-        dir = TempDirectory()
-        manager = try makeManager(dir)
-        db = try manager.databaseNamed("live")
-    }
-
-    override func tearDown() {
-        manager.close()
-        dir = nil
-    }
+final class LiveQueryTests: DatabaseTestCase {
+    override var databaseName: String { "live" }
 
     func testLiveQueryUpdatesListenersAndKVOObservers() throws {
         try db.document(withID: "a")!.putProperties(["n": 1])

@@ -2,21 +2,7 @@ import Foundation
 import XCTest
 @testable import CouchbaseLite
 
-final class TransactionAndNotificationTests: XCTestCase {
-    var dir: TempDirectory!
-    var manager: CBLManager!
-    var db: CBLDatabase!
-
-    override func setUpWithError() throws {
-        dir = TempDirectory()
-        manager = try makeManager(dir)
-        db = try manager.databaseNamed("db")
-    }
-
-    override func tearDown() {
-        manager.close()
-        dir = nil
-    }
+final class TransactionAndNotificationTests: DatabaseTestCase {
 
     func testNestedTransactionsCommitAndRollBack() throws {
         XCTAssertTrue(db.inTransaction {
@@ -40,6 +26,24 @@ final class TransactionAndNotificationTests: XCTestCase {
         })
         XCTAssertNil(doc.currentRevision, "cached revision forgotten after rollback")
         XCTAssertEqual(db.documentCount, 1)
+    }
+
+    /// Saves nested in a transaction run without savepoints; a failing one must leave no trace.
+    func testFailedSaveInsideTransactionLeavesNoTrace() throws {
+        db.setValidationNamed("no-bad") { rev, context in
+            if rev["bad"] != nil { context.reject(withMessage: "bad") }
+        }
+        XCTAssertTrue(try db.inTransaction {
+            try? db.document(withID: "good")!.putProperties(["ok": 1])
+            XCTAssertThrowsStatus(403, try db.document(withID: "rejected")!.putProperties(["bad": 1]))
+            XCTAssertThrowsStatus(400, try db.document(withID: "badatt")!.putProperties(["_attachments": ["x": ["stub": true]]]))
+            return true
+        })
+        XCTAssertNotNil(db.existingDocument(withID: "good"))
+        let raw = try rawConnection(db.directoryURL.appendingPathComponent("db.sqlite3").path, readOnly: true)
+        defer { raw.close() }
+        XCTAssertEqual(try raw.scalarInt("SELECT count(*) FROM docs"), 1, "no orphan docs rows")
+        XCTAssertEqual(try raw.scalarInt("SELECT count(*) FROM revs"), 1)
     }
 
     func testThrowingBlockRollsBackAndRethrows() throws {

@@ -2,21 +2,8 @@ import Foundation
 import XCTest
 @testable import CouchbaseLite
 
-final class ViewQueryTests: XCTestCase {
-    var dir: TempDirectory!
-    var manager: CBLManager!
-    var db: CBLDatabase!
-
-    override func setUpWithError() throws {
-        dir = TempDirectory()
-        manager = try makeManager(dir)
-        db = try manager.databaseNamed("views")
-    }
-
-    override func tearDown() {
-        manager.close()
-        dir = nil
-    }
+final class ViewQueryTests: DatabaseTestCase {
+    override var databaseName: String { "views" }
 
     private func put(_ id: String, _ props: [String: Any]) throws {
         try db.document(withID: id)!.putProperties(props)
@@ -403,6 +390,44 @@ final class ViewQueryTests: XCTestCase {
         var count = 0
         for case let row as CBLQueryRow in rows { _ = row; count += 1 }
         XCTAssertEqual(count, 3)
+    }
+
+    /// A reduce block that runs the same query (same cached statement) must not disturb the outer one.
+    func testReentrantQueryFromReduceBlock() throws {
+        for i in 0..<5 { try put("r\(i)", ["n": i]) }
+        let view = db.viewNamed("reentrant")
+        var inner: UInt?
+        view.setMapBlock({ doc, emit in emit(doc["n"]!, doc["n"]) }, reduce: { _, values, _ in
+            if inner == nil {
+                inner = 0
+                let q = view.createQuery()
+                q.indexUpdateMode = .never
+                inner = try? q.run().count
+            }
+            return CBLView.totalValues(values)
+        }, version: "1")
+        XCTAssertEqual(try view.createQuery().run().row(at: 0).value as? Double, 10)
+        XCTAssertEqual(inner, 1)
+    }
+
+    /// Rows emitted with the whole document (`*` in real 1.x files) expand in reduce and map rows.
+    func testStarValuesFromRealFilesExpand() throws {
+        try put("s1", ["n": 1, "title": "one"])
+        let view = db.viewNamed("star")
+        view.setMapBlock({ doc, emit in emit(doc["n"]!, nil) }, reduce: { _, values, _ in
+            (values.first as? [String: Any])?["title"] ?? "none"
+        }, version: "1")
+        _ = try view.createQuery().run()
+        let raw = try rawConnection(db.directoryURL.appendingPathComponent("db.sqlite3").path)
+        let viewID = try XCTUnwrap(raw.scalarInt("SELECT view_id FROM views WHERE name='star'"))
+        try raw.run("UPDATE 'maps_\(viewID)' SET value='*'")
+        raw.close()
+        let query = view.createQuery()
+        XCTAssertEqual(try query.run().row(at: 0).value as? String, "one")
+        query.mapOnly = true
+        let row = try query.run().row(at: 0)
+        XCTAssertEqual((row.value as? [String: Any])?["title"] as? String, "one")
+        XCTAssertEqual((row.value as? [String: Any])?["_id"] as? String, "s1")
     }
 
     func testRunAsync() throws {

@@ -45,6 +45,10 @@ int cbl_sqlite_collate_revid(void *ctx, int aLen, const void *a, int bLen, const
 /// collation's string step does (fast ASCII path, ICU fallback); -1/0/1.
 int cbl_collate_unicode_strings(const char *a, size_t aLen, const char *b, size_t bLen);
 
+/// benchmark baseline: ICU directly, no JSON parsing or ASCII fast path.
+/// ucol_strcollUTF8 on the shared collator the library uses (UTF-8, unescaped); -1/0/1.
+int cbl_icu_strcoll_baseline(const char *a, size_t aLen, const char *b, size_t bLen);
+
 #ifdef __cplusplus
 }
 #endif

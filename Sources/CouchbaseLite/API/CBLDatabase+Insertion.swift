@@ -34,7 +34,7 @@ extension CBLDatabase {
     static func storedBody(_ properties: [String: Any]) throws -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
         do {
-            try writer.writeObject(properties, sortedKeys: true) { strippedSpecialKeys.contains($0) }
+            try writer.writeObject(properties, sortedKeys: true) { $0.utf8.first == 0x5F && strippedSpecialKeys.contains($0) }
         } catch let e as JSONError {
             throw CBLError.badJSON(e.message)
         } catch {
@@ -53,7 +53,8 @@ extension CBLDatabase {
     ///   - pendingAttachments: bodies set on an unsaved revision (nil value = removed).
     func putRevision(docID: String, prevRevID: String?, properties inputProperties: [String: Any],
                      deleting: Bool, allowConflict: Bool,
-                     pendingAttachments: [String: PendingAttachment?] = [:]) throws -> CBLSavedRevision {
+                     pendingAttachments: [String: PendingAttachment?] = [:],
+                     document knownDocument: CBLDocument? = nil) throws -> CBLSavedRevision {
         try checkWritable()
         guard CBLDatabase.isValidDocumentID(docID) else {
             throw CBLError.badID("Invalid document ID '\(docID)'")
@@ -73,7 +74,11 @@ extension CBLDatabase {
         }
 
         return try write { store in
-            let (numericID, isNew) = try store.createNumericID(of: docID)
+            // Nothing is written before every check has passed, so a failed save inside an
+            // app's transaction leaves no trace (see `write`).
+            let existingID = try store.numericID(of: docID)
+            let isNew = existingID == nil
+            var numericID = existingID ?? 0
             var parent: StoredRevision?
             var documentWasEmpty = isNew
             if let prevRevID {
@@ -111,7 +116,7 @@ extension CBLDatabase {
             let body = try CBLDatabase.storedBody(properties)
             let revID = try RevisionID.generate(json: body, deleted: isDeletion, parent: parent?.revID)
 
-            let document = self.document(withID: docID)!
+            let document = knownDocument ?? self.document(withID: docID)!
             if !validations.isEmpty {
                 var fullProperties = properties
                 for key in CBLDatabase.strippedSpecialKeys { fullProperties[key] = nil }
@@ -124,6 +129,7 @@ extension CBLDatabase {
 
             let hasAttachments = (properties["_attachments"] as? [String: Any]).map { !$0.isEmpty } ?? false
             let docType = properties["type"] as? String
+            if isNew { numericID = try store.createNumericID(of: docID).id }
             guard let sequence = try store.insertRevisionRow(
                 numericID: numericID, revID: revID, parentSequence: parent?.sequence, current: true,
                 deleted: isDeletion, body: body, hasAttachments: hasAttachments, docType: docType)

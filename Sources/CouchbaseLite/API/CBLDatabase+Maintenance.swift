@@ -60,7 +60,7 @@ extension CBLDatabase {
 
     /// Removes documents and all their revisions, leaving no tombstones.
     func purgeDocuments(_ docIDs: [String]) throws {
-        try write { store in
+        try write(atomic: true) { store in
             for docID in docIDs {
                 guard let numericID = try store.numericID(of: docID) else { continue }
                 try store.connection.run("DELETE FROM docs WHERE doc_id=?", [.integer(numericID)])
@@ -82,7 +82,7 @@ extension CBLDatabase {
             try purgeDocuments([docID])
             return all
         }
-        return try write { store in
+        return try write(atomic: true) { store in
             guard let numericID = try store.numericID(of: docID) else { return [] }
             let tree = try store.revisionTree(numericID: numericID)
             var byRev: [String: SQLiteStore.TreeNode] = [:]

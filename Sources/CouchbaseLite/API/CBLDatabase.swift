@@ -31,6 +31,8 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     var expirationTimer: DispatchSourceTimer?
     var cachedMaxRevTreeDepth: Int?
     var views: [String: CBLView] = [:]
+    /// Set when a non-atomic nested write failed half-way: the outermost transaction must roll back.
+    var transactionPoisoned = false
 
     init(name: String, directory: URL, manager: CBLManager, create: Bool, readOnly: Bool) throws {
         self.name = name
@@ -124,6 +126,7 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
         } catch {
             return false
         }
+        if store.connection.transactionDepth == 1 { transactionPoisoned = false }
         let committed: Bool
         do {
             committed = try block()
@@ -131,7 +134,7 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
             rollBack(store: store, to: mark)
             throw error
         }
-        if committed {
+        if committed && !(transactionPoisoned && store.connection.transactionDepth == 1) {
             do {
                 try store.connection.commit()
             } catch {
@@ -147,17 +150,33 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
 
     private func rollBack(store: SQLiteStore, to mark: Int) {
         try? store.connection.rollback()
+        if store.connection.transactionDepth == 0 { transactionPoisoned = false }
         let undone = pendingChanges[mark...]
         for change in undone { cachedDocument(change.docID)?.forgetCurrentRevision() }
         pendingChanges.removeSubrange(mark...)
     }
 
-    /// Runs a write inside a transaction (nested when one is open) and posts notifications after the outermost commit.
-    func write<R>(_ body: (SQLiteStore) throws -> R) throws -> R {
+    /// Runs a write inside a transaction and posts notifications after the outermost commit.
+    ///
+    /// At top level this is one SQLite transaction. Nested inside `inTransaction`, an `atomic`
+    /// write gets a savepoint; a non-atomic one (document saves, which check everything before
+    /// their first write) runs directly, because a savepoint makes SQLite copy every page it
+    /// touches into a sub-journal. If such a write fails with an SQLite error after it began
+    /// writing, the enclosing transaction is poisoned and rolls back instead of committing.
+    func write<R>(atomic: Bool = false, _ body: (SQLiteStore) throws -> R) throws -> R {
         try checkWritable()
         lock.lock()
         defer { lock.unlock() }
         guard let store = storeIfOpen else { throw CBLError.notFound("Database '\(name)' is closed") }
+        let nested = store.connection.transactionDepth > 0
+        if nested && !atomic {
+            do {
+                return try body(store)
+            } catch let e as SQLiteError {
+                transactionPoisoned = true
+                throw CBLError.dbError(e.description)
+            }
+        }
         let mark = pendingChanges.count
         do {
             try store.connection.begin()
@@ -167,6 +186,9 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
         let result: R
         do {
             result = try body(store)
+            if store.connection.transactionDepth == 1 && transactionPoisoned {
+                throw CBLError.dbError("Transaction rolled back after a failed write")
+            }
             try store.connection.commit()
         } catch let e as SQLiteError {
             rollBack(store: store, to: mark)

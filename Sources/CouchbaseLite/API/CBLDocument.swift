@@ -127,7 +127,7 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
     func putProperties(_ properties: [String: Any], prevRevID: String?, allowConflict: Bool) throws -> CBLSavedRevision {
         let deleting = properties["_deleted"] as? Bool ?? false
         return try database.putRevision(docID: documentID, prevRevID: prevRevID, properties: properties,
-                                        deleting: deleting, allowConflict: allowConflict)
+                                        deleting: deleting, allowConflict: allowConflict, document: self)
     }
 
     /// Edits the document with `block`, retrying on conflict. The block gets a new unsaved

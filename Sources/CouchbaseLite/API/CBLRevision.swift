@@ -244,7 +244,7 @@ public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
     @discardableResult
     public func deleteDocument() throws -> CBLSavedRevision {
         try database.putRevision(docID: document.documentID, prevRevID: revID, properties: [:], deleting: true,
-                                 allowConflict: false)
+                                 allowConflict: false, document: document)
     }
 
     public override var description: String { "CBLSavedRevision[\(document.documentID)/\(revID)]" }
@@ -381,7 +381,7 @@ public final class CBLUnsavedRevision: CBLRevision, @unchecked Sendable {
         if snapshot.isDeletion { props["_deleted"] = true }
         return try database.putRevision(docID: document.documentID, prevRevID: parentID, properties: props,
                                         deleting: snapshot.isDeletion, allowConflict: allowConflict,
-                                        pendingAttachments: snapshot.pendingAttachments)
+                                        pendingAttachments: snapshot.pendingAttachments, document: document)
     }
 
     public override var description: String { "CBLUnsavedRevision[\(document.documentID) parent \(parentID ?? "-")]" }

@@ -61,7 +61,7 @@ public final class CBLView: NSObject, @unchecked Sendable {
         guard self.version != version else { return true }
         self.version = version
         do {
-            try database.write { store in _ = try store.registerView(named: name, version: version) }
+            try database.write(atomic: true) { store in _ = try store.registerView(named: name, version: version) }
             return true
         } catch {
             return false
@@ -109,14 +109,14 @@ public final class CBLView: NSObject, @unchecked Sendable {
 
     /// Discards the index; the next query rebuilds it.
     public func deleteIndex() {
-        _ = try? database.write { store in
+        _ = try? database.write(atomic: true) { store in
             if let record = try store.viewRecord(named: name) { try store.deleteViewIndex(record) }
         }
     }
 
     /// Deletes the view and its index from the database.
     public func delete() {
-        _ = try? database.write { store in
+        _ = try? database.write(atomic: true) { store in
             if let record = try store.viewRecord(named: name) { try store.deleteView(record) }
         }
         database.lock.lock()
@@ -198,7 +198,7 @@ extension CBLDatabase {
             throw CBLError.notFound("View '\(view.name)' has no map function")
         }
         if isReadOnly { return }
-        try write { store in
+        try write(atomic: true) { store in
             try ViewIndexer(store: store, views: group).run()
         }
     }

@@ -49,7 +49,15 @@ enum RevisionID {
         }
         md5.update(data: [deleted ? 1 : 0])
         json.withUnsafeBytes { md5.update(bufferPointer: $0) }
-        return "\(generation)-" + hex(md5.finalize())
+        // "<generation>-<32 hex digits>", built in one buffer (this runs once per save).
+        var out: [UInt8] = Array(String(generation).utf8)
+        out.reserveCapacity(out.count + 33)
+        out.append(UInt8(ascii: "-"))
+        for byte in md5.finalize() {
+            out.append(hexDigits[Int(byte >> 4)])
+            out.append(hexDigits[Int(byte & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// `_revisions` (CouchDB history form) for a list of rev IDs, newest first (spec 3.4).

@@ -66,9 +66,12 @@ struct QueryRunner {
                 throw CBLError.notFound("View '\(view.name)' not found")
             }
             let table = "'\(record.table)'"
-            var sql = "SELECT key, value, docid, revs.sequence, revid"
+            let b = bounds
+            // A reduce needs neither document IDs nor their order: read the index table alone.
+            let lean = reduce && b.minDocID == nil && b.maxDocID == nil && !options.prefetch
+            var sql = lean ? "SELECT key, value, sequence" : "SELECT key, value, docid, revs.sequence, revid"
             if options.prefetch { sql += ", json" }
-            sql += " FROM \(table), revs, docs WHERE 1"
+            sql += lean ? " FROM \(table) WHERE 1" : " FROM \(table), revs, docs WHERE 1"
             var params: [SQLiteValue] = []
             var keyTexts: [[UInt8]] = []
             if let keys = options.keys {
@@ -76,7 +79,6 @@ struct QueryRunner {
                 sql += " AND key IN (" + keys.map { _ in "?" }.joined(separator: ",") + ")"
                 params += keyTexts.map { .text(String(decoding: $0, as: UTF8.self)) }
             }
-            let b = bounds
             if let minKey = b.min {
                 let text = String(decoding: try encodeKey(minKey), as: UTF8.self)
                 sql += b.inclusiveMin ? " AND key >= ?" : " AND key > ?"
@@ -95,8 +97,12 @@ struct QueryRunner {
                     params += [.text(text), .text(docID)]
                 }
             }
-            sql += " AND revs.sequence = \(table).sequence AND docs.doc_id = revs.doc_id"
-            sql += options.descending ? " ORDER BY key DESC, docid DESC" : " ORDER BY key, docid"
+            if lean {
+                sql += options.descending ? " ORDER BY key DESC" : " ORDER BY key"
+            } else {
+                sql += " AND revs.sequence = \(table).sequence AND docs.doc_id = revs.doc_id"
+                sql += options.descending ? " ORDER BY key DESC, docid DESC" : " ORDER BY key, docid"
+            }
             // iOS applies limit/skip to the map rows, also when reducing (spec 7.5).
             if !usePostFilter {
                 sql += " LIMIT ? OFFSET ?"
@@ -104,16 +110,19 @@ struct QueryRunner {
             }
             let stmt: SQLiteStatement
             do {
-                stmt = try store.connection.prepare(sql)
+                // Repeated queries reuse their prepared statement (not `keys` ones: their SQL
+                // varies with the number of keys).
+                stmt = options.keys == nil ? try store.connection.cached(sql) : try store.connection.prepare(sql)
                 try stmt.bind(params)
             } catch let e as SQLiteError {
                 throw CBLError.dbError("View '\(view.name)' index is unreadable: \(e.message)")
             }
+            defer { stmt.reset() }
 
             var rows: [CBLQueryRow] = []
             do {
                 if reduce {
-                    rows = try reduceRows(stmt: stmt, store: store, reduceBlock: reduceBlock, grouped: grouped)
+                    rows = try reduceRows(stmt: stmt, store: store, reduceBlock: reduceBlock, grouped: grouped, lean: lean)
                 } else {
                     while try stmt.step() {
                         rows.append(mapRow(stmt))
@@ -187,8 +196,9 @@ struct QueryRunner {
         }
     }
 
+    /// `lean`: the statement's columns are (key, value, sequence) instead of (key, value, docid, sequence, revid).
     private func reduceRows(stmt: SQLiteStatement, store: SQLiteStore, reduceBlock: CBLReduceBlock?,
-                            grouped: Bool) throws -> [CBLQueryRow] {
+                            grouped: Bool, lean: Bool) throws -> [CBLQueryRow] {
         var output: [CBLQueryRow] = []
         var reducer = Reducer(block: reduceBlock)
         let arrayLimit = options.groupExact ? 0 : Int32(clamping: options.groupLevel)
@@ -227,7 +237,8 @@ struct QueryRunner {
             let value: Any
             if let bytes = stmt.bytes(1) {
                 if bytes == [UInt8(ascii: "*")] {
-                    value = starValue(docID: stmt.string(2), revID: stmt.string(4), sequence: stmt.int64(3), store: store)
+                    value = lean ? starValue(sequence: stmt.int64(2), store: store)
+                        : starValue(docID: stmt.string(2), revID: stmt.string(4), sequence: stmt.int64(3), store: store)
                 } else {
                     value = (try? JSON.parse(bytes)) ?? NSNull()
                 }
@@ -243,6 +254,15 @@ struct QueryRunner {
             try emitGroup()
         }
         return output
+    }
+
+    /// `starValue` when only the sequence is known.
+    private func starValue(sequence: Int64, store: SQLiteStore) -> Any {
+        guard let stmt = try? store.connection.cached(
+            "SELECT docid, revid FROM revs, docs WHERE revs.sequence=? AND docs.doc_id=revs.doc_id") else { return NSNull() }
+        defer { stmt.reset() }
+        guard (try? stmt.bind(sequence, at: 1)) != nil, (try? stmt.step()) == true else { return NSNull() }
+        return starValue(docID: stmt.string(0), revID: stmt.string(1), sequence: sequence, store: store)
     }
 
     /// A `*` value is the emitting revision's whole document (spec 7.1).

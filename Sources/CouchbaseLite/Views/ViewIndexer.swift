@@ -73,7 +73,10 @@ struct ViewIndexer {
         if types.count == targets.count {
             sql += " AND doc_type IN (" + types.map { _ in "?" }.joined(separator: ",") + ")"
         }
-        sql += " AND revs.doc_id=docs.doc_id ORDER BY revs.doc_id, deleted, revid DESC"
+        // `+revs.doc_id`: order by sorting the rows selected by sequence (a rowid range), instead
+        // of walking the whole revs_current index to get that order (incremental updates must
+        // not scan the database: 1.x issues #615, #1737).
+        sql += " AND revs.doc_id=docs.doc_id ORDER BY +revs.doc_id, deleted, revid DESC"
         let scan = try store.connection.prepare(sql)
         try scan.bind(minLast, at: 1)
         if types.count == targets.count {

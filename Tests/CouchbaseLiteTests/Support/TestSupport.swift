@@ -104,3 +104,24 @@ func XCTAssertThrowsStatus<T>(_ status: Int, _ expression: @autoclosure () throw
 func makeManager(_ dir: TempDirectory) throws -> CBLManager {
     try CBLManager(directory: dir.url.appendingPathComponent("manager").path)
 }
+
+/// A test case with a fresh manager directory and an open database `db`, removed afterwards.
+class DatabaseTestCase: XCTestCase {
+    var dir: TempDirectory!
+    var manager: CBLManager!
+    var db: CBLDatabase!
+
+    /// The name of the database each test gets.
+    var databaseName: String { "db" }
+
+    override func setUpWithError() throws {
+        dir = TempDirectory()
+        manager = try makeManager(dir)
+        db = try manager.databaseNamed(databaseName)
+    }
+
+    override func tearDown() {
+        manager.close()
+        dir = nil
+    }
+}

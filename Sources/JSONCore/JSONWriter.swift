@@ -1,0 +1,415 @@
+import Foundation
+
+/// Low-level appending JSON writer producing compact output.
+///
+/// With `sortedKeys: true` (the default) the output is Couchbase Lite 1.x canonical JSON,
+/// byte-exact with iOS `[CBJSONEncoder canonicalEncoding:]` (yajl-based):
+///   * no whitespace at all;
+///   * object keys sorted by UTF-16 code units (`-compare:options:NSLiteralSearch`), at
+///     every level;
+///   * strings: `"` and `\` are escaped, control characters below U+0020 as `\b \f \n \r \t`
+///     or else `\u00XX` with UPPERCASE hex digits (yajl `CharToHex` uses "0123456789ABCDEF");
+///     everything else -- `/`, DEL (U+007F), U+2028/U+2029 and all other non-ASCII
+///     characters -- is written as raw UTF-8 (yajl only escapes bytes below 0x20, and CBL
+///     does not enable yajl_gen_escape_solidus);
+///   * numbers as described in NumberFormatting.swift; `true`, `false`, `null` literals.
+///
+/// The writer has value semantics (copy-on-write storage).
+public struct JSONWriter: @unchecked Sendable {
+    /// Containers nested deeper than this are rejected (guards against stack exhaustion),
+    /// the same limit as the parser's.
+    static let maxDepth = 512
+
+    /// Owns the output memory; `ptr` always equals `storage.base`.
+    private final class Storage {
+        let base: UnsafeMutablePointer<UInt8>
+        init(capacity: Int) { base = .allocate(capacity: capacity) }
+        deinit { base.deallocate() }
+    }
+
+    private var storage: Storage
+    private var ptr: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
+
+    public init(capacity: Int = 256) {
+        let cap = Swift.max(capacity, 16)
+        storage = Storage(capacity: cap)
+        ptr = storage.base
+        self.capacity = cap
+    }
+
+    /// The bytes written so far.
+    public var bytes: [UInt8] {
+        [UInt8](UnsafeBufferPointer(start: ptr, count: count))
+    }
+
+    /// Appends `value` as JSON. If it throws, nothing is appended.
+    public mutating func write(_ value: Any, sortedKeys: Bool = true) throws {
+        makeUnique()
+        let mark = count
+        do {
+            try writeValue(value, sorted: sortedKeys, depth: 0)
+        } catch {
+            count = mark
+            throw error
+        }
+    }
+
+    /// Writes an object, omitting top-level keys for which `skip` returns true.
+    /// If it throws, nothing is appended.
+    public mutating func writeObject(_ dict: [String: Any], sortedKeys: Bool = true,
+                                     skippingKey skip: (String) -> Bool) throws {
+        makeUnique()
+        let mark = count
+        do {
+            try writeDict(dict, sorted: sortedKeys, depth: 0, skipping: true, skip: skip)
+        } catch {
+            count = mark
+            throw error
+        }
+    }
+
+    /// Appends a quoted, escaped JSON string.
+    public mutating func writeString(_ s: String) {
+        makeUnique()
+        putString(s)
+    }
+
+    /// Appends bytes verbatim (the caller is responsible for their being valid JSON).
+    public mutating func writeRaw(_ bytes: some Sequence<UInt8>) {
+        makeUnique()
+        let done: Void? = bytes.withContiguousStorageIfAvailable { put($0) }
+        if done == nil {
+            for b in bytes { put(b) }
+        }
+    }
+
+    // MARK: - Buffer
+
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) {
+            let s = Storage(capacity: capacity)
+            s.base.update(from: ptr, count: count)
+            storage = s
+            ptr = s.base
+        }
+    }
+
+    @inline(never)
+    private mutating func grow(_ extra: Int) {
+        let newCapacity = Swift.max(capacity &* 2, count &+ extra)
+        let s = Storage(capacity: newCapacity)
+        s.base.update(from: ptr, count: count)
+        storage = s
+        ptr = s.base
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    private mutating func reserve(_ n: Int) {
+        if capacity &- count < n { grow(n) }
+    }
+
+    @inline(__always)
+    private mutating func put(_ b: UInt8) {
+        if count == capacity { grow(1) }
+        ptr[count] = b
+        count &+= 1
+    }
+
+    @inline(__always)
+    private mutating func put(_ b: UnsafeBufferPointer<UInt8>) {
+        let n = b.count
+        guard n > 0 else { return }
+        reserve(n)
+        (ptr + count).update(from: b.baseAddress!, count: n)
+        count &+= n
+    }
+
+    @inline(__always)
+    private mutating func putLiteral(_ s: StaticString) {
+        s.withUTF8Buffer { put($0) }
+    }
+
+    // MARK: - Values
+
+    private mutating func writeValue(_ value: Any, sorted: Bool, depth: Int) throws {
+        let kind = classifyFast(value)
+        switch kind {
+        case .string(let s):
+            putString(s)
+        case .int(let i):
+            putInt(Int64(i))
+        case .object(let d):
+            try writeDict(d, sorted: sorted, depth: depth, skipping: false, skip: JSONWriter.neverSkip)
+        case .array(let a):
+            try writeArray(a, sorted: sorted, depth: depth)
+        case .double(let d):
+            try putFloatingPoint(d, precision: 16)
+        case .bool(let b):
+            putLiteral(b ? "true" : "false")
+        case .number(let n):
+            try writeKind(ValueClassifier.classify(number: n), sorted: sorted, depth: depth)
+        case .null:
+            putLiteral("null")
+        case .other:
+            try writeKind(ValueClassifier.classify(value), sorted: sorted, depth: depth)
+        }
+    }
+
+    private mutating func writeKind(_ kind: JSONKind, sorted: Bool, depth: Int) throws {
+        switch kind {
+        case .string(let s):
+            putString(s)
+        case .int(let i):
+            putInt(i)
+        case .uint(let u):
+            reserve(NumberFormat.maxLength)
+            count &+= NumberFormat.formatUInt(u, into: ptr + count)
+        case .double(let d):
+            try putFloatingPoint(d, precision: 16)
+        case .float(let f):
+            try putFloatingPoint(Double(f), precision: 6)
+        case .bool(let b):
+            putLiteral(b ? "true" : "false")
+        case .null:
+            putLiteral("null")
+        case .object(let d):
+            try writeDict(d, sorted: sorted, depth: depth, skipping: false, skip: JSONWriter.neverSkip)
+        case .objectOfOptionals(let d):
+            try writeDict(d.mapValues { $0 ?? JSONParser.null }, sorted: sorted, depth: depth,
+                          skipping: false, skip: JSONWriter.neverSkip)
+        case .array(let a):
+            try writeArray(a, sorted: sorted, depth: depth)
+        case .arrayOfOptionals(let a):
+            try writeArray(a.map { $0 ?? JSONParser.null }, sorted: sorted, depth: depth)
+        case .invalid(let why):
+            throw JSONError(why)
+        }
+    }
+
+    @inline(__always)
+    private mutating func putInt(_ i: Int64) {
+        reserve(NumberFormat.maxLength)
+        count &+= NumberFormat.formatInt(i, into: ptr + count)
+    }
+
+    @inline(__always)
+    private mutating func putFloatingPoint(_ d: Double, precision: Int) throws {
+        reserve(NumberFormat.maxLength)
+        count &+= try NumberFormat.formatFloatingPoint(d, precision: precision, into: ptr + count)
+    }
+
+    private mutating func writeArray(_ array: [Any], sorted: Bool, depth: Int) throws {
+        guard depth < JSONWriter.maxDepth else {
+            throw JSONError("nesting deeper than \(JSONWriter.maxDepth) levels")
+        }
+        put(UInt8(ascii: "["))
+        var first = true
+        for item in array {
+            if first { first = false } else { put(UInt8(ascii: ",")) }
+            try writeValue(item, sorted: sorted, depth: depth &+ 1)
+        }
+        put(UInt8(ascii: "]"))
+    }
+
+    private mutating func writeDict(_ dict: [String: Any], sorted: Bool, depth: Int,
+                                    skipping: Bool, skip: (String) -> Bool) throws {
+        guard depth < JSONWriter.maxDepth else {
+            throw JSONError("nesting deeper than \(JSONWriter.maxDepth) levels")
+        }
+        put(UInt8(ascii: "{"))
+        let count = dict.count
+        if !sorted || count <= 1 {
+            var first = true
+            for (key, value) in dict {
+                if skipping && skip(key) { continue }
+                if first { first = false } else { put(UInt8(ascii: ",")) }
+                putString(key)
+                put(UInt8(ascii: ":"))
+                try writeValue(value, sorted: sorted, depth: depth &+ 1)
+            }
+        } else {
+            // Sort (8-byte key prefix, dictionary index) pairs in a stack buffer; the full
+            // keys are compared only on a prefix tie. Nothing is copied out of the dictionary
+            // until it is written.
+            try withUnsafeTemporaryAllocation(of: SortEntry.self, capacity: count) { tmp in
+                let base = tmp.baseAddress!
+                var n = 0
+                var idx = dict.startIndex
+                let endIdx = dict.endIndex
+                while idx != endIdx {
+                    let key = dict.keys[idx]
+                    if !(skipping && skip(key)) {
+                        (base + n).initialize(to: SortEntry(prefix: sortPrefix(key), index: idx))
+                        n &+= 1
+                    }
+                    dict.formIndex(after: &idx)
+                }
+                let entries = UnsafeMutableBufferPointer(start: base, count: n)
+                JSONWriter.sortEntries(entries, dict)
+                for i in 0..<n {
+                    if i > 0 { put(UInt8(ascii: ",")) }
+                    let index = entries[i].index
+                    putString(dict.keys[index])
+                    put(UInt8(ascii: ":"))
+                    try writeValue(dict.values[index], sorted: true, depth: depth &+ 1)
+                }
+            }
+        }
+        put(UInt8(ascii: "}"))
+    }
+
+    private static func neverSkip(_: String) -> Bool { false }
+
+    private struct SortEntry {
+        var prefix: UInt64
+        var index: Dictionary<String, Any>.Index
+    }
+
+    @inline(__always)
+    private static func less(_ a: SortEntry, _ b: SortEntry, _ dict: [String: Any]) -> Bool {
+        if a.prefix != b.prefix { return a.prefix < b.prefix }
+        return utf16Precedes(dict.keys[a.index], dict.keys[b.index])
+    }
+
+    private static func sortEntries(_ e: UnsafeMutableBufferPointer<SortEntry>, _ dict: [String: Any]) {
+        var e = e
+        let n = e.count
+        if n <= 16 {
+            // Insertion sort: fastest for the handful of keys typical documents have.
+            var i = 1
+            while i < n {
+                let x = e[i]
+                var j = i
+                while j > 0 && less(x, e[j &- 1], dict) {
+                    e[j] = e[j &- 1]
+                    j &-= 1
+                }
+                e[j] = x
+                i &+= 1
+            }
+        } else {
+            e.sort { less($0, $1, dict) }
+        }
+    }
+
+    // MARK: - Strings
+
+    @inline(__always)
+    private mutating func putString(_ s: String) {
+        let done: Void? = s.utf8.withContiguousStorageIfAvailable { putQuoted($0) }
+        if done == nil {
+            var copy = s
+            copy.withUTF8 { putQuoted($0) }
+        }
+    }
+
+    private mutating func putQuoted(_ s: UnsafeBufferPointer<UInt8>) {
+        let n = s.count
+        // Room for the unescaped string, both quotes and 8 bytes of slack for word stores;
+        // escapes reserve more as needed.
+        reserve(n &+ 10)
+        var o = count
+        ptr[o] = UInt8(ascii: "\"")
+        o &+= 1
+        if n > 0, let p = s.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            var i = 0
+            // Copy 8 bytes at a time while scanning them for bytes needing an escape
+            // ('"', '\\', < 0x20); the final partial word is padded with spaces (bytes past the
+            // end are overwritten later). The lowest flagged byte is always a true match.
+            while i < n {
+                var raw: UInt64 = 0x2020_2020_2020_2020
+                if i &+ 8 <= n {
+                    raw = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+                } else {
+                    withUnsafeMutableBytes(of: &raw) { w in
+                        for k in 0..<(n &- i) { w[k] = p[i &+ k] }
+                    }
+                }
+                UnsafeMutableRawPointer(ptr + o).storeBytes(of: raw, as: UInt64.self)
+                let x = UInt64(littleEndian: raw)
+                let q = x ^ (ones &* 0x22)
+                let b = x ^ (ones &* 0x5C)
+                let special = (((x &- ones &* 0x20) & ~x) | ((q &- ones) & ~q) | ((b &- ones) & ~b)) & highs
+                if special == 0 {
+                    let k = Swift.min(8, n &- i)
+                    i &+= k
+                    o &+= k
+                    continue
+                }
+                let k = special.trailingZeroBitCount &>> 3
+                i &+= k
+                o &+= k
+                count = o
+                putEscape(p[i])
+                i &+= 1
+                reserve(n &- i &+ 10)
+                o = count
+            }
+        }
+        ptr[o] = UInt8(ascii: "\"")
+        count = o &+ 1
+    }
+
+    private mutating func putEscape(_ c: UInt8) {
+        reserve(6)
+        let o = ptr + count
+        o[0] = UInt8(ascii: "\\")
+        var n = 2
+        switch c {
+        case 0x22: o[1] = UInt8(ascii: "\"")
+        case 0x5C: o[1] = UInt8(ascii: "\\")
+        case 0x08: o[1] = UInt8(ascii: "b")
+        case 0x0C: o[1] = UInt8(ascii: "f")
+        case 0x0A: o[1] = UInt8(ascii: "n")
+        case 0x0D: o[1] = UInt8(ascii: "r")
+        case 0x09: o[1] = UInt8(ascii: "t")
+        default:
+            // yajl CharToHex: uppercase hex digits.
+            let hex: StaticString = "0123456789ABCDEF"
+            o[1] = UInt8(ascii: "u")
+            o[2] = UInt8(ascii: "0")
+            o[3] = UInt8(ascii: "0")
+            o[4] = hex.utf8Start[Int(c >> 4)]
+            o[5] = hex.utf8Start[Int(c & 0x0F)]
+            n = 6
+        }
+        count &+= n
+    }
+}
+
+/// Exact-type classification of the common cases, done on the opened existential (much
+/// cheaper than `as?` casts). Only exact types are matched: a boxed NSNumber would also
+/// answer `as? Int`/`as? Bool`, and a Swift Int answers `is NSNumber`.
+private enum Fast {
+    case string(String)
+    case int(Int)
+    case object([String: Any])
+    case array([Any])
+    case double(Double)
+    case bool(Bool)
+    case number(NSNumber)
+    case null
+    case other
+}
+
+@inline(never)
+private func classifyFast(_ value: Any) -> Fast {
+    _openExistential(value, do: fastKind)
+}
+
+private func fastKind<T>(_ v: T) -> Fast {
+    if T.self == String.self { return .string(unsafeBitCast(v, to: String.self)) }
+    if T.self == Int.self { return .int(unsafeBitCast(v, to: Int.self)) }
+    if T.self == [String: Any].self { return .object(unsafeBitCast(v, to: [String: Any].self)) }
+    if T.self == [Any].self { return .array(unsafeBitCast(v, to: [Any].self)) }
+    if T.self == Double.self { return .double(unsafeBitCast(v, to: Double.self)) }
+    if T.self == Bool.self { return .bool(unsafeBitCast(v, to: Bool.self)) }
+    if T.self is NSNumber.Type { return .number(unsafeDowncast(unsafeBitCast(v, to: AnyObject.self), to: NSNumber.self)) }
+    if T.self == NSNull.self { return .null }
+    return .other
+}

@@ -1,0 +1,77 @@
+import Foundation
+import XCTest
+@testable import CouchbaseLite
+
+final class ViewIndexPersistenceTests: XCTestCase {
+    func testViewsOfOneGroupShareAnIndexingPass() throws {
+        let dir = TempDirectory()
+        let manager = try makeManager(dir)
+        defer { manager.close() }
+        let db = try manager.databaseNamed("g")
+        for i in 0..<10 { try db.document(withID: "d\(i)")!.putProperties(["n": i]) }
+        var callsA = 0, callsB = 0
+        let a = db.viewNamed("app/a"), b = db.viewNamed("app/b"), other = db.viewNamed("other/c")
+        a.setMapBlock({ doc, emit in callsA += 1; emit(doc["n"]!, nil) }, version: "1")
+        b.setMapBlock({ doc, emit in callsB += 1; emit("b", doc["n"]) }, version: "1")
+        other.setMapBlock({ doc, emit in emit(1, nil) }, version: "1")
+        XCTAssertEqual(try a.createQuery().run().count, 10)
+        XCTAssertEqual(callsB, 10, "app/b was indexed in the same pass")
+        XCTAssertEqual(b.lastSequenceIndexed, 10)
+        XCTAssertEqual(other.lastSequenceIndexed, 0, "another group is left alone")
+        XCTAssertEqual(try b.createQuery().run().count, 10)
+        XCTAssertEqual(callsA + callsB, 20, "no second pass")
+    }
+
+    func testIndexIsReusedAfterReopenWhenVersionMatches() throws {
+        let dir = TempDirectory()
+        var manager = try makeManager(dir)
+        var db = try manager.databaseNamed("persist")
+        for i in 0..<25 { try db.document(withID: "d\(i)")!.putProperties(["n": i]) }
+        db.viewNamed("v").setMapBlock({ doc, emit in emit(doc["n"]!, nil) }, version: "1")
+        XCTAssertEqual(try db.viewNamed("v").createQuery().run().count, 25)
+        manager.close()
+
+        manager = try CBLManager(directory: manager.directory)
+        db = try manager.existingDatabaseNamed("persist")
+        XCTAssertNotNil(db.existingViewNamed("v"), "views in the file are found")
+        var calls = 0
+        db.viewNamed("v").setMapBlock({ doc, emit in calls += 1; emit(doc["n"]!, nil) }, version: "1")
+        XCTAssertEqual(try db.viewNamed("v").createQuery().run().count, 25)
+        XCTAssertEqual(calls, 0, "same name and version: the stored index is reused")
+        db.viewNamed("v").setMapBlock({ doc, emit in calls += 1; emit(doc["n"]!, nil) }, version: "2")
+        XCTAssertEqual(try db.viewNamed("v").createQuery().run().count, 25)
+        XCTAssertEqual(calls, 25)
+        db.viewNamed("v").delete()
+        XCTAssertNil(db.existingViewNamed("v"))
+        manager.close()
+    }
+
+    func testCorruptedIndexTableGivesErrorNotCrash() throws {
+        let dir = TempDirectory()
+        let manager = try makeManager(dir)
+        defer { manager.close() }
+        let db = try manager.databaseNamed("corrupt")
+        for i in 0..<5 { try db.document(withID: "d\(i)")!.putProperties(["n": i]) }
+        let view = db.viewNamed("v")
+        view.setMapBlock({ doc, emit in emit(doc["n"]!, doc["n"]) }, reduce: { _, values, _ in values.count }, version: "1")
+        XCTAssertEqual(try view.createQuery().run().row(at: 0).value as? Int, 5)
+
+        // Garbage keys and values written behind our back: queries still answer.
+        let raw = try rawConnection(db.directoryURL.appendingPathComponent("db.sqlite3").path)
+        let viewID = try XCTUnwrap(raw.scalarInt("SELECT view_id FROM views WHERE name='v'"))
+        try raw.run("INSERT INTO 'maps_\(viewID)' (sequence, key, value) VALUES (1, '{garbage', 'not json')")
+        let query = view.createQuery()
+        query.indexUpdateMode = .never
+        query.mapOnly = true
+        let rows = try query.run()
+        XCTAssertEqual(rows.count, 6)
+        _ = rows.allObjects.map { ($0.key, $0.value) }
+        query.mapOnly = false
+        XCTAssertEqual(try query.run().row(at: 0).value as? Int, 6)
+
+        // The table dropped entirely: a clear error.
+        try raw.execute("DROP TABLE 'maps_\(viewID)'")
+        raw.close()
+        XCTAssertThrowsStatus(500, try query.run())
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import XCTest
+import JSONCore
+
+final class StringEncodingTests: XCTestCase {
+    func testEscapes() {
+        XCTAssertEqual(canon("a\"b\\c"), #""a\"b\\c""#)
+        XCTAssertEqual(canon("\u{8}\u{C}\n\r\t"), #""\b\f\n\r\t""#)
+        XCTAssertEqual(canon("/path/to"), #""/path/to""#)              // solidus not escaped
+        XCTAssertEqual(canon("\r\nHELO\r \tTHER"), #""\r\nHELO\r \tTHER""#)
+    }
+
+    func testControlCharactersUseUppercaseHex() {
+        XCTAssertEqual(canon("\u{0}"), #""\u0000""#)
+        XCTAssertEqual(canon("\u{1}"), #""\u0001""#)
+        XCTAssertEqual(canon("\u{1F}wow\u{1F}"), #""\u001Fwow\u001F""#)
+        XCTAssertEqual(canon("\u{1A}\u{1B}\u{0B}"), #""\u001A\u001B\u000B""#)
+        for c in 0..<0x20 {
+            let s = String(UnicodeScalar(UInt8(c)))
+            let encoded = canon(s)
+            XCTAssertTrue(encoded.hasPrefix("\"\\"), "U+\(c)")
+            XCTAssertEqual(try JSON.parse(encoded) as? String, s)
+        }
+    }
+
+    func testNonASCIIAndSpecialCharactersAreRaw() {
+        XCTAssertEqual(canon("\u{7F}"), "\"\u{7F}\"")                  // DEL raw
+        XCTAssertEqual(canon("\u{2028}\u{2029}"), "\"\u{2028}\u{2029}\"")
+        XCTAssertEqual(canon("héllo wörld"), "\"héllo wörld\"")
+        XCTAssertEqual(canon("日本語"), "\"日本語\"")
+        XCTAssertEqual(canon("😀👍🏽"), "\"😀👍🏽\"")
+        XCTAssertEqual(canon(["ключ": "значение"]), "{\"ключ\":\"значение\"}")
+        XCTAssertEqual(try JSON.canonicalData("é"), [0x22, 0xC3, 0xA9, 0x22])
+        XCTAssertFalse(canon("\u{1234}\u{FFFF}").contains("\\u"))
+    }
+
+    func testLongStringsWithEscapesAtEveryPosition() throws {
+        for len in 0..<40 {
+            for pos in 0..<max(len, 1) {
+                var chars = Array(repeating: Character("x"), count: len)
+                if pos < len { chars[pos] = "\"" }
+                let s = String(chars) + (len % 3 == 0 ? "é" : "")
+                let encoded = canon(s)
+                XCTAssertEqual(try JSON.parse(encoded) as? String, s)
+                let expected = "\"" + s.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+                XCTAssertEqual(encoded, expected)
+            }
+        }
+    }
+
+    func testSubstringAndNSString() {
+        let s = "hello, world"
+        XCTAssertEqual(canon(s[s.startIndex..<s.firstIndex(of: ",")!]), #""hello""#)
+        XCTAssertEqual(canon(NSString(string: "ns\u{e9}")), "\"ns\u{e9}\"")
+        XCTAssertEqual(canon(NSMutableString(string: "m")), #""m""#)
+    }
+}
+
+final class KeyOrderTests: XCTestCase {
+    func ref(_ a: String, _ b: String) -> Bool { a.utf16.lexicographicallyPrecedes(b.utf16) }
+
+    func testUTF16OrderCases() {
+        let cases: [(String, String)] = [
+            ("B", "a"), ("a", "b"), ("B", "b"), ("", "a"), ("a", "aa"), ("_id", "a"),
+            ("Z", "_"), ("\u{1F600}", "\u{FF5E}"),            // surrogates (D83D) < FF5E
+            ("\u{10000}", "\u{E000}"), ("\u{D7FF}", "\u{10000}"), ("\u{E000}", "\u{FFFF}"),
+            ("a\u{1F600}", "a\u{FF5E}"), ("\u{FFFF}", "\u{FFFF}a"), ("é", "\u{1F600}"),
+            ("e\u{301}", "é"),                                  // no normalization: U+0065 < U+00E9
+        ]
+        for (a, b) in cases {
+            XCTAssertTrue(JSON.utf16Precedes(a, b), "\(a.unicodeScalars.map { $0.value }) < \(b.unicodeScalars.map { $0.value })")
+            XCTAssertFalse(JSON.utf16Precedes(b, a))
+            XCTAssertEqual(JSON.utf16Precedes(a, b), ref(a, b))
+        }
+        XCTAssertFalse(JSON.utf16Precedes("same", "same"))
+    }
+
+    func testCanonicalKeyOrder() {
+        XCTAssertEqual(canon(["b": 1, "B": 2, "a": 3]), #"{"B":2,"a":3,"b":1}"#)
+        XCTAssertEqual(canon(["\u{FF5E}": 1, "\u{1F600}": 2, "z": 3]), "{\"z\":3,\"\u{1F600}\":2,\"\u{FF5E}\":1}")
+        XCTAssertEqual(canon(["_rev": 1, "_id": 2, "_attachments": 3, "abc": 4, "ABC": 5]),
+                       #"{"ABC":5,"_attachments":3,"_id":2,"_rev":1,"abc":4}"#)
+        // Keys sharing 8+ byte prefixes (full comparison path).
+        XCTAssertEqual(canon(["prefix_long_b": 1, "prefix_long_a": 2, "prefix_lon": 3, "prefix_long_\u{1F600}": 4, "prefix_long_\u{FF5E}": 5]),
+                       "{\"prefix_lon\":3,\"prefix_long_a\":2,\"prefix_long_b\":1,\"prefix_long_\u{1F600}\":4,\"prefix_long_\u{FF5E}\":5}")
+    }
+
+    func testRandomStringsAgreeWithUTF16Reference() {
+        var rng = SplitMix64(seed: 7)
+        let alphabet: [Unicode.Scalar] = ["a", "b", "A", "_", "0", "\u{0}", "\u{7F}", "\u{E9}", "\u{3042}",
+                                          "\u{D7FF}", "\u{E000}", "\u{FF5E}", "\u{FFFF}", "\u{10000}",
+                                          "\u{1F600}", "\u{10FFFF}"]
+        func randomString() -> String {
+            let n = Int(rng.next() % 12)
+            var s = String.UnicodeScalarView()
+            for _ in 0..<n { s.append(alphabet[Int(rng.next() % UInt64(alphabet.count))]) }
+            return String(s)
+        }
+        var keys: [String] = []
+        for _ in 0..<3000 {
+            let a = randomString(), b = randomString()
+            XCTAssertEqual(JSON.utf16Precedes(a, b), ref(a, b), "\(Array(a.utf16)) vs \(Array(b.utf16))")
+            keys.append(a)
+        }
+        // Canonical key order of a big dictionary equals the UTF-16 sort.
+        var dict: [String: Any] = [:]
+        for k in keys { dict[k] = 1 }
+        let expected = dict.keys.sorted(by: ref)
+        let parsed = try? JSON.parseObject(JSON.canonicalData(dict))
+        XCTAssertNotNil(parsed)
+        // Recover key order from the encoded bytes by re-encoding each key in sequence.
+        var w = JSONWriter()
+        w.writeRaw("{".utf8)
+        for (i, k) in expected.enumerated() {
+            if i > 0 { w.writeRaw(",".utf8) }
+            w.writeString(k)
+            w.writeRaw(":1".utf8)
+        }
+        w.writeRaw("}".utf8)
+        XCTAssertEqual(try JSON.canonicalData(dict), w.bytes)
+        // Small dictionaries (insertion-sort path) too.
+        for start in stride(from: 0, to: 2000, by: 7) {
+            let slice = Array(keys[start..<min(start + 7, keys.count)])
+            var d: [String: Any] = [:]
+            for k in slice { d[k] = NSNull() }
+            var v = JSONWriter()
+            v.writeRaw("{".utf8)
+            for (i, k) in d.keys.sorted(by: ref).enumerated() {
+                if i > 0 { v.writeRaw(",".utf8) }
+                v.writeString(k)
+                v.writeRaw(":null".utf8)
+            }
+            v.writeRaw("}".utf8)
+            XCTAssertEqual(try JSON.canonicalData(d), v.bytes)
+        }
+    }
+}
