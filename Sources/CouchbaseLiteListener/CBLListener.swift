@@ -369,6 +369,12 @@ final class ListenerState: @unchecked Sendable {
         for waiter in waiters { waiter.fire(stopping: true) }
     }
 
+    /// Wakes every waiting feed (they re-check their database), e.g. after a database is deleted.
+    func wakeAll() {
+        let waiters = withLock { Array($0.waiters.values) }
+        for waiter in waiters { waiter.fire() }
+    }
+
     /// Registers a waiting feed; false when the listener is stopping.
     func register(_ signal: ChangeSignal) -> Bool {
         withLock { s in

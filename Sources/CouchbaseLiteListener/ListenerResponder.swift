@@ -186,7 +186,14 @@ struct ChangesFeedRunner: Sendable {
                     return .failure(RESTError.from(error))
                 }
             }
-            guard let (rows, lastSeq) = try? result?.get() else { return }
+            guard let (rows, lastSeq) = try? result?.get() else {
+                // The database went away (deleted, closed) or the listener is stopping: end
+                // the feed with a well-formed body rather than cutting it off.
+                let tail = options.feed == .longpoll ? "{\"results\":[],\n\"last_seq\":\(options.since)}\n"
+                                                     : "{\"last_seq\":\(options.since)}\n"
+                try await write(tail, &writer)
+                return
+            }
 
             if options.feed == .longpoll {
                 if !rows.isEmpty || !registered || signal.isStopping || Date() >= deadline {
