@@ -12,8 +12,16 @@ final class ListenerSecurityTests: ListenerTestCase {
 
     func testBasicAuthentication() throws {
         try createDB("demo")
+        XCTAssertFalse(listener.requiresAuth)
         listener.setPasswords(["admin": "s3cret", "bob": "pa:ss"])
         XCTAssertEqual(listener.passwords?["admin"], "s3cret")
+        XCTAssertTrue(listener.requiresAuth)
+        XCTAssertEqual(listener.passwordForUser("bob"), "pa:ss")
+        // Bonjour is remembered but not advertised on Linux.
+        listener.setBonjourName("My DB", type: "_cbl._tcp")
+        listener.txtRecordDictionary = ["k": "v"]
+        XCTAssertEqual(listener.bonjourName, "My DB")
+        XCTAssertEqual(listener.TXTRecordDictionary, ["k": "v"])
 
         for path in ["/", "/demo", "/_all_dbs", "/demo/_changes", "/demo/doc"] {
             let denied = try get(path)
