@@ -180,7 +180,7 @@ struct ChangesFeedRunner: Sendable {
             let snapshot = options
             let result = await router.state.onWorker { () -> Result<([String], Int64), RESTError> in
                 do {
-                    let (rows, last) = try router.changeRows(snapshot.database(db), snapshot)
+                    let (rows, last) = try router.changeRows(db, snapshot)
                     return .success((rows.map(JSONText.string), last))
                 } catch {
                     return .failure(RESTError.from(error))
@@ -225,9 +225,3 @@ struct ChangesFeedRunner: Sendable {
         }
     }
 }
-
-extension ChangesOptions {
-    /// Identity helper so the worker closure captures only Sendable values.
-    fileprivate func database(_ db: CBLDatabase) -> CBLDatabase { db }
-}
-
