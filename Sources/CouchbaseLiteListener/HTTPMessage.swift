@@ -174,7 +174,7 @@ enum JSONText {
     static let maxDepth = 256
 
     static func bytes(_ value: Any) -> [UInt8] {
-        if let bytes = try? JSON.data(value, sortedKeys: false) { return bytes }
+        if let bytes = try? JSON.data(value, sortedKeys: true) { return bytes }
         return Array(#"{"error":"internal_server_error","reason":"unserializable response"}"#.utf8)
     }
 
