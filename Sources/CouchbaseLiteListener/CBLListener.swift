@@ -56,13 +56,13 @@ public final class CBLListener: @unchecked Sendable {
 
     /// The server's root URL while running (`http://127.0.0.1:PORT/` when bound to all
     /// interfaces; `https://…` with an SSL identity).
-    public var url: URL? {
+    public var url: Foundation.URL? {
         lock.lock(); defer { lock.unlock() }
         guard let boundPort else { return nil }
         var host = state.withLock { $0.bindAddress }
         if host == "0.0.0.0" || host == "::" || host.isEmpty { host = "127.0.0.1" }
         if host.contains(":") { host = "[\(host)]" }
-        return URL(string: "\(tlsIdentity == nil ? "http" : "https")://\(host):\(boundPort)/")
+        return Foundation.URL(string: "\(tlsIdentity == nil ? "http" : "https")://\(host):\(boundPort)/")
     }
 
     // MARK: TLS
@@ -77,11 +77,14 @@ public final class CBLListener: @unchecked Sendable {
         tlsIdentity = identity
     }
 
-    /// The 1.x spelling of ``setAnonymousSSLIdentity(label:)``.
-    @discardableResult
-    public func setAnonymousSSLIdentityWithLabel(_ label: String) throws -> Bool {
+    /// The Swift 2/3 spelling of ``setAnonymousSSLIdentity(label:)``.
+    public func setAnonymousSSLIdentityWithLabel(_ label: String) throws {
         try setAnonymousSSLIdentity(label: label)
-        return true
+    }
+
+    /// The Swift 4+ spelling of ``setAnonymousSSLIdentity(label:)``.
+    public func setAnonymousSSLIdentity(withLabel label: String) throws {
+        try setAnonymousSSLIdentity(label: label)
     }
 
     /// Serves HTTPS with this certificate chain (leaf first) and private key, both PEM; nil
@@ -107,6 +110,12 @@ public final class CBLListener: @unchecked Sendable {
         return tlsIdentity?.certificateChainPEM
     }
 
+    /// SHA-1 of the served certificate (DER), for clients that pin it (1.x `SSLIdentityDigest`).
+    public var sslIdentityDigest: Data? {
+        lock.lock(); defer { lock.unlock() }
+        return tlsIdentity?.leafDigest
+    }
+
     /// When true every request that would change something is refused with 403.
     public var readOnly: Bool {
         get { state.readOnly }
@@ -119,14 +128,16 @@ public final class CBLListener: @unchecked Sendable {
         set { state.withLock { $0.maxBodySize = max(0, newValue) } }
     }
 
-    /// User names and passwords for HTTP Basic authentication; nil (default) = no authentication.
+    /// User names and passwords for HTTP Basic authentication; nil (default, or after setting
+    /// an empty dictionary) = no authentication.
     public var passwords: [String: String]? { state.passwords }
 
     /// Requires HTTP Basic authentication (or a `_session` cookie) with one of these
     /// credentials on every request; nil turns authentication off.
     public func setPasswords(_ passwords: [String: String]?) {
         state.withLock {
-            $0.passwords = passwords
+            // As in 1.x, an empty dictionary means no authentication.
+            $0.passwords = (passwords?.isEmpty ?? true) ? nil : passwords
             $0.sessions.removeAll()
         }
     }
@@ -249,6 +260,9 @@ final class ListenerState: @unchecked Sendable {
         /// Threads for the blocking database work of requests (never Dispatch's or Swift's
         /// shared pools, which app code or clients in the same process may saturate).
         var pool: NIOThreadPool?
+        var bonjourName: String?
+        var bonjourType: String?
+        var txtRecord: [String: String]?
     }
 
     /// How many requests may do database work at the same time.
@@ -365,6 +379,12 @@ final class ListenerState: @unchecked Sendable {
             return Array(s.waiters.values)
         }
         for waiter in waiters { waiter.fire(stopping: true) }
+    }
+
+    /// Wakes every waiting feed (they re-check their database), e.g. after a database is deleted.
+    func wakeAll() {
+        let waiters = withLock { Array($0.waiters.values) }
+        for waiter in waiters { waiter.fire() }
     }
 
     /// Registers a waiting feed; false when the listener is stopping.

@@ -25,6 +25,7 @@ extension RESTRouter {
             }
             let db = try openDatabase(name)
             try db.delete()
+            state.wakeAll()
             return .json(200, ["ok": true])
         case "POST":
             let db = try openDatabase(name)

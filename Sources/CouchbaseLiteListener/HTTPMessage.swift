@@ -135,7 +135,6 @@ struct RESTError: Error, Sendable {
     static let conflict = RESTError(409, "conflict", "Document update conflict.")
     static let noDatabase = RESTError(404, "not_found", "Database does not exist.")
     static let illegalDocID = RESTError(400, "illegal_docid", "Only reserved document ids may start with underscore.")
-    static let methodNotAllowed = RESTError(405, "method_not_allowed", "Only GET, HEAD, PUT, POST and DELETE are allowed here")
     static let notJSONContentType = RESTError(415, "bad_content_type", "Content-Type must be application/json")
 
     static func methodNotAllowed(_ allowed: String) -> RESTError {
@@ -175,7 +174,7 @@ enum JSONText {
     static let maxDepth = 256
 
     static func bytes(_ value: Any) -> [UInt8] {
-        if let bytes = try? JSON.data(value, sortedKeys: false) { return bytes }
+        if let bytes = try? JSON.data(value, sortedKeys: true) { return bytes }
         return Array(#"{"error":"internal_server_error","reason":"unserializable response"}"#.utf8)
     }
 

@@ -180,13 +180,20 @@ struct ChangesFeedRunner: Sendable {
             let snapshot = options
             let result = await router.state.onWorker { () -> Result<([String], Int64), RESTError> in
                 do {
-                    let (rows, last) = try router.changeRows(snapshot.database(db), snapshot)
+                    let (rows, last) = try router.changeRows(db, snapshot)
                     return .success((rows.map(JSONText.string), last))
                 } catch {
                     return .failure(RESTError.from(error))
                 }
             }
-            guard let (rows, lastSeq) = try? result?.get() else { return }
+            guard let (rows, lastSeq) = try? result?.get() else {
+                // The database went away (deleted, closed) or the listener is stopping: end
+                // the feed with a well-formed body rather than cutting it off.
+                let tail = options.feed == .longpoll ? "{\"results\":[],\n\"last_seq\":\(options.since)}\n"
+                                                     : "{\"last_seq\":\(options.since)}\n"
+                try await write(tail, &writer)
+                return
+            }
 
             if options.feed == .longpoll {
                 if !rows.isEmpty || !registered || signal.isStopping || Date() >= deadline {
@@ -218,9 +225,3 @@ struct ChangesFeedRunner: Sendable {
         }
     }
 }
-
-extension ChangesOptions {
-    /// Identity helper so the worker closure captures only Sendable values.
-    fileprivate func database(_ db: CBLDatabase) -> CBLDatabase { db }
-}
-

@@ -17,6 +17,14 @@ struct TLSIdentity: Sendable {
         self.privateKeyPEM = privateKeyPEM.trimmingCharacters(in: .whitespacesAndNewlines) + "\n"
     }
 
+    /// SHA-1 of the leaf certificate's DER encoding.
+    var leafDigest: Data? {
+        guard let leaf = try? Certificate(pemEncoded: certificateChainPEM) else { return nil }
+        var serializer = DER.Serializer()
+        guard (try? serializer.serialize(leaf)) != nil else { return nil }
+        return Data(Insecure.SHA1.hash(data: serializer.serializedBytes))
+    }
+
     /// The NIOSSL server configuration for this identity (validates both PEMs).
     func serverConfiguration() throws -> TLSConfiguration {
         let chain = try NIOSSLCertificate.fromPEMBytes(Array(certificateChainPEM.utf8))

@@ -92,7 +92,18 @@ extension RESTRouter {
         var response: [String: Any] = ["rows": rows]
         if !reducing {
             response["total_rows"] = query.indexUpdateMode == .before ? Int(view.totalRows) : rows.count + skip
-            response["offset"] = skip
+            // CouchDB's offset counts the index rows before the start key, plus those skipped.
+            var offset = skip
+            if keys == nil, let start = query.startKey {
+                let before = view.createQuery()
+                before.mapOnly = true
+                before.indexUpdateMode = .never
+                before.descending = query.descending
+                before.endKey = start
+                before.inclusiveEnd = false
+                offset += Int(try before.run().count)
+            }
+            response["offset"] = offset
         }
         if try q.bool("update_seq") { response["update_seq"] = Int(result.sequenceNumber) }
         return .json(200, response)

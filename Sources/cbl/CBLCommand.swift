@@ -104,12 +104,16 @@ struct Serve: ParsableCommand {
     @Flag(help: "Serve HTTPS with a self-signed certificate kept in the directory (printed at start).")
     var ssl = false
 
+    @Option(help: "Largest request body accepted, in bytes (larger ones get 413).")
+    var maxBodySize: Int = 64 * 1024 * 1024
+
     func run() throws {
         var options = CBLManagerOptions(readOnly: readonly, fileProtection: [])
         let manager = try CBLManager(directory: directory, options: &options)
         let listener = CBLListener(manager: manager, port: port)
         listener.bindAddress = host
         listener.readOnly = readonly
+        listener.maxBodySize = maxBodySize
         if let credentials {
             guard let colon = credentials.firstIndex(of: ":") else {
                 throw ValidationError("--credentials must be USER:PASSWORD")

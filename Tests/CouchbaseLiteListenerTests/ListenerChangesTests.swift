@@ -206,4 +206,26 @@ final class ListenerChangesTests: ListenerTestCase {
         // Stopping with feeds possibly still open is clean too.
         listener.stop()
     }
+
+    /// Deleting the database ends the feeds waiting on it with a well-formed answer.
+    func testDeletingTheDatabaseAnswersWaitingFeeds() throws {
+        try putDoc("/db/a", ["v": 1])
+        let port = listener.port
+        let answer = LockedBox<HTTPResult?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let r = try? RawHTTPClient(port: port).send("GET", "/db/_changes?feed=longpoll&since=1&timeout=20000", timeout: 25)
+            answer.update { $0 = r }
+            done.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        let start = Date()
+        expect(try request("DELETE", "/db"), 200)
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertLessThan(Date().timeIntervalSince(start), 5)
+        let r = try XCTUnwrap(answer.value)
+        XCTAssertEqual(r.status, 200)
+        XCTAssertTrue(jsonEqual(r.json, ["results": [Any](), "last_seq": 1]), r.text)
+        expectError(try get("/db/_changes"), 404, "not_found", "Database does not exist.")
+    }
 }

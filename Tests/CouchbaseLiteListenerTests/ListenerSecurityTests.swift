@@ -12,8 +12,16 @@ final class ListenerSecurityTests: ListenerTestCase {
 
     func testBasicAuthentication() throws {
         try createDB("demo")
+        XCTAssertFalse(listener.requiresAuth)
         listener.setPasswords(["admin": "s3cret", "bob": "pa:ss"])
         XCTAssertEqual(listener.passwords?["admin"], "s3cret")
+        XCTAssertTrue(listener.requiresAuth)
+        XCTAssertEqual(listener.passwordForUser("bob"), "pa:ss")
+        // Bonjour is remembered but not advertised on Linux.
+        listener.setBonjourName("My DB", type: "_cbl._tcp")
+        listener.txtRecordDictionary = ["k": "v"]
+        XCTAssertEqual(listener.bonjourName, "My DB")
+        XCTAssertEqual(listener.TXTRecordDictionary, ["k": "v"])
 
         for path in ["/", "/demo", "/_all_dbs", "/demo/_changes", "/demo/doc"] {
             let denied = try get(path)
@@ -49,6 +57,9 @@ final class ListenerSecurityTests: ListenerTestCase {
         expectError(try get("/demo/doc", headers: ["Cookie": cookie]), 401, "unauthorized")
 
         listener.setPasswords(nil)
+        expect(try get("/demo"), 200)
+        listener.setPasswords([:])
+        XCTAssertNil(listener.passwords)
         expect(try get("/demo"), 200)
     }
 
@@ -87,6 +98,12 @@ final class ListenerSecurityTests: ListenerTestCase {
                                 body: chunked)
         expectError(r, 413, "too_large")
         XCTAssertEqual(db.documentCount, 0)
+        // A refused body does not break the connection: the next request on it is answered.
+        let pipelined = Array("PUT /demo/doc HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(json.count)\r\n\r\n".utf8)
+            + json + Array("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+        let both = String(decoding: try client.exchange(pipelined, timeout: 10), as: UTF8.self)
+        XCTAssertTrue(both.hasPrefix("HTTP/1.1 413"), both)
+        XCTAssertTrue(both.contains("HTTP/1.1 200 OK") && both.contains("\"couchdb\":\"Welcome\""), both)
         listener.maxBodySize = 1 << 20
         expect(try request("PUT", "/demo/doc", body: json, headers: ["Content-Type": "application/json"]), 201)
     }

@@ -30,13 +30,16 @@ final class ListenerTLSTests: ListenerTestCase {
         let secure = CBLListener(manager: manager, port: 0)
         secure.bindAddress = "127.0.0.1"
         XCTAssertNil(secure.sslCertificatePEM)
-        XCTAssertTrue(try secure.setAnonymousSSLIdentityWithLabel("Test Listener"))
+        try secure.setAnonymousSSLIdentityWithLabel("Test Listener")
         let pem = try XCTUnwrap(secure.sslCertificatePEM)
+        XCTAssertEqual(secure.sslIdentityDigest?.count, 20)
+        XCTAssertEqual(secure.SSLIdentityDigest, secure.sslIdentityDigest)
         XCTAssertTrue(pem.contains("-----BEGIN CERTIFICATE-----"))
         try secure.start()
         defer { secure.stop() }
         let url = try XCTUnwrap(secure.url)
         XCTAssertEqual(url.scheme, "https")
+        XCTAssertEqual(secure.URL, url)
 
         let caFile = directory.appendingPathComponent("ca.pem")
         try pem.write(to: caFile, atomically: true, encoding: .utf8)
@@ -46,14 +49,29 @@ final class ListenerTLSTests: ListenerTestCase {
         let (byName, byNameOutput) = try fetch("https://localhost:\(secure.port)/_all_dbs", caFile: caFile.path)
         XCTAssertEqual(byName, 0, byNameOutput)
 
+        // The digest is SHA-1 over the certificate's DER, as Python computes it.
+        let digestCheck = Process()
+        digestCheck.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        digestCheck.arguments = ["python3", "-c",
+                                 "import hashlib,ssl,sys; print(hashlib.sha1(ssl.PEM_cert_to_DER_cert(open(sys.argv[1]).read())).hexdigest())",
+                                 caFile.path]
+        let pipe = Pipe()
+        digestCheck.standardOutput = pipe
+        try digestCheck.run()
+        digestCheck.waitUntilExit()
+        let pythonHex = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(secure.sslIdentityDigest?.map { String(format: "%02x", $0) }.joined(), pythonHex)
+
         // Plain HTTP on the TLS port gets no HTTP answer.
         let plain = try? RawHTTPClient(port: secure.port, timeout: 3).send("GET", "/")
         XCTAssertNotEqual(plain?.status, 200)
 
         // The same label gives the same certificate (kept in the manager directory); another label another one.
         let same = CBLListener(manager: manager, port: 0)
-        try same.setAnonymousSSLIdentity(label: "Test Listener")
+        try same.setAnonymousSSLIdentity(withLabel: "Test Listener")
         XCTAssertEqual(same.sslCertificatePEM, pem)
+        XCTAssertEqual(same.sslIdentityDigest, secure.sslIdentityDigest)
         let other = CBLListener(manager: manager, port: 0)
         try other.setAnonymousSSLIdentity(label: "Other")
         XCTAssertNotEqual(other.sslCertificatePEM, pem)

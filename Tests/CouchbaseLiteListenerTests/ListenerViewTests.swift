@@ -41,7 +41,10 @@ final class ListenerViewTests: ListenerTestCase {
             ["id": "list0", "key": "Groceries", "value": NSNull()],
         ]))
         XCTAssertEqual(rows(try get("/db/_design/main/_view/listsByName?descending=true&limit=1")).map { $0["key"] as? String ?? "" }, ["Groceries"])
-        XCTAssertEqual(rows(try get("/db/_design/main/_view/listsByName?startkey=%22C%22&endkey=%22H%22")).count, 2)
+        let range = try get("/db/_design/main/_view/listsByName?startkey=%22C%22&endkey=%22H%22")
+        XCTAssertEqual(rows(range).count, 2)
+        XCTAssertEqual(range.dict["offset"] as? Int, 1)   // "Books" comes before "C"
+        XCTAssertEqual(try get("/db/_design/main/_view/listsByName?descending=true&startkey=%22C%22").dict["offset"] as? Int, 2)
         XCTAssertEqual(rows(try get("/db/_design/main/_view/listsByName?start_key=%22C%22&end_key=%22Groceries%22&inclusive_end=false")).count, 1)
         XCTAssertEqual(rows(try get("/db/_design/main/_view/listsByName?startkey=Chores")).count, 2)   // raw key, as 1.x allowed
         XCTAssertEqual(rows(try get("/db/_design/main/_view/listsByName?key=%22Books%22")).map { $0["id"] as? String ?? "" }, ["list2"])
