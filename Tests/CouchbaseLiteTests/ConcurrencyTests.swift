@@ -1,4 +1,4 @@
-import CouchbaseLite
+@testable import CouchbaseLite
 import Foundation
 import XCTest
 
@@ -50,7 +50,7 @@ final class ConcurrencyTests: XCTestCase {
         // Default depth (20): parents of slow updaters get pruned, and update() must still retry.
         for id in docIDs { try db.document(withID: id)!.putProperties(["count": 0]) }
         let tasks = 8, iterations = 50
-        let failures = LockedBox<[String]>([])
+        let failures = Locked<[String]>([])
 
         await withTaskGroup(of: Void.self) { group in
             for t in 0..<tasks {
@@ -88,9 +88,9 @@ final class ConcurrencyTests: XCTestCase {
         let docIDs = ["t-a", "t-b"]
         for id in docIDs { try db.document(withID: id)!.putProperties(["count": 0, "tag": id]) }
         let writers = 8, iterations = 50, readers = 4
-        let writersDone = LockedBox(0)
-        let failures = LockedBox<[String]>([])
-        let reads = LockedBox(0)
+        let writersDone = Locked(0)
+        let failures = Locked<[String]>([])
+        let reads = Locked(0)
 
         onThreads(writers + readers) { t in
             if t < writers {
@@ -202,7 +202,7 @@ final class ConcurrencyTests: XCTestCase {
     func testConcurrentCreationOfDistinctDocuments() throws {
         let db = try XCTUnwrap(db)
         let threads = 8, perThread = 100
-        let failures = LockedBox<[String]>([])
+        let failures = Locked<[String]>([])
         onThreads(threads) { t in
             for i in 0..<perThread {
                 do {
@@ -246,8 +246,8 @@ final class ConcurrencyTests: XCTestCase {
     func testConcurrentCreationOfTheSameDocuments() throws {
         let db = try XCTUnwrap(db)
         let threads = 8, ids = 100
-        let wins = LockedBox([String: [Int]]())
-        let unexpected = LockedBox<[String]>([])
+        let wins = Locked([String: [Int]]())
+        let unexpected = Locked<[String]>([])
         onThreads(threads) { t in
             for i in 0..<ids {
                 let docID = "race-\(i)"
@@ -281,7 +281,7 @@ final class ConcurrencyTests: XCTestCase {
         let db = try XCTUnwrap(db)
         let ids = (0..<10).map { "same-\($0)" }
         for id in ids.prefix(5) { try db.document(withID: id)!.putProperties(["saved": true]) }
-        let seen = LockedBox([String: [CBLDocument]]())
+        let seen = Locked([String: [CBLDocument]]())
         onThreads(8) { t in
             for i in 0..<400 {
                 let id = ids[(i &* 7 &+ t) % ids.count]

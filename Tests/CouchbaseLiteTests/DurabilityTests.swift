@@ -1,5 +1,5 @@
 import CJSONCollation
-import CouchbaseLite
+@testable import CouchbaseLite
 import Foundation
 import SQLiteKit
 import XCTest
@@ -91,8 +91,8 @@ final class DurabilityTests: XCTestCase {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
 
-        let collected = LockedBox(Data())
-        let errCollected = LockedBox(Data())
+        let collected = Locked(Data())
+        let errCollected = Locked(Data())
         let readersDone = DispatchGroup()
         for (pipe, box) in [(out, collected), (err, errCollected)] {
             readersDone.enter()
@@ -267,18 +267,6 @@ struct TestRNG: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
-    }
-}
-
-/// A mutable value shared between threads.
-final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }
 
