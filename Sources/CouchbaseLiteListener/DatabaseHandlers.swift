@@ -64,44 +64,16 @@ extension RESTRouter {
 
     func allDocs(_ db: CBLDatabase, _ request: RESTRequest, prefix: String? = nil) throws -> RESTResponse {
         try requireMethod(request, "GET", "POST")
-        var params = request.query
-        var keys: [Any]?
-        if request.method == "POST" {
-            try requireJSONBody(request)
-            let body = request.body.isEmpty ? [:] : try JSONText.parseObject(request.body)
-            if let k = body["keys"] {
-                guard let array = k as? [Any] else { throw RESTError(400, "bad_request", "`keys` body member must be an array.") }
-                keys = array
-            }
-            mergeBodyParameters(body, into: &params, except: "keys")
-        }
-        let q = QueryParams(values: params)
-        if keys == nil, let k = try q.json("keys", lenient: false) {
-            guard let array = k as? [Any] else { throw RESTError.queryParse("`keys` must be an array") }
-            keys = array
-        }
+        let (_, q, keys) = try rowQueryParameters(request)
         let query = db.createAllDocumentsQuery()
         let includeDocs = try q.bool("include_docs")
         let conflicts = try q.bool("conflicts")
         query.prefetch = includeDocs
-        query.descending = try q.bool("descending")
-        query.inclusiveEnd = try q.bool("inclusive_end", default: true)
-        if let limit = try q.int("limit") { query.limit = UInt(limit) }
-        let skip = try q.int("skip") ?? 0
-        query.skip = UInt(skip)
+        let skip = try applyRowOptions(q, keys: keys, to: query)
         if try q.bool("only_conflicts") {
             query.allDocsMode = .onlyConflicts
         } else if conflicts {
             query.allDocsMode = .showConflicts
-        }
-        if let keys {
-            query.keys = keys
-        } else if let key = try q.json("key") {
-            query.startKey = key
-            query.endKey = key
-        } else {
-            query.startKey = try q.json("startkey") ?? q.json("start_key")
-            query.endKey = try q.json("endkey") ?? q.json("end_key")
         }
         if let prefix, keys == nil {
             if query.startKey == nil || (query.startKey as? String).map({ $0 < prefix }) == true { query.startKey = prefix }

@@ -10,22 +10,7 @@ extension RESTRouter {
         guard let view = db.existingViewNamed(fullName), view.mapBlock != nil else {
             throw try missingViewError(db, designDoc: designDoc, view: viewName)
         }
-        var params = request.query
-        var keys: [Any]?
-        if request.method == "POST" {
-            try requireJSONBody(request)
-            let body = request.body.isEmpty ? [:] : try JSONText.parseObject(request.body)
-            if let k = body["keys"] {
-                guard let array = k as? [Any] else { throw RESTError(400, "bad_request", "`keys` body member must be an array.") }
-                keys = array
-            }
-            mergeBodyParameters(body, into: &params, except: "keys")
-        }
-        let q = QueryParams(values: params)
-        if keys == nil, let k = try q.json("keys", lenient: false) {
-            guard let array = k as? [Any] else { throw RESTError.queryParse("`keys` must be an array") }
-            keys = array
-        }
+        let (params, q, keys) = try rowQueryParameters(request)
         let hasReduce = view.reduceBlock != nil
         let group = try q.bool("group")
         let groupLevel = try q.int("group_level")
@@ -49,21 +34,8 @@ extension RESTRouter {
             if group { query.groupLevel = 9999 } else if let level = groupLevel { query.groupLevel = UInt(level) }
         }
         query.prefetch = includeDocs
-        query.descending = try q.bool("descending")
-        query.inclusiveEnd = try q.bool("inclusive_end", default: true)
-        if let limit = try q.int("limit") { query.limit = UInt(limit) }
-        let skip = try q.int("skip") ?? 0
-        query.skip = UInt(skip)
+        let skip = try applyRowOptions(q, keys: keys, to: query)
         if let level = try q.int("prefix_match_level") { query.prefixMatchLevel = UInt(level) }
-        if let keys {
-            query.keys = keys
-        } else if let key = try q.json("key") {
-            query.startKey = key
-            query.endKey = key
-        } else {
-            query.startKey = try q.json("startkey") ?? q.json("start_key")
-            query.endKey = try q.json("endkey") ?? q.json("end_key")
-        }
         query.startKeyDocID = q["startkey_docid"] ?? q["start_key_doc_id"]
         query.endKeyDocID = q["endkey_docid"] ?? q["end_key_doc_id"]
         switch q["stale"] {
@@ -107,6 +79,48 @@ extension RESTRouter {
         }
         if try q.bool("update_seq") { response["update_seq"] = Int(result.sequenceNumber) }
         return .json(200, response)
+    }
+
+    /// The parameters of an `_all_docs` or view request: the query string merged with a POST
+    /// body's members, and `keys` from the body or the query string.
+    func rowQueryParameters(_ request: RESTRequest) throws -> (params: [String: String], q: QueryParams, keys: [Any]?) {
+        var params = request.query
+        var keys: [Any]?
+        if request.method == "POST" {
+            try requireJSONBody(request)
+            let body = request.body.isEmpty ? [:] : try JSONText.parseObject(request.body)
+            if let k = body["keys"] {
+                guard let array = k as? [Any] else { throw RESTError(400, "bad_request", "`keys` body member must be an array.") }
+                keys = array
+            }
+            mergeBodyParameters(body, into: &params, except: "keys")
+        }
+        let q = QueryParams(values: params)
+        if keys == nil, let k = try q.json("keys", lenient: false) {
+            guard let array = k as? [Any] else { throw RESTError.queryParse("`keys` must be an array") }
+            keys = array
+        }
+        return (params, q, keys)
+    }
+
+    /// Applies the row options `_all_docs` and views share (descending, inclusive_end, limit,
+    /// skip, and keys / key / startkey…endkey). Returns `skip`.
+    func applyRowOptions(_ q: QueryParams, keys: [Any]?, to query: CBLQuery) throws -> Int {
+        query.descending = try q.bool("descending")
+        query.inclusiveEnd = try q.bool("inclusive_end", default: true)
+        if let limit = try q.int("limit") { query.limit = UInt(limit) }
+        let skip = try q.int("skip") ?? 0
+        query.skip = UInt(skip)
+        if let keys {
+            query.keys = keys
+        } else if let key = try q.json("key") {
+            query.startKey = key
+            query.endKey = key
+        } else {
+            query.startKey = try q.json("startkey") ?? q.json("start_key")
+            query.endKey = try q.json("endkey") ?? q.json("end_key")
+        }
+        return skip
     }
 
     /// Why a view cannot be queried: no design document, a JavaScript view we cannot run, or

@@ -53,10 +53,7 @@ enum RevisionID {
         var out: [UInt8] = Array(String(generation).utf8)
         out.reserveCapacity(out.count + 33)
         out.append(UInt8(ascii: "-"))
-        for byte in md5.finalize() {
-            out.append(hexDigits[Int(byte >> 4)])
-            out.append(hexDigits[Int(byte & 0xF)])
-        }
+        appendHex(md5.finalize(), to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 
@@ -86,13 +83,18 @@ enum RevisionID {
 
 private let hexDigits = Array("0123456789abcdef".utf8)
 
+/// Appends the lowercase hex digits of `bytes` to `out`.
+func appendHex(_ bytes: some Sequence<UInt8>, to out: inout [UInt8]) {
+    for b in bytes {
+        out.append(hexDigits[Int(b >> 4)])
+        out.append(hexDigits[Int(b & 0xF)])
+    }
+}
+
 /// Lowercase hex of a digest.
 func hex(_ digest: some Sequence<UInt8>) -> String {
     var out: [UInt8] = []
     out.reserveCapacity(40)
-    for b in digest {
-        out.append(hexDigits[Int(b >> 4)])
-        out.append(hexDigits[Int(b & 0xF)])
-    }
+    appendHex(digest, to: &out)
     return String(decoding: out, as: UTF8.self)
 }

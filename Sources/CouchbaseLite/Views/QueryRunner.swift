@@ -79,21 +79,14 @@ struct QueryRunner {
                 sql += " AND key IN (" + keys.map { _ in "?" }.joined(separator: ",") + ")"
                 params += keyTexts.map { .text(String(decoding: $0, as: UTF8.self)) }
             }
-            if let minKey = b.min {
-                let text = String(decoding: try encodeKey(minKey), as: UTF8.self)
-                sql += b.inclusiveMin ? " AND key >= ?" : " AND key > ?"
+            // One bound at a time: the min side uses >, >=; the max side <, <= (spec 7.4).
+            for (key, inclusive, docID, op) in [(b.min, b.inclusiveMin, b.minDocID, ">"), (b.max, b.inclusiveMax, b.maxDocID, "<")] {
+                guard let key else { continue }
+                let text = String(decoding: try encodeKey(key), as: UTF8.self)
+                sql += inclusive ? " AND key \(op)= ?" : " AND key \(op) ?"
                 params.append(.text(text))
-                if let docID = b.minDocID, b.inclusiveMin {
-                    sql += " AND (key > ? OR docid >= ?)"
-                    params += [.text(text), .text(docID)]
-                }
-            }
-            if let maxKey = b.max {
-                let text = String(decoding: try encodeKey(maxKey), as: UTF8.self)
-                sql += b.inclusiveMax ? " AND key <= ?" : " AND key < ?"
-                params.append(.text(text))
-                if let docID = b.maxDocID, b.inclusiveMax {
-                    sql += " AND (key < ? OR docid <= ?)"
+                if let docID, inclusive {
+                    sql += " AND (key \(op) ? OR docid \(op)= ?)"
                     params += [.text(text), .text(docID)]
                 }
             }
