@@ -7,6 +7,8 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "CouchbaseLite", targets: ["CouchbaseLite"]),
+        .library(name: "CouchbaseLiteSwift", targets: ["CouchbaseLiteSwift"]),
+        .library(name: "CouchbaseLiteUpgrade", targets: ["CouchbaseLiteUpgrade"]),
         .executable(name: "cbl", targets: ["cbl"]),
     ],
     dependencies: [
@@ -47,6 +49,21 @@ let package = Package(
             ]
         ),
 
+        // Fleece: the binary format 2.x stores document bodies in (spec cbl2-format 6).
+        .target(name: "Fleece"),
+
+        // The 2.x-style API over the 2.x/3.x file format (Database, Document, Blob).
+        .target(
+            name: "CouchbaseLiteSwift",
+            dependencies: ["SQLiteKit", "Fleece", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+
+        // The 1.x → 2.x converter (what 2.x does on open, with a report).
+        .target(
+            name: "CouchbaseLiteUpgrade",
+            dependencies: ["CouchbaseLite", "CouchbaseLiteSwift", "Fleece", "SQLiteKit", "JSONCore", "CJSONCollation"]
+        ),
+
         // The REST listener: a CouchDB-compatible HTTP server over a CBLManager (1.x CBLListener).
         .target(
             name: "CouchbaseLiteListener",
@@ -69,7 +86,7 @@ let package = Package(
         .executableTarget(
             name: "cbl",
             dependencies: [
-                "CouchbaseLite", "CouchbaseLiteListener",
+                "CouchbaseLite", "CouchbaseLiteListener", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -77,7 +94,7 @@ let package = Package(
         // Benchmarks (run with `swift run -c release CBLBenchmarks`).
         .executableTarget(
             name: "CBLBenchmarks",
-            dependencies: ["CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation"],
+            dependencies: ["CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade"],
             path: "Benchmarks/CBLBenchmarks"
         ),
 
@@ -94,6 +111,13 @@ let package = Package(
             name: "CouchbaseLiteTests",
             dependencies: [
                 "CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CBLCrashWriter",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "CouchbaseLiteUpgradeTests",
+            dependencies: [
+                "CouchbaseLiteUpgrade", "CouchbaseLiteSwift", "CouchbaseLite", "Fleece", "SQLiteKit", "JSONCore", "cbl",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -15,11 +15,11 @@ import SQLiteKit
 /// * Attachment metadata comes from the legacy `attachments` table when there is one (schemas ≤ 20),
 ///   otherwise from the `_attachments` stubs already in the JSON (schema 101 in a single file).
 /// * View indexes, legacy `replicators` checkpoints and full-text/geo tables are not migrated.
-struct LegacyDatabaseUpgrader {
+package struct LegacyDatabaseUpgrader {
     let legacyFile: URL
     let attachmentsDirectory: URL?
 
-    init(legacyFile: URL, attachmentsDirectory: URL?) {
+    package init(legacyFile: URL, attachmentsDirectory: URL?) {
         self.legacyFile = legacyFile
         self.attachmentsDirectory = attachmentsDirectory
     }
@@ -31,7 +31,7 @@ struct LegacyDatabaseUpgrader {
 
     /// The attachments folder a legacy file uses when none is given: `<name> attachments/` (iOS, Java 1.1,
     /// .NET 1.1) or `<name>/attachments/` (Android/.NET 1.0.x), next to the file (spec 1.4). Nil if neither exists.
-    static func defaultAttachmentsDirectory(for legacyFile: URL) -> URL? {
+    package static func defaultAttachmentsDirectory(for legacyFile: URL) -> URL? {
         let base = legacyFile.deletingPathExtension().lastPathComponent
         let parent = legacyFile.deletingLastPathComponent()
         let candidates = [
@@ -46,7 +46,7 @@ struct LegacyDatabaseUpgrader {
     /// Builds the new `.cblite2` directory at `destination` (which must not exist, or be an empty
     /// directory). With `deleteSource`, removes the legacy file, its side files and its attachments
     /// folder once the new database is in place.
-    func upgrade(into destination: URL, deleteSource: Bool) throws {
+    package func upgrade(into destination: URL, deleteSource: Bool) throws {
         let fm = FileManager.default
         let name = legacyFile.lastPathComponent
 

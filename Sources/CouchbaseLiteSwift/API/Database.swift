@@ -1,0 +1,151 @@
+import Fleece
+import Foundation
+
+/// A Couchbase Lite 2.x database: a `NAME.cblite2` directory in the 2.x file format.
+/// Safe to use from any thread or task.
+public final class Database: @unchecked Sendable {
+    /// The database name (the bundle name without `.cblite2`).
+    public let name: String
+    /// The configuration it was opened with.
+    public let config: DatabaseConfiguration
+    private let lock = NSLock()
+    private var dataFile: DataFile?
+
+    /// Opens the database `name` in `config.directory`, creating an empty one (2.8 layout) when absent.
+    /// Throws `.databaseTooOld` for a 1.x database (convert it with `cbl upgrade`), `.wrongFormat` for
+    /// a ForestDB bundle, `.notADatabaseFile` for an encrypted or foreign file.
+    public init(name: String, config: DatabaseConfiguration = DatabaseConfiguration()) throws {
+        guard Self.isValidName(name) else {
+            throw CouchbaseLiteError(.invalidParameter, "Invalid database name '\(name)'")
+        }
+        self.name = name
+        self.config = config
+        let bundle = Self.bundleURL(name: name, directory: config.directory)
+        dataFile = try DataFile(directory: bundle, create: true)
+    }
+
+    /// Whether a database named `name` exists in `directory` (default: the default directory).
+    public static func exists(withName name: String, inDirectory directory: String? = nil) -> Bool {
+        let bundle = bundleURL(name: name, directory: directory ?? DatabaseConfiguration.defaultDirectory)
+        return FileManager.default.fileExists(atPath: DataFile.databasePath(in: bundle))
+    }
+
+    /// Deletes the database `name` in `directory` (default: the default directory).
+    public static func delete(withName name: String, inDirectory directory: String? = nil) throws {
+        let bundle = bundleURL(name: name, directory: directory ?? DatabaseConfiguration.defaultDirectory)
+        guard FileManager.default.fileExists(atPath: bundle.path) else {
+            throw CouchbaseLiteError(.notFound, "No database named '\(name)'")
+        }
+        try FileManager.default.removeItem(at: bundle)
+    }
+
+    static func bundleURL(name: String, directory: String) -> URL {
+        URL(fileURLWithPath: directory, isDirectory: true)
+            .appendingPathComponent("\(name).\(Schema2.bundleExtension)", isDirectory: true)
+    }
+
+    /// 2.x allows any name that is a valid file name; `/` and leading `.` would escape the directory.
+    static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && !name.contains("/") && !name.hasPrefix(".") && name.utf8.count < 240
+    }
+
+    /// The bundle's path, or nil once closed.
+    public var path: String? {
+        withFile { $0.directory.path + "/" }
+    }
+
+    /// Number of live (non-deleted) documents.
+    public var count: UInt64 {
+        (try? withOpenFile { try $0.liveDocumentCount() }) ?? 0
+    }
+
+    /// The document with `id`, or nil when it does not exist or is deleted (2.x semantics).
+    public func document(withID id: String) -> Document? {
+        guard let doc = try? documentIncludingDeleted(withID: id), !doc.isDeleted else { return nil }
+        return doc
+    }
+
+    /// The document with `id` including tombstones (for tools; the 2.x API hides deleted documents).
+    package func documentIncludingDeleted(withID id: String) throws -> Document? {
+        try withOpenFile { file in
+            guard let record = try file.record(forDocumentID: id) else { return nil }
+            return try Self.makeDocument(record, file: file)
+        }
+    }
+
+    /// The stored record of a document (rev tree, flags), for tools and tests.
+    package func record(forDocumentID id: String) throws -> DocumentRecord? {
+        try withOpenFile { try $0.record(forDocumentID: id) }
+    }
+
+    /// Every document (optionally with tombstones) in document-ID order.
+    package func allDocuments(includeDeleted: Bool = false) throws -> [Document] {
+        try withOpenFile { file in
+            var out: [Document] = []
+            try file.forEachRecord(includeDeleted: includeDeleted) { out.append(try Self.makeDocument($0, file: file)) }
+            return out
+        }
+    }
+
+    /// The expiration time of a document, or nil when it has none.
+    public func getDocumentExpiration(withID id: String) throws -> Date? {
+        try withOpenFile { file in
+            guard let record = try file.record(forDocumentID: id) else {
+                throw CouchbaseLiteError(.notFound, "Document '\(id)' not found")
+            }
+            return record.expiration.map { Self.expirationDate($0, schemaVersion: file.schemaVersion) }
+        }
+    }
+
+    /// 2.0/2.1 stored seconds, later versions milliseconds (spec 5). Files written by 2.0–2.6 share
+    /// schema 201, so a value too small to be milliseconds of a plausible date is read as seconds.
+    static func expirationDate(_ stored: Int64, schemaVersion: Int) -> Date {
+        if schemaVersion <= Schema2.version201 && stored < 100_000_000_000 {
+            return Date(timeIntervalSince1970: TimeInterval(stored))
+        }
+        return Date(timeIntervalSince1970: TimeInterval(stored) / 1000)
+    }
+
+    /// Closes the database; later calls fail with `.notOpen`.
+    public func close() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        dataFile?.close()
+        dataFile = nil
+    }
+
+    /// Closes and deletes this database.
+    public func delete() throws {
+        let directory = withFile { $0.directory }
+        try close()
+        if let directory { try FileManager.default.removeItem(at: directory) }
+    }
+
+    // MARK: Internals
+
+    private static func makeDocument(_ record: DocumentRecord, file: DataFile) throws -> Document {
+        var context: DocumentContext?
+        if let body = record.body, !body.isEmpty {
+            do {
+                context = DocumentContext(fleece: try FleeceDocument(bytes: body, sharedKeys: file.sharedKeys),
+                                          blobStore: file.blobStore)
+            } catch {
+                throw CouchbaseLiteError(.corruptRevisionData, "Document '\(record.docID)' has a corrupt body: \(error)")
+            }
+        }
+        return Document(record: record, context: context)
+    }
+
+    private func withFile<R>(_ body: (DataFile) -> R) -> R? {
+        lock.lock()
+        defer { lock.unlock() }
+        return dataFile.map(body)
+    }
+
+    func withOpenFile<R>(_ body: (DataFile) throws -> R) throws -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let dataFile else { throw CouchbaseLiteError(.notOpen, "Database '\(name)' is closed") }
+        return try body(dataFile)
+    }
+}

@@ -1,0 +1,411 @@
+import Fleece
+import Foundation
+import SQLiteKit
+
+/// One document row of the default collection, as stored (spec 2.2, 3.3, 3.4).
+package struct DocumentRecord: @unchecked Sendable {
+    package var docID: String
+    package var sequence: UInt64
+    package var flags: DocumentFlags
+    /// Binary revision ID of the current revision (spec 3.2).
+    package var version: [UInt8]
+    /// The whole rev tree; revision 0 is the current one.
+    package var tree: RevisionTree
+    /// Fleece properties of the current revision (nil when it kept no body).
+    package var body: [UInt8]?
+    /// Absolute expiry time in milliseconds since 1970 (C4Timestamp), when set.
+    package var expiration: Int64?
+
+    package var isDeleted: Bool { flags.contains(.deleted) }
+    package var revisionID: String? { BinaryRevisionID.decode(version) }
+}
+
+/// The SQLite file of a 2.x/3.x database bundle (LiteCore's `SQLiteDataFile`): reads every layout
+/// from 2.0 (user_version 201) to 3.3 (503), and writes the 2.8 layout (302, spec 4).
+/// Not thread-safe: `Database` serialises access with its lock; the upgrader owns its own instance.
+package final class DataFile: @unchecked Sendable {
+    package let directory: URL
+    package let connection: SQLiteConnection
+    package private(set) var schemaVersion: Int
+    package private(set) var sharedKeys: SharedKeys
+    package let blobStore: BlobStore
+    /// Rev-tree (0), 3.x rev-tree (1) or version-vector (2) storage (kv_info `versioning`, spec 2.4).
+    package private(set) var versioning: UInt64 = 0
+    /// 3.x rows: current body in `body`, tree in `extra` (spec 3.4).
+    package private(set) var hasExtraColumn = false
+    package private(set) var hasExpirationColumn = false
+    /// 3.1+ keep deleted documents of the default collection in `kv_del_default` too.
+    package private(set) var hasDeletedTable = false
+    private var sharedKeysCountSaved = 0
+
+    package static func databasePath(in directory: URL) -> String {
+        directory.appendingPathComponent(Schema2.databaseFileName).path
+    }
+
+    // MARK: Opening
+
+    /// Opens an existing bundle; with `create`, creates an empty 2.8-layout database when absent.
+    package init(directory: URL, create: Bool) throws {
+        self.directory = directory
+        let fm = FileManager.default
+        let dbPath = Self.databasePath(in: directory)
+        try Self.checkBundle(directory)
+        let exists = fm.fileExists(atPath: dbPath)
+        if !exists {
+            guard create else { throw CouchbaseLiteError(.notFound, "No database at \(directory.path)") }
+            try fm.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+        do {
+            connection = try SQLiteConnection(path: dbPath, mode: .init(readOnly: false, create: !exists))
+        } catch let e as SQLiteError {
+            throw Self.openError(e, path: dbPath)
+        }
+        sharedKeys = SharedKeys()
+        blobStore = BlobStore(directory: directory.appendingPathComponent(Schema2.attachmentsDirectoryName))
+        schemaVersion = 0
+        do {
+            // A first read tells a database from an encrypted or garbage file before any pragma writes.
+            let tables = try connection.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0
+            schemaVersion = connection.userVersion
+            if tables == 0 && schemaVersion == 0 {
+                guard create else { throw CouchbaseLiteError(.wrongFormat, "\(dbPath) is an empty file, not a database") }
+                try createSchema(bulkLoad: false)
+            } else {
+                try checkSchemaVersion(path: dbPath)
+                try connection.execute("PRAGMA journal_mode=WAL")
+                try connection.execute("PRAGMA synchronous=NORMAL")
+                try loadLayout()
+            }
+        } catch let e as SQLiteError {
+            connection.close()
+            throw Self.openError(e, path: dbPath)
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    /// Creates a new bundle at `directory` (which must not contain a database) for a bulk import:
+    /// no journal syncing while it is built, since the converter builds in a temporary directory
+    /// and renames it into place only after `finishBulkLoad()`.
+    package init(creatingForBulkLoadAt directory: URL) throws {
+        self.directory = directory
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let dbPath = Self.databasePath(in: directory)
+        guard !FileManager.default.fileExists(atPath: dbPath) else {
+            throw CouchbaseLiteError(.invalidParameter, "A database already exists at \(directory.path)")
+        }
+        connection = try SQLiteConnection(path: dbPath, mode: .init(readOnly: false, create: true))
+        sharedKeys = SharedKeys()
+        blobStore = BlobStore(directory: directory.appendingPathComponent(Schema2.attachmentsDirectoryName))
+        schemaVersion = Schema2.version302
+        try createSchema(bulkLoad: true)
+    }
+
+    package func close() {
+        connection.close()
+    }
+
+    /// ForestDB bundles and a missing `db.sqlite3` next to other files are refused (spec 1).
+    static func checkBundle(_ directory: URL) throws {
+        let fm = FileManager.default
+        var isDir: ObjCBool = false
+        if fm.fileExists(atPath: directory.path, isDirectory: &isDir), !isDir.boolValue {
+            throw CouchbaseLiteError(.wrongFormat, "\(directory.path) is a file; a database is a .cblite2 directory")
+        }
+        if !fm.fileExists(atPath: databasePath(in: directory)),
+           let entries = try? fm.contentsOfDirectory(atPath: directory.path),
+           entries.contains(where: { $0.hasPrefix("db.forest") }) {
+            throw CouchbaseLiteError(.wrongFormat, "\(directory.lastPathComponent) is a Couchbase Lite 1.x ForestDB database, which cannot be opened or upgraded")
+        }
+    }
+
+    static func openError(_ e: SQLiteError, path: String) -> CouchbaseLiteError {
+        if e.isNotADatabase {
+            return CouchbaseLiteError(.notADatabaseFile, "\(path) is encrypted or is not a database")
+        }
+        if e.isCorrupt {
+            return CouchbaseLiteError(.corruptData, "\(path) is corrupt or truncated")
+        }
+        return CouchbaseLiteError(.cantOpenFile, "Cannot open \(path): \(e.message)")
+    }
+
+    private func checkSchemaVersion(path: String) throws {
+        let v = schemaVersion
+        if Schema2.legacyRange.contains(v) || (v == 0 && (try? connection.tableExists("revs")) == true) {
+            throw CouchbaseLiteError(.databaseTooOld,
+                "\(directory.lastPathComponent) is a Couchbase Lite 1.x database (schema \(v)); convert it with `cbl upgrade`")
+        }
+        if v < Schema2.oldestReadable {
+            throw CouchbaseLiteError(.databaseTooOld, "Database schema \(v) of \(path) is too old")
+        }
+        if v > Schema2.newestReadable {
+            throw CouchbaseLiteError(.databaseTooNew, "Database schema \(v) of \(path) is newer than this reader understands")
+        }
+    }
+
+    private func loadLayout() throws {
+        guard try connection.tableExists(Schema2.defaultTable), try connection.tableExists(Schema2.infoTable) else {
+            throw CouchbaseLiteError(.wrongFormat, "\(directory.lastPathComponent) has no kv_default/kv_info tables")
+        }
+        let columns = try connection.columns(of: Schema2.defaultTable)
+        hasExtraColumn = columns.contains("extra")
+        hasExpirationColumn = columns.contains("expiration")
+        hasDeletedTable = try connection.tableExists(Schema2.deletedDefaultTable)
+        guard let versioningBytes = try info(Schema2.InfoKey.versioning), versioningBytes.count == 8 else {
+            throw CouchbaseLiteError(.wrongFormat, "\(directory.lastPathComponent) has no 'versioning' record")
+        }
+        versioning = versioningBytes.reduce(0) { $0 << 8 | UInt64($1) }
+        if let state = try info(Schema2.InfoKey.sharedKeys) {
+            do {
+                sharedKeys = try SharedKeys(stateData: state)
+            } catch {
+                throw CouchbaseLiteError(.corruptData, "The SharedKeys record of \(directory.lastPathComponent) is corrupt: \(error)")
+            }
+        }
+        sharedKeysCountSaved = sharedKeys.count
+    }
+
+    // MARK: Creating (spec 4)
+
+    private func createSchema(bulkLoad: Bool) throws {
+        // auto_vacuum must precede the first write (spec 2.1).
+        try connection.execute("PRAGMA auto_vacuum=incremental")
+        if bulkLoad {
+            // The file is private until renamed into place; a crash just leaves a temp directory.
+            try connection.execute("PRAGMA journal_mode=MEMORY")
+            try connection.execute("PRAGMA synchronous=OFF")
+            try connection.execute("PRAGMA cache_size=-65536")
+        } else {
+            try connection.execute("PRAGMA journal_mode=WAL")
+            try connection.execute("PRAGMA synchronous=NORMAL")
+        }
+        try connection.begin()
+        do {
+            try connection.execute(Schema2.kvmeta302)
+            try connection.execute(Schema2.keyStoreTable(Schema2.defaultTable))
+            try connection.execute(Schema2.keyStoreTable(Schema2.infoTable))
+            try setInfo(Schema2.InfoKey.versioning, [0, 0, 0, 0, 0, 0, 0, 0], sequence: 1)
+            try setInfo(Schema2.InfoKey.publicUUID, Self.randomUUIDBytes(), sequence: 2)
+            try setInfo(Schema2.InfoKey.privateUUID, Self.randomUUIDBytes(), sequence: 3)
+            try connection.run("INSERT INTO kvmeta (name, lastSeq, purgeCnt) VALUES ('default', 0, 0), ('info', 3, 0)")
+            try connection.setUserVersion(Schema2.version302)
+            if !bulkLoad { try connection.commit() }
+        } catch {
+            try? connection.rollback()
+            throw error
+        }
+        schemaVersion = Schema2.version302
+        versioning = 0
+    }
+
+    private static func randomUUIDBytes() -> [UInt8] {
+        let u = UUID().uuid
+        return [u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15]
+    }
+
+    // MARK: kv_info
+
+    package func info(_ key: String) throws -> [UInt8]? {
+        let stmt = try connection.cached("SELECT body FROM kv_info WHERE key=?")
+        defer { stmt.reset() }
+        try stmt.bind(key, at: 1)
+        guard try stmt.step() else { return nil }
+        return stmt.bytes(0) ?? []
+    }
+
+    /// Writes a `kv_info` record. 2.x files give these rows sequences from the `info` kvmeta row;
+    /// 3.x ones leave them NULL (spec 2.4): both layouts are respected.
+    package func setInfo(_ key: String, _ value: [UInt8], sequence: Int64? = nil) throws {
+        var seq = sequence
+        if seq == nil, schemaVersion < 400 {
+            let existing = try connection.scalarInt("SELECT sequence FROM kv_info WHERE key=?", [.text(key)])
+            if let existing {
+                seq = existing
+            } else {
+                let last = try connection.scalarInt("SELECT lastSeq FROM kvmeta WHERE name='info'") ?? 0
+                seq = last + 1
+                try connection.run("INSERT OR REPLACE INTO kvmeta (name, lastSeq) VALUES ('info', ?)", [.integer(last + 1)])
+            }
+        }
+        let stmt = try connection.cached("INSERT OR REPLACE INTO kv_info (key, sequence, flags, version, body) VALUES (?, ?, 0, NULL, ?)")
+        defer { stmt.reset() }
+        try stmt.bind(key, at: 1)
+        try stmt.bind(seq, at: 2)
+        try stmt.bindBlob(value, at: 3)
+        _ = try stmt.step()
+    }
+
+    /// Persists the shared-keys table when encoding added keys (spec 6.7: bodies and the table must agree).
+    package func saveSharedKeysIfChanged() throws {
+        guard sharedKeys.count != sharedKeysCountSaved else { return }
+        try setInfo(Schema2.InfoKey.sharedKeys, sharedKeys.stateData())
+        sharedKeysCountSaved = sharedKeys.count
+    }
+
+    // MARK: Reading documents
+
+    private var selectColumns: String {
+        "sequence, flags, version, body, " + (hasExtraColumn ? "extra" : "NULL") + ", " + (hasExpirationColumn ? "expiration" : "NULL")
+    }
+
+    /// The record of `docID` (live or deleted), or nil.
+    package func record(forDocumentID docID: String) throws -> DocumentRecord? {
+        var tables = [Schema2.defaultTable]
+        if hasDeletedTable { tables.append(Schema2.deletedDefaultTable) }
+        for table in tables {
+            let stmt = try connection.cached("SELECT \(selectColumns) FROM \(quoteIdentifier(table)) WHERE key=?")
+            defer { stmt.reset() }
+            try stmt.bind(docID, at: 1)
+            if try stmt.step() {
+                return try makeRecord(docID: docID, stmt, offset: 0)
+            }
+        }
+        return nil
+    }
+
+    /// Every record (deleted ones only with `includeDeleted`), in document-ID order.
+    package func forEachRecord(includeDeleted: Bool, _ body: (DocumentRecord) throws -> Void) throws {
+        var sql = "SELECT key, \(selectColumns) FROM kv_default"
+        if !includeDeleted { sql += " WHERE (flags & 1) = 0" }
+        if includeDeleted && hasDeletedTable { sql += " UNION ALL SELECT key, \(selectColumns) FROM kv_del_default" }
+        sql += " ORDER BY key"
+        let stmt = try connection.prepare(sql)
+        while try stmt.step() {
+            try body(try makeRecord(docID: stmt.string(0) ?? "", stmt, offset: 1))
+        }
+    }
+
+    /// Number of live documents (LiteCore's `documentCount`).
+    package func liveDocumentCount() throws -> UInt64 {
+        UInt64(try connection.scalarInt("SELECT count(*) FROM kv_default WHERE (flags & 1) = 0") ?? 0)
+    }
+
+    package func lastSequence() throws -> UInt64 {
+        UInt64(try connection.scalarInt("SELECT lastSeq FROM kvmeta WHERE name='default'") ?? 0)
+    }
+
+    private func makeRecord(docID: String, _ stmt: SQLiteStatement, offset c: Int32) throws -> DocumentRecord {
+        let sequence = UInt64(bitPattern: stmt.int64(c))
+        let flags = DocumentFlags(rawValue: stmt.int64(c + 1) & 0xFFFF)
+        let version = stmt.bytes(c + 2) ?? []
+        let rawBody = stmt.bytes(c + 3)
+        let extra = stmt.isNull(c + 4) ? nil : stmt.bytes(c + 4)
+        let expiration = stmt.isNull(c + 5) ? nil : stmt.int64(c + 5)
+        var tree: RevisionTree
+        var body: [UInt8]?
+        do {
+            if let extra {
+                // 3.x row (spec 3.4): current body in `body`, the rest of the tree in `extra`.
+                tree = try RevisionTree.decode(extra)
+                body = rawBody
+            } else if let rawBody, rawBody.withUnsafeBytes({ RevisionTree.looksLikeRevisionTree($0) }) {
+                tree = try RevisionTree.decode(rawBody)
+                body = tree.current?.body
+            } else {
+                // A 3.x row saved without tree (or a VV row): only the current revision is known.
+                tree = RevisionTree(revisions: [TreeRevision(revID: version, parentIndex: nil,
+                                                             flags: flags.contains(.deleted) ? [.leaf, .deleted] : [.leaf])])
+                body = rawBody
+            }
+        } catch let e as CouchbaseLiteError {
+            throw CouchbaseLiteError(e.code, "\(e.message) (document '\(docID)')")
+        }
+        return DocumentRecord(docID: docID, sequence: sequence, flags: flags, version: version,
+                              tree: tree, body: body, expiration: expiration)
+    }
+
+    // MARK: Writing (2.8 layout, spec 3.5)
+
+    private var nextSequence: UInt64 = 0
+
+    /// Inserts a new document row built from a winning revision and its history, with the next
+    /// sequence. The Fleece `body` must have been encoded with this file's `sharedKeys`.
+    @discardableResult
+    package func insertDocument(docID: String, history: [[UInt8]], deleted: Bool, hasAttachments: Bool,
+                                body: [UInt8], scratch: inout [UInt8]) throws -> UInt64 {
+        let tree = RevisionTree.linear(history: history, deleted: deleted, hasAttachments: hasAttachments, body: body)
+        scratch.removeAll(keepingCapacity: true)
+        tree.encode(into: &scratch)
+        var flags: DocumentFlags = []
+        if deleted { flags.insert(.deleted) }
+        if hasAttachments { flags.insert(.hasAttachments) }
+        var docID = docID
+        return try docID.withUTF8 { id in
+            try history[0].withUnsafeBytes { version in
+                try insertRecord(docID: UnsafeRawBufferPointer(id), flags: flags, version: version, tree: scratch)
+            }
+        }
+    }
+
+    /// Inserts a document row with an already serialized rev tree and the next sequence.
+    @discardableResult
+    package func insertRecord(docID: UnsafeRawBufferPointer, flags: DocumentFlags, version: UnsafeRawBufferPointer,
+                              tree: [UInt8]) throws -> UInt64 {
+        if nextSequence == 0 { nextSequence = try lastSequence() + 1 }
+        let sequence = nextSequence
+        let stmt = try connection.cached("INSERT INTO kv_default (key, sequence, flags, version, body) VALUES (?, ?, ?, ?, ?)")
+        defer { stmt.reset() }
+        try stmt.bindText(docID, at: 1)
+        try stmt.bind(Int64(sequence), at: 2)
+        try stmt.bind(flags.rawValue, at: 3)
+        try stmt.bindBlob(version, at: 4)
+        try stmt.bindBlob(tree, at: 5)
+        do {
+            _ = try stmt.step()
+        } catch let e as SQLiteError where e.isConstraintViolation {
+            throw CouchbaseLiteError(.conflict, "Document '\(String(decoding: docID, as: UTF8.self))' already exists")
+        }
+        nextSequence += 1
+        return sequence
+    }
+
+    /// Stores a non-versioned ("raw") record in the key-store `store` (table `kv_<store>`, created
+    /// on first use with the 2.x key-store DDL), as LiteCore keeps local/raw documents.
+    package func putRawRecord(store: String, key: String, version: [UInt8], body: [UInt8]) throws {
+        let table = "kv_" + store
+        if !(try connection.tableExists(table)) {
+            try connection.execute(Schema2.keyStoreTable(table))
+        }
+        try connection.run("INSERT OR REPLACE INTO \(table) (key, sequence, flags, version, body) VALUES (?, NULL, 0, ?, ?)",
+                           [.text(key), .blob(version), .blob(body)])
+    }
+
+    /// A raw record of the key-store `store`, or nil.
+    package func rawRecord(store: String, key: String) throws -> (version: [UInt8], body: [UInt8])? {
+        let table = "kv_" + store
+        guard try connection.tableExists(table) else { return nil }
+        let stmt = try connection.prepare("SELECT version, body FROM \(table) WHERE key=?")
+        try stmt.bind(key, at: 1)
+        guard try stmt.step() else { return nil }
+        return (stmt.bytes(0) ?? [], stmt.bytes(1) ?? [])
+    }
+
+    /// Adds the `expiration` column and its partial index the way 2.x does when the first
+    /// expiration is set (spec 5), then stores `milliseconds` for `docID`.
+    package func setExpiration(docID: String, milliseconds: Int64) throws {
+        if !hasExpirationColumn {
+            try connection.execute("ALTER TABLE kv_default ADD COLUMN expiration INTEGER")
+            try connection.execute("CREATE INDEX kv_default_expiration ON kv_default (expiration) WHERE expiration not null")
+            hasExpirationColumn = true
+        }
+        try connection.run("UPDATE kv_default SET expiration=? WHERE key=?", [.integer(milliseconds), .text(docID)])
+    }
+
+    /// Ends a bulk load: stores the shared keys and `kvmeta.lastSeq`, commits, switches to WAL
+    /// and checkpoints so no side file is needed (spec 4).
+    package func finishBulkLoad() throws {
+        try saveSharedKeysIfChanged()
+        let last = nextSequence == 0 ? try lastSequence() : nextSequence - 1
+        try connection.run("UPDATE kvmeta SET lastSeq=? WHERE name='default'", [.integer(Int64(last))])
+        try connection.commit()
+        try connection.execute("PRAGMA journal_mode=WAL")
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
+    /// Abandons a bulk load (the caller deletes the directory).
+    package func abandonBulkLoad() {
+        if connection.transactionDepth > 0 { try? connection.rollback() }
+        connection.close()
+    }
+}

@@ -1,0 +1,271 @@
+import CouchbaseLiteSwift
+import Fleece
+import Foundation
+import JSONCore
+import SQLiteKit
+
+/// The conversion loop: one pass over the 1.x `revs` rows (grouped by document, winner first),
+/// each winning body re-encoded from JSON text straight to Fleece, each rev tree serialized
+/// straight from the text revision IDs. Per-document scratch buffers are reused, so the loop
+/// allocates little more than the Fleece body it writes.
+struct DocumentConverter {
+    let source: LegacySource
+    let output: DataFile
+    let options: UpgradeOptions
+    let progress: ((UpgradeProgress) -> Void)?
+
+    private struct Row {
+        var sequence: Int64
+        var parent: Int64?
+        var current: Bool
+        var deleted: Bool
+        var revStart: Int
+        var revLength: Int
+    }
+
+    private var encoder: FleeceEncoder
+    private var rows: [Row] = []
+    private var revArena: [UInt8] = []
+    private var tree: [UInt8] = []
+    private var docIDBytes: [UInt8] = []
+    private var winnerBody: [UInt8]?
+    private var winnerNoAttachments: Int64?
+    private var winnerExpiry: Int64?
+    private var designJSON: [UInt8]?
+    private var copiedBlobs: Set<[UInt8]> = []
+
+    init(source: LegacySource, output: DataFile, options: UpgradeOptions, progress: ((UpgradeProgress) -> Void)?) {
+        self.source = source
+        self.output = output
+        self.options = options
+        self.progress = progress
+        self.encoder = FleeceEncoder(sharedKeys: output.sharedKeys)
+        tree.reserveCapacity(4096)
+        revArena.reserveCapacity(1024)
+    }
+
+    private var docID: String { String(decoding: docIDBytes, as: UTF8.self) }
+
+    private func revID(_ row: Row) -> String {
+        String(decoding: revArena[row.revStart..<(row.revStart + row.revLength)], as: UTF8.self)
+    }
+
+    // MARK: Documents
+
+    mutating func convertDocuments(into report: inout UpgradeReport) throws {
+        let total = try source.documentCount()
+        progress?(UpgradeProgress(phase: .documents, completed: 0, total: total))
+        let stmt = try source.revisionRows()
+        var currentDoc: Int64?
+        var done = 0
+        while try stmt.step() {
+            let docRow = stmt.int64(0)
+            if docRow != currentDoc {
+                if currentDoc != nil {
+                    try flushDocument(into: &report)
+                    done += 1
+                    if done % 1000 == 0 { progress?(UpgradeProgress(phase: .documents, completed: done, total: total)) }
+                }
+                currentDoc = docRow
+                rows.removeAll(keepingCapacity: true)
+                revArena.removeAll(keepingCapacity: true)
+                winnerBody = nil; winnerNoAttachments = nil; winnerExpiry = nil; designJSON = nil
+                docIDBytes.removeAll(keepingCapacity: true)
+                stmt.withBytes(1) { if let b = $0 { docIDBytes.append(contentsOf: b) } }
+            }
+            let current = stmt.int64(5) != 0
+            let start = revArena.count
+            stmt.withBytes(3) { if let b = $0 { revArena.append(contentsOf: b) } }
+            let row = Row(sequence: stmt.int64(2), parent: stmt.isNull(4) ? nil : stmt.int64(4), current: current,
+                          deleted: stmt.int64(6) != 0, revStart: start, revLength: revArena.count - start)
+            if rows.isEmpty && current {
+                winnerNoAttachments = stmt.isNull(8) ? nil : stmt.int64(8)
+                winnerExpiry = stmt.isNull(9) ? nil : stmt.int64(9)
+                if docIDBytes.first == UInt8(ascii: "_") {
+                    if docIDBytes.starts(with: "_design/".utf8) { designJSON = stmt.bytes(7) }
+                } else {
+                    try stmt.withBytes(7) { try encodeWinnerBody($0, deleted: row.deleted) }
+                }
+            }
+            rows.append(row)
+        }
+        if currentDoc != nil {
+            try flushDocument(into: &report)
+            done += 1
+        }
+        progress?(UpgradeProgress(phase: .documents, completed: done, total: max(total, done)))
+    }
+
+    /// JSON text → Fleece with the output's shared keys (spec 8.2: "invalid JSON data" aborts).
+    private mutating func encodeWinnerBody(_ json: UnsafeRawBufferPointer?, deleted: Bool) throws {
+        guard let json, json.contains(where: { !Self.isJSONSpace($0) }) else {
+            guard deleted else {
+                throw upgradeError(.corruptRevisionData, "the current revision has no body")
+            }
+            // A tombstone whose body was dropped: an empty dict, as 2.x stores tombstones.
+            try encoder.writeJSON(UnsafeRawBufferPointer(start: Self.emptyObject.baseAddress, count: 2))
+            winnerBody = try encoder.finish()
+            return
+        }
+        guard json.first(where: { !Self.isJSONSpace($0) }) == UInt8(ascii: "{") else {
+            throw upgradeError(.corruptRevisionData, "invalid JSON data (the body is not a JSON object)")
+        }
+        do {
+            try encoder.writeJSON(json)
+            winnerBody = try encoder.finish()
+        } catch {
+            encoder.reset()
+            throw upgradeError(.corruptRevisionData, "invalid JSON data (\(error))")
+        }
+    }
+
+    private static let emptyObject: UnsafeBufferPointer<UInt8> = {
+        let p = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 2)
+        p[0] = UInt8(ascii: "{"); p[1] = UInt8(ascii: "}")
+        return UnsafeBufferPointer(p)
+    }()
+
+    private static func isJSONSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 }
+
+    /// LiteCore's wording (spec 8.2 step 5), naming the document.
+    private func upgradeError(_ code: CouchbaseLiteError.Code, _ what: String) -> CouchbaseLiteError {
+        CouchbaseLiteError(code, "Error upgrading database: \(what), converting doc \"\(docID)\"")
+    }
+
+    private mutating func flushDocument(into report: inout UpgradeReport) throws {
+        if docIDBytes.first == UInt8(ascii: "_") {
+            report.skippedDocuments.append(.init(docID: docID, reason: "document IDs starting with '_' are not migrated"))
+            if let designJSON {
+                let views = ((try? JSON.parseObject(designJSON))?["views"] as? [String: Any]).map { $0.keys.sorted() } ?? []
+                report.designDocuments.append(.init(docID: docID, views: views))
+            } else if docIDBytes.starts(with: "_design/".utf8) {
+                report.designDocuments.append(.init(docID: docID, views: []))
+            }
+            return
+        }
+        guard let winner = rows.first, winner.current, let body = winnerBody else {
+            report.skippedDocuments.append(.init(docID: docID, reason: "no current revision"))
+            return
+        }
+        let losers = rows.dropFirst().filter { $0.current && !$0.deleted }
+        if !losers.isEmpty {
+            report.conflictsDropped.append(.init(docID: docID, winningRevisionID: revID(winner),
+                                                 losingRevisionIDs: losers.map(revID)))
+        }
+        let hasAttachments = try copyAttachments(body: body, into: &report)
+
+        // The rev tree: winner with body, then its ancestors, bodiless (spec 3.5).
+        tree.removeAll(keepingCapacity: true)
+        var row = winner
+        var depth = 0
+        while true {
+            let parentRow = row.parent.flatMap { p in rows.first { $0.sequence == p } }
+            let isLast = parentRow == nil || depth + 1 >= options.maxRevTreeDepth || depth + 1 >= rows.count
+            var flags: RevisionFlags = []
+            if depth == 0 {
+                flags = [.leaf]
+                if winner.deleted { flags.insert(.deleted) }
+                if hasAttachments { flags.insert(.hasAttachments) }
+            }
+            let ok = revArena.withUnsafeBytes { arena in
+                RevisionTree.appendRecord(into: &tree, revID: UnsafeRawBufferPointer(rebasing: arena[row.revStart..<(row.revStart + row.revLength)]),
+                                          parentIndex: isLast ? nil : depth + 1, flags: flags, body: depth == 0 ? body : nil)
+            }
+            guard ok else {
+                throw upgradeError(.badRevisionID, "invalid revision ID '\(revID(row))'")
+            }
+            depth += 1
+            guard !isLast, let next = parentRow else {
+                if parentRow != nil { report.historiesPruned += 1 }
+                break
+            }
+            row = next
+        }
+        RevisionTree.appendEnd(into: &tree)
+
+        var flags: DocumentFlags = []
+        if winner.deleted { flags.insert(.deleted) }
+        if hasAttachments { flags.insert(.hasAttachments) }
+        let versionLength = Int(tree[7])
+        try docIDBytes.withUnsafeBytes { id in
+            try tree.withUnsafeBytes { t in
+                try output.insertRecord(docID: id, flags: flags, version: UnsafeRawBufferPointer(rebasing: t[8..<(8 + versionLength)]), tree: tree)
+            }
+        }
+        report.documentsConverted += 1
+        if winner.deleted { report.tombstones += 1 }
+        if options.includeExpiration, let seconds = winnerExpiry, seconds > 0 {
+            // 1.x: whole seconds since 1970 (1.x spec 3.9); 2.5+: milliseconds (spec 5).
+            try output.setExpiration(docID: docID, milliseconds: seconds * 1000)
+            report.expirationsCopied += 1
+        }
+    }
+
+    /// Copies the blobs of the winner's `_attachments` (spec 8.2): SHA-1 verified, each once;
+    /// missing files and non-SHA-1 digests are reported and skipped, as LiteCore skips them.
+    /// Returns whether the document must carry the HasAttachments flag.
+    private mutating func copyAttachments(body: [UInt8], into report: inout UpgradeReport) throws -> Bool {
+        if winnerNoAttachments == 1 { return false }
+        let flagged = winnerNoAttachments == 0
+        let doc: FleeceDocument
+        do {
+            doc = try FleeceDocument(bytes: body, sharedKeys: output.sharedKeys)
+        } catch {
+            throw upgradeError(.corruptRevisionData, "re-encoded body does not decode (\(error))")
+        }
+        guard let attachments = doc.root.dictValue?["_attachments"]?.dictValue, attachments.count > 0 else { return flagged }
+        for (name, meta) in attachments {
+            guard let digest = meta.dictValue?["digest"]?.stringValue else { continue }
+            guard let key = BlobStore.key(fromDigest: digest) else {
+                report.attachmentsSkipped.append(.init(docID: docID, name: name, digest: digest))
+                continue
+            }
+            if copiedBlobs.contains(key) {
+                report.attachmentsDeduplicated += 1
+                continue
+            }
+            guard let file = source.attachmentFile(forKey: key) else {
+                report.attachmentsMissing.append(.init(docID: docID, name: name, digest: digest))
+                continue
+            }
+            do {
+                try output.blobStore.install(copying: file, expectedKey: key)
+            } catch let e as CouchbaseLiteError {
+                throw upgradeError(e.code, e.message)
+            }
+            copiedBlobs.insert(key)
+            report.attachmentsCopied += 1
+            report.attachmentBytes += DatabaseUpgrader.size(of: file)
+        }
+        return true
+    }
+
+    // MARK: Local documents
+
+    /// `_local/…` documents into the raw key-store `local` (an option: 2.x drops them).
+    mutating func copyLocalDocuments(into report: inout UpgradeReport) throws {
+        var plain = FleeceEncoder()
+        for local in try source.localDocuments() {
+            report.localDocumentsFound += 1
+            guard let json = local.json, !json.isEmpty else { continue }
+            do {
+                try json.withUnsafeBytes { try plain.writeJSON($0) }
+                let body = try plain.finish()
+                try output.putRawRecord(store: LocalDocuments.keyStore, key: local.docID, version: Array(local.revID.utf8), body: body)
+                report.localDocumentsCopied += 1
+            } catch let e as CouchbaseLiteError {
+                throw e
+            } catch {
+                plain.reset()
+                throw CouchbaseLiteError(.corruptRevisionData,
+                    "Error upgrading database: invalid JSON data (\(error)), converting local doc \"\(local.docID)\"")
+            }
+        }
+    }
+}
+
+/// Where converted `_local` documents live in the 2.x file.
+public enum LocalDocuments {
+    /// The raw key-store (table `kv_local`).
+    public static let keyStore = "local"
+}

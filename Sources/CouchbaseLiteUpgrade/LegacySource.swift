@@ -1,0 +1,150 @@
+import CJSONCollation
+import CouchbaseLiteSwift
+import Foundation
+import SQLiteKit
+
+/// A 1.x SQLite database opened for reading only (spec 8.1). The source is never written: a file
+/// without a WAL is opened `immutable` and read-only; a file whose recent writes sit in a `-wal`
+/// is copied (with its side files) to a private work directory first, because reading a WAL
+/// requires writing the `-shm` index next to it.
+final class LegacySource {
+    let bundle: URL
+    let connection: SQLiteConnection
+    let schemaVersion: Int
+    let attachmentsDirectory: URL
+    let hasExpiryColumn: Bool
+    private var workCopy: URL?
+
+    init(bundle: URL, workDirectory: URL) throws {
+        self.bundle = bundle
+        let fm = FileManager.default
+        let db = bundle.appendingPathComponent("db.sqlite3")
+        attachmentsDirectory = bundle.appendingPathComponent("attachments")
+        try Self.checkFormat(bundle: bundle)
+
+        let wal = db.path + "-wal"
+        let walSize = ((try? fm.attributesOfItem(atPath: wal))?[.size] as? NSNumber)?.intValue ?? 0
+        var openPath: String
+        var mode = SQLiteConnection.OpenMode(readOnly: true)
+        // A non-empty WAL or a hot rollback journal holds committed data an immutable open would miss.
+        if walSize > 0 || fm.fileExists(atPath: db.path + "-journal") {
+            let copy = workDirectory.appendingPathComponent("source-copy", isDirectory: true)
+            try fm.createDirectory(at: copy, withIntermediateDirectories: true)
+            for suffix in ["", "-wal", "-shm", "-journal"] where fm.fileExists(atPath: db.path + suffix) {
+                try fm.copyItem(atPath: db.path + suffix, toPath: copy.appendingPathComponent("db.sqlite3" + suffix).path)
+            }
+            workCopy = copy
+            openPath = copy.appendingPathComponent("db.sqlite3").path
+            mode = SQLiteConnection.OpenMode(readOnly: false, create: false)   // lets SQLite replay the WAL into the copy
+        } else {
+            openPath = "file:" + Self.uriEscaped(db.path) + "?immutable=1"
+        }
+        do {
+            connection = try SQLiteConnection(path: openPath, mode: mode)
+            try connection.createCollation("REVID", cbl_sqlite_collate_revid)
+            try connection.createCollation("JSON", cbl_sqlite_collate_json)
+            try connection.createCollation("JSON_RAW", cbl_sqlite_collate_json_raw)
+            try connection.createCollation("JSON_ASCII", cbl_sqlite_collate_json_ascii)
+            _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")
+        } catch let e as SQLiteError {
+            if e.isNotADatabase {
+                throw CouchbaseLiteError(.notADatabaseFile,
+                    "\(bundle.lastPathComponent) is encrypted (SQLCipher) or is not a database; decrypt it with Couchbase Lite 1.x first")
+            }
+            throw CouchbaseLiteError(e.isCorrupt ? .corruptData : .cantOpenFile, "Cannot read \(db.path): \(e.message)")
+        }
+        schemaVersion = connection.userVersion
+        // Spec 8.2 step 3: LiteCore accepts 100…149; the two tested versions are 101 (1.2) and 102 (1.3/1.4).
+        if (Schema2.oldestReadable...Schema2.newestReadable).contains(schemaVersion) {
+            throw CouchbaseLiteError(.cantUpgradeDatabase, "\(bundle.lastPathComponent) is already a 2.x/3.x database (schema \(schemaVersion))")
+        }
+        guard Schema2.legacyRange.contains(schemaVersion) else {
+            if schemaVersion < Schema2.legacyRange.lowerBound {
+                throw CouchbaseLiteError(.databaseTooOld,
+                    "Database schema \(schemaVersion) of \(bundle.lastPathComponent) is too old to upgrade (Couchbase Lite 1.2 or later is required)")
+            }
+            throw CouchbaseLiteError(.cantUpgradeDatabase,
+                "Database schema \(schemaVersion) of \(bundle.lastPathComponent) isn't recognized")
+        }
+        guard try connection.tableExists("docs"), try connection.tableExists("revs") else {
+            throw CouchbaseLiteError(.wrongFormat, "\(bundle.lastPathComponent) has no docs/revs tables")
+        }
+        hasExpiryColumn = try connection.columns(of: "docs").contains("expiry_timestamp")
+    }
+
+    func close() {
+        connection.close()
+        if let workCopy { try? FileManager.default.removeItem(at: workCopy) }
+    }
+
+    /// ForestDB bundles and encrypted blob stores are refused before SQLite touches anything.
+    static func checkFormat(bundle: URL) throws {
+        let fm = FileManager.default
+        var isDir: ObjCBool = false
+        guard fm.fileExists(atPath: bundle.path, isDirectory: &isDir) else {
+            throw CouchbaseLiteError(.notFound, "No database at \(bundle.path)")
+        }
+        guard isDir.boolValue else {
+            throw CouchbaseLiteError(.wrongFormat, "\(bundle.path) is a file, not a .cblite2 directory (use the legacy .cblite option for single-file 1.0/1.1 databases)")
+        }
+        let entries = (try? fm.contentsOfDirectory(atPath: bundle.path)) ?? []
+        if !entries.contains("db.sqlite3") {
+            if entries.contains(where: { $0.hasPrefix("db.forest") }) {
+                throw CouchbaseLiteError(.wrongFormat,
+                    "\(bundle.lastPathComponent) is a ForestDB database; Couchbase Lite 2.x cannot upgrade ForestDB storage (convert it to SQLite with 1.x first)")
+            }
+            throw CouchbaseLiteError(.wrongFormat, "\(bundle.lastPathComponent) contains no db.sqlite3")
+        }
+        if fm.fileExists(atPath: bundle.appendingPathComponent("attachments/_encryption").path) {
+            throw CouchbaseLiteError(.notADatabaseFile,
+                "\(bundle.lastPathComponent) is encrypted; decrypt it with Couchbase Lite 1.x before upgrading")
+        }
+    }
+
+    static func uriEscaped(_ path: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        return path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
+    }
+
+    // MARK: Reading
+
+    func documentCount() throws -> Int {
+        Int(try connection.scalarInt("SELECT count(*) FROM docs") ?? 0)
+    }
+
+    /// All revisions of every document, grouped by document in `docs` order (spec 8.2 step 4) and,
+    /// within a document, winner first: current rows, non-deleted first, then highest revision ID
+    /// by the REVID collation (the order of the 1.x `revs_current` index). Bodies only for leaves.
+    func revisionRows() throws -> SQLiteStatement {
+        let expiry = hasExpiryColumn ? "d.expiry_timestamp" : "NULL"
+        return try connection.prepare("""
+            SELECT d.doc_id, d.docid, r.sequence, r.revid, r.parent, r.current, r.deleted,
+                   CASE WHEN r.current THEN r.json END, r.no_attachments, \(expiry)
+            FROM docs d JOIN revs r ON r.doc_id = d.doc_id
+            ORDER BY d.doc_id, r.current DESC, r.deleted, r.revid DESC
+            """)
+    }
+
+    /// Local documents (`_local/…`), never migrated by LiteCore (an option here).
+    func localDocuments() throws -> [(docID: String, revID: String, json: [UInt8]?)] {
+        guard try connection.tableExists("localdocs") else { return [] }
+        var out: [(String, String, [UInt8]?)] = []
+        let stmt = try connection.prepare("SELECT docid, revid, json FROM localdocs ORDER BY docid")
+        while try stmt.step() {
+            out.append((stmt.string(0) ?? "", stmt.string(1) ?? "", stmt.bytes(2)))
+        }
+        return out
+    }
+
+    /// The 1.x blob file of a `sha1-` digest: upper-case hex (spec 1.1); lower-case is accepted too.
+    func attachmentFile(forKey key: [UInt8]) -> URL? {
+        let hex = key.map { String(format: "%02X", $0) }.joined()
+        let fm = FileManager.default
+        for name in [hex, hex.lowercased()] {
+            let url = attachmentsDirectory.appendingPathComponent(name + ".blob")
+            if fm.fileExists(atPath: url.path) { return url }
+        }
+        return nil
+    }
+}

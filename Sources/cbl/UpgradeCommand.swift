@@ -1,0 +1,99 @@
+import ArgumentParser
+import CouchbaseLiteSwift
+import CouchbaseLiteUpgrade
+import Foundation
+
+struct Upgrade: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Convert a Couchbase Lite 1.x database into the 2.x format (what 2.x does on open).",
+        discussion: """
+            Writes DEST_DIR/NAME.cblite2 (NAME defaults to the source's name). The source is only read.
+            Like Couchbase Lite 2.x: winning revisions only, attachments kept under _attachments,
+            design documents, views and _local documents dropped (see --include-local).
+            """)
+
+    @Argument(help: "The 1.x database: NAME.cblite2 (or a legacy NAME.cblite file with --legacy).")
+    var source: String
+
+    @Argument(help: "Directory to create the 2.x database in (not needed with --in-place).")
+    var destinationDirectory: String?
+
+    @Option(help: "Name of the new database (default: the source's name).")
+    var name: String?
+
+    @Option(help: "Also write the report as JSON to this file.")
+    var report: String?
+
+    @Flag(help: "Replace the source with the converted database, as 2.x does when it opens a 1.x file.")
+    var inPlace = false
+
+    @Flag(help: "Copy _local documents into the 'local' key-store (2.x drops them).")
+    var includeLocal = false
+
+    @Flag(help: "Carry document expiration times (stored in milliseconds, for Couchbase Lite 2.5+).")
+    var includeExpiration = false
+
+    @Flag(help: "Accept a legacy single-file .cblite database (1.0/1.1).")
+    var legacy = false
+
+    func validate() throws {
+        if !inPlace && destinationDirectory == nil {
+            throw ValidationError("Give a destination directory, or --in-place")
+        }
+        if inPlace && (destinationDirectory != nil || name != nil) {
+            throw ValidationError("--in-place replaces the source; it takes no destination or --name")
+        }
+    }
+
+    func run() throws {
+        let sourceURL = URL(fileURLWithPath: source).standardizedFileURL
+        var baseName = name ?? sourceURL.deletingPathExtension().lastPathComponent
+        if baseName.hasSuffix(".cblite2") { baseName = String(baseName.dropLast(8)) }
+        let destination = inPlace ? sourceURL : URL(fileURLWithPath: destinationDirectory!)
+            .appendingPathComponent("\(baseName).cblite2", isDirectory: true).standardizedFileURL
+        let options = UpgradeOptions(includeLocalDocuments: includeLocal, includeExpiration: includeExpiration,
+                                     allowLegacySingleFile: legacy, inPlace: inPlace)
+        let bar = ProgressBar()
+        let result: UpgradeReport
+        do {
+            result = try DatabaseUpgrader(source: sourceURL, destination: destination, options: options)
+                .run { bar.show($0) }
+            bar.finish()
+        } catch let e as CouchbaseLiteError {
+            bar.finish()
+            throw CommandFailure(message: e.message)
+        }
+        if let report {
+            try result.jsonData().write(to: URL(fileURLWithPath: report))
+        }
+        print(result.summary)
+    }
+}
+
+/// Prints an error without usage text and exits with status 1.
+struct CommandFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { "error: \(message)" }
+}
+
+/// A one-line progress bar on standard error, drawn only when it is a terminal.
+final class ProgressBar {
+    private let enabled = isatty(STDERR_FILENO) != 0
+    private var lastDrawn = -1
+
+    func show(_ progress: UpgradeProgress) {
+        guard enabled else { return }
+        let percent = Int(progress.fraction * 100)
+        guard percent != lastDrawn else { return }
+        lastDrawn = percent
+        let width = 30
+        let filled = width * percent / 100
+        let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+        FileHandle.standardError.write(Data("\r[\(bar)] \(percent)% \(progress.phase.rawValue) \(progress.completed)/\(progress.total)".utf8))
+    }
+
+    func finish() {
+        guard enabled, lastDrawn >= 0 else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}
