@@ -3,7 +3,7 @@
 //   swift run -c release CBLBenchmarks            # 100k documents, 100k random reads
 //   swift run -c release CBLBenchmarks --quick    # 10k / 10k, for CI smoke runs
 //   options: --docs N  --reads N  --seed N  --keep (keep the temp directories)
-//            --only docs|views|collation (one group; comma-separated list allowed)
+//            --only docs|views|collation|upgrade (one group; comma-separated list allowed)
 //            --plans (print EXPLAIN QUERY PLAN of the view statements)
 //
 // Groups (all by default; ratios are against a baseline measured in the same run):
@@ -13,6 +13,7 @@
 //              raw SQL delete+insert of the same index rows for comparison (info);
 //              20-row key-range query ≤ 2× the same SQL; grouped reduce vs a raw ORDER BY key scan (info).
 //   collation: cbl_json_collate(JSON) on realistic keys ≤ 1.3× ICU ucol_strcollUTF8 on the same strings.
+//   upgrade:   converting the API-written 1.x database to 2.x ≤ 3× a plain read of the same source rows.
 //
 // Every run uses fresh temporary directories.
 
@@ -47,12 +48,12 @@ struct Options {
                 let names = (it.next() ?? "").split(separator: ",").map(String.init)
                 let parsed = names.compactMap(BenchGroup.init(rawValue:))
                 guard !parsed.isEmpty, parsed.count == names.count else {
-                    FileHandle.standardError.write(Data("--only takes docs, views or collation\n".utf8))
+                    FileHandle.standardError.write(Data("--only takes docs, views, collation or upgrade\n".utf8))
                     exit(2)
                 }
                 groups = Set(parsed)
             case "-h", "--help":
-                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation] [--docs N] [--reads N] [--seed N] [--keep] [--plans]")
+                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade] [--docs N] [--reads N] [--seed N] [--keep] [--plans]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown option \(arg)\n".utf8))
@@ -63,7 +64,7 @@ struct Options {
 }
 
 enum BenchGroup: String, CaseIterable, Sendable {
-    case docs, views, collation
+    case docs, views, collation, upgrade
 }
 
 struct SplitMix64: RandomNumberGenerator {
@@ -318,7 +319,7 @@ do {
     var rows: [BenchRow] = []
     var notes: [String] = []
 
-    if options.groups.contains(.docs) || options.groups.contains(.views) {
+    if options.groups.contains(.docs) || options.groups.contains(.views) || options.groups.contains(.upgrade) {
         let corpus = Corpus(count: options.docs, prefix: "doc", seed: options.seed)
         print(String(format: "  corpus: %d docs, average stored JSON %.0f bytes", corpus.ids.count, corpus.averageJSONSize))
         print("  sample: \(String(decoding: corpus.json[0], as: UTF8.self))")
@@ -359,6 +360,12 @@ do {
             ]
             notes.append(String(format: "RSS around the API random reads: %.0f MiB -> %.0f MiB (peak so far %.0f MiB)",
                                 before.current, after.current, after.peak))
+        }
+
+        if options.groups.contains(.upgrade) {
+            let (upgradeRows, upgradeNotes) = try runUpgradeBenchmarks(apiDir: apiDir, docs: options.docs, warmAPIDir: warmAPIDir)
+            rows += upgradeRows
+            notes += upgradeNotes
         }
 
         if options.groups.contains(.views) {
