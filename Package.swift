@@ -117,7 +117,8 @@ let package = Package(
         .testTarget(
             name: "CouchbaseLiteUpgradeTests",
             dependencies: [
-                "CouchbaseLiteUpgrade", "CouchbaseLiteSwift", "CouchbaseLite", "Fleece", "SQLiteKit", "JSONCore", "cbl",
+                "CouchbaseLiteUpgrade", "CouchbaseLiteSwift", "CouchbaseLite", "Fleece", "SQLiteKit", "JSONCore",
+                "CJSONCollation", "cbl",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

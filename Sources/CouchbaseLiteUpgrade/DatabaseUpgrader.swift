@@ -63,9 +63,9 @@ public struct DatabaseUpgrader: Sendable {
         let output = try DataFile(creatingForBulkLoadAt: built)
         do {
             var converter = DocumentConverter(source: legacy, output: output, options: options, progress: progress)
-            try converter.convertDocuments(into: &report)
+            let read = try converter.convertDocuments(into: &report)
             if options.includeLocalDocuments { try converter.copyLocalDocuments(into: &report) }
-            progress?(UpgradeProgress(phase: .finishing, completed: report.documentsConverted, total: report.documentsConverted))
+            progress?(UpgradeProgress(phase: .finishing, completed: read, total: read))
             report.sharedKeys = output.sharedKeys.count
             try output.finishBulkLoad()
             output.close()

@@ -52,7 +52,9 @@ struct DocumentConverter {
 
     // MARK: Documents
 
-    mutating func convertDocuments(into report: inout UpgradeReport) throws {
+    /// Converts every document; returns how many source documents were read.
+    @discardableResult
+    mutating func convertDocuments(into report: inout UpgradeReport) throws -> Int {
         let total = try source.documentCount()
         progress?(UpgradeProgress(phase: .documents, completed: 0, total: total))
         let stmt = try source.revisionRows()
@@ -94,6 +96,7 @@ struct DocumentConverter {
             done += 1
         }
         progress?(UpgradeProgress(phase: .documents, completed: done, total: max(total, done)))
+        return done
     }
 
     /// JSON text → Fleece with the output's shared keys (spec 8.2: "invalid JSON data" aborts).
@@ -103,7 +106,8 @@ struct DocumentConverter {
                 throw upgradeError(.corruptRevisionData, "the current revision has no body")
             }
             // A tombstone whose body was dropped: an empty dict, as 2.x stores tombstones.
-            try encoder.writeJSON(UnsafeRawBufferPointer(start: Self.emptyObject.baseAddress, count: 2))
+            let emptyObject: [UInt8] = [UInt8(ascii: "{"), UInt8(ascii: "}")]
+            try emptyObject.withUnsafeBytes { try encoder.writeJSON($0) }
             winnerBody = try encoder.finish()
             return
         }
@@ -118,12 +122,6 @@ struct DocumentConverter {
             throw upgradeError(.corruptRevisionData, "invalid JSON data (\(error))")
         }
     }
-
-    private static let emptyObject: UnsafeBufferPointer<UInt8> = {
-        let p = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 2)
-        p[0] = UInt8(ascii: "{"); p[1] = UInt8(ascii: "}")
-        return UnsafeBufferPointer(p)
-    }()
 
     private static func isJSONSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 }
 
@@ -189,7 +187,7 @@ struct DocumentConverter {
         let versionLength = Int(tree[7])
         try docIDBytes.withUnsafeBytes { id in
             try tree.withUnsafeBytes { t in
-                try output.insertRecord(docID: id, flags: flags, version: UnsafeRawBufferPointer(rebasing: t[8..<(8 + versionLength)]), tree: tree)
+                _ = try output.insertRecord(docID: id, flags: flags, version: UnsafeRawBufferPointer(rebasing: t[8..<(8 + versionLength)]), tree: tree)
             }
         }
         report.documentsConverted += 1

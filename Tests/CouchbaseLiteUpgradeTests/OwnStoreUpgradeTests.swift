@@ -33,7 +33,7 @@ final class OwnStoreUpgradeTests: XCTestCase {
         let branch = rev1.createRevision()
         branch["side"] = "branch"
         try branch.saveAllowingConflict()
-        let leaves = try conflicted.getConflictingRevisions().map(\.revisionID)
+        let leaves = try conflicted.getConflictingRevisions().compactMap(\.revisionID)
         XCTAssertEqual(leaves.count, 2)
         let winner = conflicted.currentRevisionID!
 
@@ -50,7 +50,7 @@ final class OwnStoreUpgradeTests: XCTestCase {
         db.document(withID: "plain-1")!.setExpirationDate(expiration)
         manager.close()
         return Made(bundle: scratch.path("v1/legacyapp.cblite2"), conflictWinner: winner,
-                    conflictLoser: leaves.first { $0 != winner }!, conflictParent: rev1.revisionID, expiration: expiration)
+                    conflictLoser: leaves.first { $0 != winner }!, conflictParent: rev1.revisionID!, expiration: expiration)
     }
 
     func testOwnStoreDatabaseConvertsWithExpectedReport() throws {

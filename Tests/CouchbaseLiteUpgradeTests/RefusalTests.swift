@@ -1,3 +1,4 @@
+import CJSONCollation
 import CouchbaseLite
 import Foundation
 import SQLiteKit
@@ -18,6 +19,7 @@ final class RefusalTests: XCTestCase {
         let bundle = scratch.path("v1/src.cblite2")
         if let edit {
             let c = try SQLiteConnection(path: bundle.appendingPathComponent("db.sqlite3").path)
+            try c.createCollation("REVID", cbl_sqlite_collate_revid)
             try c.execute(edit)
             try c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             c.close()

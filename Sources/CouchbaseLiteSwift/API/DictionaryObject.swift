@@ -49,6 +49,9 @@ public class DictionaryObject: DictionaryProtocol, Sequence, @unchecked Sendable
 
     public func value(forKey key: String) -> Any? {
         guard let v = item(key), let context else { return nil }
+        if isDocumentRoot, key == "_attachments", let attachments = v.dictValue {
+            return DictionaryObject(attachments, context: context, isAttachments: true)
+        }
         return context.apiValue(v, inAttachments: isAttachments)
     }
 
@@ -80,12 +83,7 @@ public class DictionaryObject: DictionaryProtocol, Sequence, @unchecked Sendable
 
     public func toDictionary() -> [String: Any] {
         guard let fleeceDict, let context else { return [:] }
-        if isAttachments {
-            var out: [String: Any] = [:]
-            for (key, value) in fleeceDict { out[key] = context.foundationValue(value, inAttachments: true) }
-            return out
-        }
-        return context.foundationDictionary(fleeceDict, isRoot: isDocumentRoot)
+        return context.foundationDictionary(fleeceDict, isRoot: isDocumentRoot, isAttachments: isAttachments)
     }
 
     /// The value for `key` (see `value(forKey:)`).

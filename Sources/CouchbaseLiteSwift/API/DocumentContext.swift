@@ -40,11 +40,17 @@ final class DocumentContext: @unchecked Sendable {
         }
     }
 
-    func foundationDictionary(_ dict: FleeceDict, isRoot: Bool) -> [String: Any] {
+    /// `isRoot`: the document's root, whose `_attachments` dict holds legacy blobs;
+    /// `isAttachments`: this is that `_attachments` dict.
+    func foundationDictionary(_ dict: FleeceDict, isRoot: Bool, isAttachments: Bool = false) -> [String: Any] {
         var out: [String: Any] = [:]
         out.reserveCapacity(dict.count)
         for (key, value) in dict {
-            out[key] = foundationValue(value, inAttachments: isRoot && key == "_attachments")
+            if isRoot, key == "_attachments", let attachments = value.dictValue {
+                out[key] = foundationDictionary(attachments, isRoot: false, isAttachments: true)
+            } else {
+                out[key] = foundationValue(value, inAttachments: isAttachments)
+            }
         }
         return out
     }
