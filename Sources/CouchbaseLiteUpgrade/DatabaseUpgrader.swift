@@ -62,9 +62,8 @@ public struct DatabaseUpgrader: Sendable {
 
         let output = try DataFile(creatingForBulkLoadAt: built)
         do {
-            var converter = DocumentConverter(source: legacy, output: output, options: options, progress: progress)
-            let read = try converter.convertDocuments(into: &report)
-            if options.includeLocalDocuments { try converter.copyLocalDocuments(into: &report) }
+            let converter = DocumentConverter(source: legacy, output: output, options: options)
+            let read = try ConversionPipeline(converter: converter).run(into: output, report: &report, progress: progress)
             progress?(UpgradeProgress(phase: .finishing, completed: read, total: read))
             report.sharedKeys = output.sharedKeys.count
             try output.finishBulkLoad()

@@ -4,15 +4,18 @@ import Foundation
 import JSONCore
 import SQLiteKit
 
-/// The conversion loop: one pass over the 1.x `revs` rows (grouped by document, winner first),
-/// each winning body re-encoded from JSON text straight to Fleece, each rev tree serialized
-/// straight from the text revision IDs. Per-document scratch buffers are reused, so the loop
-/// allocates little more than the Fleece body it writes.
+/// The reading side of the conversion: one pass over the 1.x `revs` rows (grouped by document,
+/// winner first), each winning body re-encoded from JSON text straight to Fleece, each rev tree
+/// serialized straight from the text revision IDs, rows handed to the writer in batches
+/// (`RowBatch`). Per-document scratch buffers are reused, so the loop allocates little more than
+/// the Fleece body it writes. Runs on its own thread while the caller's thread inserts rows.
 struct DocumentConverter {
     let source: LegacySource
-    let output: DataFile
+    let sharedKeys: SharedKeys
+    let blobStore: BlobStore
     let options: UpgradeOptions
-    let progress: ((UpgradeProgress) -> Void)?
+    /// Documents in the source (for progress).
+    private(set) var total = 0
 
     private struct Row {
         var sequence: Int64
@@ -34,11 +37,14 @@ struct DocumentConverter {
     private var designJSON: [UInt8]?
     private var copiedBlobs: Set<[UInt8]> = []
 
-    init(source: LegacySource, output: DataFile, options: UpgradeOptions, progress: ((UpgradeProgress) -> Void)?) {
+    private var batch = RowBatch()
+    private static let batchSize = 256
+
+    init(source: LegacySource, output: DataFile, options: UpgradeOptions) {
         self.source = source
-        self.output = output
+        self.sharedKeys = output.sharedKeys
+        self.blobStore = output.blobStore
         self.options = options
-        self.progress = progress
         self.encoder = FleeceEncoder(sharedKeys: output.sharedKeys)
         tree.reserveCapacity(4096)
         revArena.reserveCapacity(1024)
@@ -52,11 +58,11 @@ struct DocumentConverter {
 
     // MARK: Documents
 
-    /// Converts every document; returns how many source documents were read.
+    /// Converts every document into batches pushed to `queue`; stops early (returning) when the
+    /// writer cancels. Returns how many source documents were read.
     @discardableResult
-    mutating func convertDocuments(into report: inout UpgradeReport) throws -> Int {
-        let total = try source.documentCount()
-        progress?(UpgradeProgress(phase: .documents, completed: 0, total: total))
+    mutating func convertDocuments(into report: inout UpgradeReport, queue: BatchQueue) throws -> Int {
+        total = try source.documentCount()
         let stmt = try source.revisionRows()
         var currentDoc: Int64?
         var done = 0
@@ -66,7 +72,9 @@ struct DocumentConverter {
                 if currentDoc != nil {
                     try flushDocument(into: &report)
                     done += 1
-                    if done % 1000 == 0 { progress?(UpgradeProgress(phase: .documents, completed: done, total: total)) }
+                    if batch.entries.count >= Self.batchSize {
+                        guard deliver(sourceDocumentsRead: done, to: queue) else { return done }
+                    }
                 }
                 currentDoc = docRow
                 rows.removeAll(keepingCapacity: true)
@@ -95,8 +103,15 @@ struct DocumentConverter {
             try flushDocument(into: &report)
             done += 1
         }
-        progress?(UpgradeProgress(phase: .documents, completed: done, total: max(total, done)))
+        _ = deliver(sourceDocumentsRead: done, to: queue)
         return done
+    }
+
+    private mutating func deliver(sourceDocumentsRead: Int, to queue: BatchQueue) -> Bool {
+        batch.sourceDocumentsRead = sourceDocumentsRead
+        batch.sourceDocumentsTotal = max(total, sourceDocumentsRead)
+        defer { batch = RowBatch() }
+        return queue.push(batch)
     }
 
     /// JSON text → Fleece with the output's shared keys (spec 8.2: "invalid JSON data" aborts).
@@ -159,12 +174,8 @@ struct DocumentConverter {
         while true {
             let parentRow = row.parent.flatMap { p in rows.first { $0.sequence == p } }
             let isLast = parentRow == nil || depth + 1 >= options.maxRevTreeDepth || depth + 1 >= rows.count
-            var flags: RevisionFlags = []
-            if depth == 0 {
-                flags = [.leaf]
-                if winner.deleted { flags.insert(.deleted) }
-                if hasAttachments { flags.insert(.hasAttachments) }
-            }
+            let flags = depth == 0 ? RevisionFlags.leaf(deleted: winner.deleted, hasAttachments: hasAttachments)
+                                   : RevisionFlags(rawValue: 0)
             let ok = revArena.withUnsafeBytes { arena in
                 RevisionTree.appendRecord(into: &tree, revID: UnsafeRawBufferPointer(rebasing: arena[row.revStart..<(row.revStart + row.revLength)]),
                                           parentIndex: isLast ? nil : depth + 1, flags: flags, body: depth == 0 ? body : nil)
@@ -181,22 +192,16 @@ struct DocumentConverter {
         }
         RevisionTree.appendEnd(into: &tree)
 
-        var flags: DocumentFlags = []
-        if winner.deleted { flags.insert(.deleted) }
-        if hasAttachments { flags.insert(.hasAttachments) }
-        let versionLength = Int(tree[7])
-        try docIDBytes.withUnsafeBytes { id in
-            try tree.withUnsafeBytes { t in
-                _ = try output.insertRecord(docID: id, flags: flags, version: UnsafeRawBufferPointer(rebasing: t[8..<(8 + versionLength)]), tree: tree)
-            }
-        }
-        report.documentsConverted += 1
-        if winner.deleted { report.tombstones += 1 }
+        var expiration: Int64?
         if options.includeExpiration, let seconds = winnerExpiry, seconds > 0 {
             // 1.x: whole seconds since 1970 (1.x spec 3.9); 2.5+: milliseconds (spec 5).
-            try output.setExpiration(docID: docID, milliseconds: seconds * 1000)
+            expiration = seconds * 1000
             report.expirationsCopied += 1
         }
+        batch.append(docID: docIDBytes, flags: .current(deleted: winner.deleted, hasAttachments: hasAttachments),
+                     tree: tree, expirationMilliseconds: expiration)
+        report.documentsConverted += 1
+        if winner.deleted { report.tombstones += 1 }
     }
 
     /// Copies the blobs of the winner's `_attachments` (spec 8.2): SHA-1 verified, each once;
@@ -207,7 +212,7 @@ struct DocumentConverter {
         let flagged = winnerNoAttachments == 0
         let doc: FleeceDocument
         do {
-            doc = try FleeceDocument(bytes: body, sharedKeys: output.sharedKeys)
+            doc = try FleeceDocument(bytes: body, sharedKeys: sharedKeys)
         } catch {
             throw upgradeError(.corruptRevisionData, "re-encoded body does not decode (\(error))")
         }
@@ -227,7 +232,7 @@ struct DocumentConverter {
                 continue
             }
             do {
-                try output.blobStore.install(copying: file, expectedKey: key)
+                try blobStore.install(copying: file, expectedKey: key)
             } catch let e as CouchbaseLiteError {
                 throw upgradeError(e.code, e.message)
             }
@@ -241,7 +246,7 @@ struct DocumentConverter {
     // MARK: Local documents
 
     /// `_local/…` documents into the raw key-store `local` (an option: 2.x drops them).
-    mutating func copyLocalDocuments(into report: inout UpgradeReport) throws {
+    func copyLocalDocuments(to output: DataFile, into report: inout UpgradeReport) throws {
         var plain = FleeceEncoder()
         for local in try source.localDocuments() {
             report.localDocumentsFound += 1

@@ -29,7 +29,7 @@ final class OwnStoreUpgradeTests: XCTestCase {
 
         let conflicted = db.document(withID: "conflicted")!
         let rev1 = try conflicted.putProperties(["side": "base"])
-        try conflicted.putProperties(["_rev": rev1.revisionID, "side": "main"])
+        try conflicted.putProperties(["_rev": rev1.revisionID!, "side": "main"])
         let branch = rev1.createRevision()
         branch["side"] = "branch"
         try branch.saveAllowingConflict()

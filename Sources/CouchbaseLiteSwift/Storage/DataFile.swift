@@ -103,6 +103,7 @@ package final class DataFile: @unchecked Sendable {
     }
 
     package func close() {
+        insertStatement = nil
         connection.close()
     }
 
@@ -318,6 +319,8 @@ package final class DataFile: @unchecked Sendable {
     // MARK: Writing (2.8 layout, spec 3.5)
 
     private var nextSequence: UInt64 = 0
+    /// Kept prepared: bulk loads insert one row per document.
+    private var insertStatement: SQLiteStatement?
 
     /// Inserts a new document row built from a winning revision and its history, with the next
     /// sequence. The Fleece `body` must have been encoded with this file's `sharedKeys`.
@@ -327,13 +330,13 @@ package final class DataFile: @unchecked Sendable {
         let tree = RevisionTree.linear(history: history, deleted: deleted, hasAttachments: hasAttachments, body: body)
         scratch.removeAll(keepingCapacity: true)
         tree.encode(into: &scratch)
-        var flags: DocumentFlags = []
-        if deleted { flags.insert(.deleted) }
-        if hasAttachments { flags.insert(.hasAttachments) }
+        let flags = DocumentFlags.current(deleted: deleted, hasAttachments: hasAttachments)
         var docID = docID
         return try docID.withUTF8 { id in
             try history[0].withUnsafeBytes { version in
-                try insertRecord(docID: UnsafeRawBufferPointer(id), flags: flags, version: version, tree: scratch)
+                try scratch.withUnsafeBytes { tree in
+                    try insertRecord(docID: UnsafeRawBufferPointer(id), flags: flags, version: version, tree: tree)
+                }
             }
         }
     }
@@ -341,10 +344,13 @@ package final class DataFile: @unchecked Sendable {
     /// Inserts a document row with an already serialized rev tree and the next sequence.
     @discardableResult
     package func insertRecord(docID: UnsafeRawBufferPointer, flags: DocumentFlags, version: UnsafeRawBufferPointer,
-                              tree: [UInt8]) throws -> UInt64 {
+                              tree: UnsafeRawBufferPointer) throws -> UInt64 {
         if nextSequence == 0 { nextSequence = try lastSequence() + 1 }
         let sequence = nextSequence
-        let stmt = try connection.cached("INSERT INTO kv_default (key, sequence, flags, version, body) VALUES (?, ?, ?, ?, ?)")
+        if insertStatement == nil {
+            insertStatement = try connection.prepare("INSERT INTO kv_default (key, sequence, flags, version, body) VALUES (?, ?, ?, ?, ?)")
+        }
+        let stmt = insertStatement!
         defer { stmt.reset() }
         try stmt.bindText(docID, at: 1)
         try stmt.bind(Int64(sequence), at: 2)
@@ -398,6 +404,7 @@ package final class DataFile: @unchecked Sendable {
         try saveSharedKeysIfChanged()
         let last = nextSequence == 0 ? try lastSequence() : nextSequence - 1
         try connection.run("UPDATE kvmeta SET lastSeq=? WHERE name='default'", [.integer(Int64(last))])
+        insertStatement = nil
         try connection.commit()
         try connection.execute("PRAGMA journal_mode=WAL")
         try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -405,6 +412,7 @@ package final class DataFile: @unchecked Sendable {
 
     /// Abandons a bulk load (the caller deletes the directory).
     package func abandonBulkLoad() {
+        insertStatement = nil
         if connection.transactionDepth > 0 { try? connection.rollback() }
         connection.close()
     }

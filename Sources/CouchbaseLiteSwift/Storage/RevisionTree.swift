@@ -13,6 +13,12 @@ package struct RevisionFlags: OptionSet, Sendable, Hashable {
     package static let closed = RevisionFlags(rawValue: 0x40)
     /// On disk only: a Fleece body follows the revision's header (stripped when decoding).
     package static let hasData = RevisionFlags(rawValue: 0x80)
+
+    /// The flags of a current (leaf) revision. Built from raw bits: option-set literals go through
+    /// a generic initializer that the converter's hot loop cannot afford.
+    package static func leaf(deleted: Bool, hasAttachments: Bool) -> RevisionFlags {
+        RevisionFlags(rawValue: 0x02 | (deleted ? 0x01 : 0) | (hasAttachments ? 0x08 : 0))
+    }
 }
 
 /// Flags of a document row (`flags` column, low 16 bits; spec 3.1).
@@ -25,6 +31,10 @@ package struct DocumentFlags: OptionSet, Sendable, Hashable {
     /// Some stored revision references blobs; LiteCore's compaction keeps only blobs of such documents.
     package static let hasAttachments = DocumentFlags(rawValue: 0x04)
     package static let synced = DocumentFlags(rawValue: 0x08)
+
+    package static func current(deleted: Bool, hasAttachments: Bool) -> DocumentFlags {
+        DocumentFlags(rawValue: (deleted ? 0x01 : 0) | (hasAttachments ? 0x04 : 0))
+    }
 }
 
 /// One revision of a serialized rev tree.
@@ -94,10 +104,8 @@ package struct RevisionTree: Sendable, Equatable {
         for (i, revID) in history.enumerated() {
             let parent = i + 1 < history.count ? i + 1 : nil
             if i == 0 {
-                var flags: RevisionFlags = [.leaf]
-                if deleted { flags.insert(.deleted) }
-                if hasAttachments { flags.insert(.hasAttachments) }
-                revisions.append(TreeRevision(revID: revID, parentIndex: parent, flags: flags, body: body))
+                revisions.append(TreeRevision(revID: revID, parentIndex: parent,
+                                              flags: .leaf(deleted: deleted, hasAttachments: hasAttachments), body: body))
             } else {
                 revisions.append(TreeRevision(revID: revID, parentIndex: parent, flags: []))
             }
@@ -147,7 +155,7 @@ package struct RevisionTree: Sendable, Equatable {
         out.append(contentsOf: [0, 0, 0, 0])
         let parent = UInt16(truncatingIfNeeded: parentIndex ?? 0xFFFF)
         out.append(UInt8(parent >> 8)); out.append(UInt8(parent & 0xFF))
-        out.append((body != nil ? flags.union(.hasData) : flags).subtracting(.new).rawValue)
+        out.append((flags.rawValue & ~RevisionFlags.new.rawValue) | (body != nil ? RevisionFlags.hasData.rawValue : 0))
         let lengthIndex = out.count
         out.append(0)
         guard BinaryRevisionID.append(revID, to: &out) else { return false }
