@@ -20,28 +20,43 @@ package enum BinaryRevisionID {
     }
 
     /// Appends the binary form of the UTF-8 revision ID in `bytes`; false when invalid.
+    /// (Runs once per revision in the converter: a table lookup per hex digit, no bounds checks
+    /// past the length tests.)
     package static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) -> Bool {
-        guard let dash = bytes.firstIndex(of: UInt8(ascii: "-")), dash > 0, dash <= 20 else { return false }
+        let count = bytes.count
+        guard count >= 3, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return false }
+        var dash = 0
         var generation: UInt64 = 0
-        for i in 0..<dash {
-            let d = bytes[i] &- 0x30
-            guard d <= 9 else { return false }
+        while dash < count && base[dash] != UInt8(ascii: "-") {
+            let d = base[dash] &- 0x30
+            guard d <= 9, dash < 20 else { return false }
             let (m, o1) = generation.multipliedReportingOverflow(by: 10)
             let (s, o2) = m.addingReportingOverflow(UInt64(d))
             guard !o1, !o2 else { return false }
             generation = s
+            dash += 1
         }
-        let digestCount = bytes.count - dash - 1
-        guard generation > 0, digestCount > 0, digestCount % 2 == 0 else { return false }
+        let digestCount = count - dash - 1
+        guard dash > 0, generation > 0, digestCount > 0, digestCount % 2 == 0 else { return false }
         let start = out.count
         Varint.append(generation, to: &out)
         var i = dash + 1
-        while i < bytes.count {
-            guard let hi = hexValue(bytes[i]), let lo = hexValue(bytes[i + 1]) else { return false }
+        while i < count {
+            let hi = hexValues[Int(base[i])], lo = hexValues[Int(base[i + 1])]
+            guard hi | lo < 16 else { return false }
             out.append(hi << 4 | lo)
             i += 2
         }
         return out.count - start <= maxLength
+    }
+
+    /// Lower-case hex digits only (LiteCore rejects upper-case digests, spec 3.2); 0xFF = invalid.
+    private static let hexValues: [UInt8] = (0..<256).map { c in
+        switch c {
+        case 0x30...0x39: return UInt8(c - 0x30)
+        case 0x61...0x66: return UInt8(c - 0x61 + 10)
+        default: return 0xFF
+        }
     }
 
     /// The text form (`GEN-digest`, lower-case hex) of a binary revision ID; nil when malformed,
@@ -75,15 +90,6 @@ package enum BinaryRevisionID {
         let da = a[ia...], db = b[ib...]
         for (x, y) in zip(da, db) where x != y { return x < y ? -1 : 1 }
         return da.count == db.count ? 0 : (da.count < db.count ? -1 : 1)
-    }
-
-    /// Lower-case hex only: LiteCore rejects upper-case digests (spec 3.2).
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x61...0x66: return c - 0x61 + 10
-        default: return nil
-        }
     }
 }
 
