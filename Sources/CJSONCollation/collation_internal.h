@@ -24,6 +24,18 @@ int cbl_compare_ascii_priority(const uint8_t *a, size_t aLen, const uint8_t *b, 
 int cbl_compare_unicode(const uint8_t *a, size_t aLen, int aIsASCII,
                         const uint8_t *b, size_t bLen, int bIsASCII);
 
+/* The decisive-character rule of the JSON collation (collate_strings.c). For
+ * each byte, `rank` is its case-insensitive priority if it is a decisive
+ * character, else 0; `priority` is its case-sensitive priority (spec 6.2). */
+typedef struct {
+    uint8_t rank[256];
+    uint8_t priority[256];
+} CBLDecisiveTables;
+
+/* The tables, or NULL if the rule does not hold for the collator (or there is
+ * no ICU collator at all). Opens the shared collator on first use. */
+const CBLDecisiveTables *cbl_decisive_tables(void);
+
 /* Returns 1 if no byte has the high bit set. */
 int cbl_is_ascii(const uint8_t *s, size_t len);
 

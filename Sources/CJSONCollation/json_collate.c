@@ -53,27 +53,25 @@ static void skip(Cursor *c, size_t n) {
     c->p += n < r ? n : r;
 }
 
+/* Token of each possible first byte, plus one (0 = illegal), so that the
+ * classification is one load instead of a multi-way branch. */
+static const uint8_t kTokenPlusOne[256] = {
+    [']'] = kEndArray + 1, ['}'] = kEndObject + 1, [','] = kComma + 1, [':'] = kColon + 1,
+    ['n'] = kNull + 1, ['f'] = kFalse + 1, ['t'] = kTrue + 1,
+    ['-'] = kNumber + 1, ['0'] = kNumber + 1, ['1'] = kNumber + 1, ['2'] = kNumber + 1,
+    ['3'] = kNumber + 1, ['4'] = kNumber + 1, ['5'] = kNumber + 1, ['6'] = kNumber + 1,
+    ['7'] = kNumber + 1, ['8'] = kNumber + 1, ['9'] = kNumber + 1,
+    ['"'] = kString + 1, ['['] = kArray + 1, ['{'] = kObject + 1,
+};
+
 /* End of input is "illegal" like any unexpected byte (spec 6.1: whitespace or
  * anything else), so a truncated text sorts after a complete one and two
  * texts that run out together compare equal. */
-static Token classify(const Cursor *c) {
+static inline Token classify(const Cursor *c) {
     if (c->p >= c->end)
         return kIllegal;
-    switch (*c->p) {
-        case ']': return kEndArray;
-        case '}': return kEndObject;
-        case ',': return kComma;
-        case ':': return kColon;
-        case 'n': return kNull;
-        case 'f': return kFalse;
-        case 't': return kTrue;
-        case '-': case '0': case '1': case '2': case '3': case '4':
-        case '5': case '6': case '7': case '8': case '9': return kNumber;
-        case '"': return kString;
-        case '[': return kArray;
-        case '{': return kObject;
-        default: return kIllegal;
-    }
+    unsigned t = kTokenPlusOne[*c->p];
+    return t ? (Token)(t - 1) : kIllegal;
 }
 
 static int rank(CBLJSONCollationMode mode, Token t) {
@@ -196,23 +194,26 @@ static int compare_numbers(Cursor *a, Cursor *b) {
 
 enum { kStackStringSize = 256 };
 
+/* A string token as found in the source text. */
 typedef struct {
     const uint8_t *raw;    /* bytes between the quotes, still escaped */
     size_t rawLen;
     int hasEscape;
-    int isASCII;           /* of the decoded text */
-    const uint8_t *bytes;  /* decoded text (== raw when there is no escape) */
+    int isASCII;           /* of the raw bytes; recomputed after decoding */
+} RawString;
+
+/* The decoded text of a string with escapes. */
+typedef struct {
+    const uint8_t *bytes;
     size_t len;
+    int isASCII;
     uint8_t *heap;         /* owned decode buffer, if the stack one was too small */
     uint8_t stack[kStackStringSize];
-} JSONString;
+} DecodedString;
 
-/* Finds the extent of the string starting at the opening quote and moves the
- * cursor past the closing quote. An unterminated string runs to the end of
- * the input. A backslash always consumes the following byte, so \" does not
- * end the string. */
 /* SWAR helpers: a word whose bytes are all `b`, and a mask of the bytes of `w` equal to `b`
- * (exact for the first match, which is all the scanner uses). */
+ * (exact for the first match, which is all the scanner uses: a borrow only starts at a
+ * byte that really matches, and only corrupts the bytes above it). */
 #define CBL_ONES  0x0101010101010101ULL
 #define CBL_HIGHS 0x8080808080808080ULL
 static inline uint64_t bytes_equal(uint64_t w, uint8_t b) {
@@ -220,34 +221,65 @@ static inline uint64_t bytes_equal(uint64_t w, uint8_t b) {
     return (x - CBL_ONES) & ~x & CBL_HIGHS;
 }
 
-static void scan_string(Cursor *c, JSONString *s) {
+static inline uint64_t quote_or_backslash(uint64_t w) {
+    return bytes_equal(w, '"') | bytes_equal(w, '\\');
+}
+
+/* Up to 8 bytes at p (p <= end), zero-filled past `end`; *valid = how many are real.
+ * `lo` is a lower bound of the readable bytes (the start of the string). */
+static inline uint64_t load_upto8(const uint8_t *p, const uint8_t *end, const uint8_t *lo, size_t *valid) {
+    size_t r = (size_t)(end - p);
+    uint64_t w;
+    if (r >= 8) {
+        memcpy(&w, p, 8);
+        *valid = 8;
+        return w;
+    }
+    *valid = r;
+    if (r == 0)
+        return 0;
+    if ((size_t)(end - lo) >= 8) {
+        memcpy(&w, end - 8, 8);          /* the last 8 bytes, unread ones moved first */
+        return w >> (8 * (8 - r));
+    }
+    w = 0;
+    for (size_t k = 0; k < r; k++)
+        w |= (uint64_t)p[k] << (8 * k);
+    return w;
+}
+
+/* Finds the extent of the string starting at the opening quote and moves the
+ * cursor past the closing quote. An unterminated string runs to the end of
+ * the input. A backslash always consumes the following byte, so \" does not
+ * end the string. */
+static inline void scan_string(Cursor *c, RawString *s) {
     const uint8_t *start = c->p + 1;
     size_t n = (size_t)(c->end - start), i = 0;
     uint64_t highs = 0;
-    int escape = 0;
+    int stopped = 0;
     /* One pass, eight bytes at a time, to the first quote or backslash, collecting the high
      * bits on the way (the whole-string ASCII test of the fast path, spec 6.2). */
-    while (i + 8 <= n) {
-        uint64_t w;
-        memcpy(&w, start + i, 8);
-        uint64_t stop = bytes_equal(w, '"') | bytes_equal(w, '\\');
+    for (;;) {
+        size_t valid;
+        uint64_t w = load_upto8(start + i, c->end, start, &valid);
+        uint64_t stop = quote_or_backslash(w);   /* never in the zero fill */
         if (stop) {
             unsigned k = (unsigned)(__builtin_ctzll(stop) >> 3);   /* little-endian byte index */
-            if (k) highs |= w & (CBL_HIGHS >> (8 * (8 - k)));
+            highs |= w & ((1ULL << (8 * k)) - 1);                  /* k <= 7 */
             i += k;
+            stopped = 1;
             break;
         }
-        highs |= w & CBL_HIGHS;
-        i += 8;
+        highs |= w;
+        i += valid;
+        if (valid < 8)
+            break;
     }
-    uint8_t tailHigh = 0;
-    while (i < n && start[i] != '"' && start[i] != '\\') {
-        tailHigh |= start[i];
-        i++;
-    }
-    if (i < n && start[i] == '\\') {
-        /* Escapes: a backslash consumes the following byte, so \" does not end the string.
-         * The decoded text's ASCII-ness is recomputed in decode_string. */
+    int escape = 0;
+    if (stopped && start[i] == '\\') {
+        /* Escapes (rare): a backslash consumes the following byte, so \" does not end
+         * the string. The decoded text's ASCII-ness is recomputed in decode_string. */
+        uint8_t tailHigh = 0;
         escape = 1;
         while (i < n) {
             uint8_t ch = start[i];
@@ -260,14 +292,12 @@ static void scan_string(Cursor *c, JSONString *s) {
             tailHigh |= ch;
             i++;
         }
+        highs |= tailHigh;
     }
     s->raw = start;
     s->rawLen = i;
     s->hasEscape = escape;
-    s->isASCII = highs == 0 && (tailHigh & 0x80) == 0;
-    s->bytes = start;
-    s->len = i;
-    s->heap = NULL;
+    s->isASCII = (highs & CBL_HIGHS) == 0;
     c->p = (i < n) ? start + i + 1 : c->end;
 }
 
@@ -379,51 +409,132 @@ static size_t decode_escapes(const uint8_t *s, size_t n, uint8_t *out, size_t ca
     return o;
 }
 
-/* Produces the decoded text of a scanned string (no-op without escapes). */
-static void decode_string(JSONString *s) {
-    if (!s->hasEscape)
-        return;
-    uint8_t *buf = s->stack;
-    size_t cap = sizeof s->stack;
+/* Produces the decoded text of a scanned string that has escapes. */
+static void decode_string(const RawString *s, DecodedString *d) {
+    uint8_t *buf = d->stack;
+    size_t cap = sizeof d->stack;
+    d->heap = NULL;
     if (s->rawLen > cap) {
-        s->heap = malloc(s->rawLen);
-        if (s->heap) {          /* on failure, decode a truncated prefix */
-            buf = s->heap;
+        d->heap = malloc(s->rawLen);
+        if (d->heap) {          /* on failure, decode a truncated prefix */
+            buf = d->heap;
             cap = s->rawLen;
         }
     }
-    s->len = decode_escapes(s->raw, s->rawLen, buf, cap);
-    s->bytes = buf;
-    s->isASCII = cbl_is_ascii(buf, s->len);
+    d->len = decode_escapes(s->raw, s->rawLen, buf, cap);
+    d->bytes = buf;
+    d->isASCII = cbl_is_ascii(buf, d->len);
 }
 
-static void release_string(JSONString *s) {
-    if (s->heap) {
-        free(s->heap);
-        s->heap = NULL;
+static void use_raw_string(const RawString *s, DecodedString *d) {
+    d->bytes = s->raw;
+    d->len = s->rawLen;
+    d->isASCII = s->isASCII;
+    d->heap = NULL;
+}
+
+static void release_string(DecodedString *d) {
+    if (d->heap) {
+        free(d->heap);
+        d->heap = NULL;
     }
 }
 
-static int compare_decoded(CBLJSONCollationMode mode, const JSONString *a, const JSONString *b) {
-    if (mode == CBLCollationUnicode)
-        return cbl_compare_unicode(a->bytes, a->len, a->isASCII, b->bytes, b->len, b->isASCII);
-    return cbl_compare_bytes(a->bytes, a->len, b->bytes, b->len);   /* spec 6.3 */
-}
-
-/* Compares the strings at both cursors and advances past them. */
-static int compare_strings(CBLJSONCollationMode mode, Cursor *ca, Cursor *cb) {
-    JSONString a, b;
-    scan_string(ca, &a);
-    scan_string(cb, &b);
+/* The rare case: at least one string has escapes and must be decoded first. */
+static __attribute__((noinline)) int compare_escaped_strings(CBLJSONCollationMode mode,
+                                                             const RawString *ra, const RawString *rb) {
     /* Identical source text decodes identically: equal in every mode. */
-    if (a.rawLen == b.rawLen && memcmp(a.raw, b.raw, a.rawLen) == 0)
+    if (ra->rawLen == rb->rawLen && memcmp(ra->raw, rb->raw, ra->rawLen) == 0)
         return 0;
-    decode_string(&a);
-    decode_string(&b);
-    int result = compare_decoded(mode, &a, &b);
+    DecodedString a, b;
+    if (ra->hasEscape) decode_string(ra, &a); else use_raw_string(ra, &a);
+    if (rb->hasEscape) decode_string(rb, &b); else use_raw_string(rb, &b);
+    int result;
+    if (mode == CBLCollationUnicode)
+        result = cbl_compare_unicode(a.bytes, a.len, a.isASCII, b.bytes, b.len, b.isASCII);
+    else
+        result = cbl_compare_bytes(a.bytes, a.len, b.bytes, b.len);   /* spec 6.3 */
     release_string(&a);
     release_string(&b);
     return result;
+}
+
+/* Unicode-mode string comparison by the decisive-character rule
+ * (collate_strings.c): both strings are walked together, eight bytes at a
+ * time, to the first difference. Returns 1 with *result set if that decides,
+ * or if the strings end together and are equal (*result = 0, cursors moved
+ * past both strings). Returns 0, leaving the cursors alone, whenever the rule
+ * does not apply (a backslash, a difference at a non-decisive character or
+ * where one string ends, strings that differ only in case and are not all
+ * ASCII, unterminated input): the caller then does the full comparison. */
+static inline int compare_strings_decisive(const CBLDecisiveTables *t, Cursor *ca, Cursor *cb, int *result) {
+    const uint8_t *a = ca->p + 1, *b = cb->p + 1;   /* past the opening quotes */
+    size_t i = 0;
+    int tie = 0;
+    uint64_t highs = 0;
+    for (;;) {
+        size_t va, vb;
+        uint64_t wa = load_upto8(a + i, ca->end, a, &va);
+        uint64_t wb = load_upto8(b + i, cb->end, b, &vb);
+        size_t valid = va < vb ? va : vb;
+        uint64_t diff = wa ^ wb;
+        uint64_t stop = quote_or_backslash(wa);
+        size_t d = diff ? (size_t)(__builtin_ctzll(diff) >> 3) : 8;   /* first differing byte */
+        size_t s = stop ? (size_t)(__builtin_ctzll(stop) >> 3) : 8;   /* first quote/backslash of a */
+        if (s < d && s < valid) {
+            /* Same quote or backslash in both after identical (or case-only) bytes. */
+            highs |= wa & ((1ULL << (8 * s)) - 1);
+            if (a[i + s] != '"')
+                return 0;                           /* escape: decode first */
+            if (tie != 0) {
+                if (highs & CBL_HIGHS)
+                    return 0;                       /* case difference in non-ASCII text: ICU */
+                *result = tie;                      /* all ASCII: the tie-breaker decides */
+                return 1;
+            }
+            /* Identical text: equal in every collation; continue after the strings. */
+            ca->p = a + i + s + 1;
+            cb->p = b + i + s + 1;
+            *result = 0;
+            return 1;
+        }
+        if (d < valid) {
+            uint8_t x = a[i + d], y = b[i + d];
+            unsigned rx = t->rank[x], ry = t->rank[y];
+            if (rx == 0 || ry == 0)
+                return 0;                           /* not decisive (or an end of string) */
+            if (rx != ry) {
+                *result = rx < ry ? -1 : 1;
+                return 1;
+            }
+            if (tie == 0)                           /* same letter, other case */
+                tie = CBL_CMP(t->priority[x], t->priority[y]);
+            highs |= wa & ((1ULL << (8 * d)) - 1);
+            i += d + 1;
+            continue;
+        }
+        if (valid < 8)
+            return 0;                               /* an input ends inside its string */
+        highs |= wa;
+        i += 8;
+    }
+}
+
+/* Compares the strings at both cursors and advances past them. Without escapes the
+ * source bytes are the text: they go to the comparison as they are. */
+static inline int compare_strings(CBLJSONCollationMode mode, const CBLDecisiveTables *decisive,
+                                  Cursor *ca, Cursor *cb) {
+    int r;
+    if (decisive && compare_strings_decisive(decisive, ca, cb, &r))
+        return r;
+    RawString a, b;
+    scan_string(ca, &a);
+    scan_string(cb, &b);
+    if (__builtin_expect(a.hasEscape | b.hasEscape, 0))
+        return compare_escaped_strings(mode, &a, &b);
+    if (mode == CBLCollationUnicode)
+        return cbl_compare_unicode(a.raw, a.rawLen, a.isASCII, b.raw, b.rawLen, b.isASCII);
+    return cbl_compare_bytes(a.raw, a.rawLen, b.raw, b.rawLen);   /* spec 6.3 */
 }
 
 /* ------------------------------------------------------------------------- */
@@ -447,6 +558,8 @@ int cbl_json_collate(CBLJSONCollationMode mode, const void *a, size_t aLen,
     Cursor ca = { ua, ua + (a ? aLen : 0) };
     Cursor cb = { ub, ub + (b ? bLen : 0) };
     int64_t depth = 0, elements = 0;   /* 64-bit: depth is bounded by length */
+    const CBLDecisiveTables *decisive = NULL;
+    int decisiveLoaded = 0;
 
     do {
         Token ta = classify(&ca), tb = classify(&cb);
@@ -470,7 +583,11 @@ int cbl_json_collate(CBLJSONCollationMode mode, const void *a, size_t aLen,
                 r = compare_numbers(&ca, &cb);
                 break;
             case kString:
-                r = compare_strings(mode, &ca, &cb);
+                if (mode == CBLCollationUnicode && !decisiveLoaded) {
+                    decisive = cbl_decisive_tables();
+                    decisiveLoaded = 1;
+                }
+                r = compare_strings(mode, decisive, &ca, &cb);
                 break;
             case kArray:
             case kObject:
