@@ -39,6 +39,10 @@ let package = Package(
         // Thin Swift layer over the SQLite C API: the only code that calls sqlite3_*.
         .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
 
+        // Fleece, the binary format 2.x/3.x store document bodies in: encoder (also straight
+        // from JSON text), shared keys, and a validating zero-copy decoder.
+        .target(name: "Fleece"),
+
         // The 1.x API.
         .target(
             name: "CouchbaseLite",
@@ -107,6 +111,7 @@ let package = Package(
 
         .testTarget(name: "CJSONCollationTests", dependencies: ["CJSONCollation"]),
         .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore"]),
+        .testTarget(name: "FleeceTests", dependencies: ["Fleece", "SQLiteKit", "JSONCore"]),
         .testTarget(
             name: "CouchbaseLiteTests",
             dependencies: [
