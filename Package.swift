@@ -53,9 +53,6 @@ let package = Package(
             ]
         ),
 
-        // Fleece: the binary format 2.x stores document bodies in (spec cbl2-format 6).
-        .target(name: "Fleece"),
-
         // The 2.x-style API over the 2.x/3.x file format (Database, Document, Blob).
         .target(
             name: "CouchbaseLiteSwift",
