@@ -85,6 +85,18 @@ public final class SQLiteStatement {
         try check(rc)
     }
 
+    /// Binds bytes as a BLOB without copying them (SQLITE_STATIC): the memory must stay valid
+    /// and unchanged until the statement is stepped and reset. For bulk-load hot paths.
+    public func bindBlobNoCopy(_ buf: UnsafeRawBufferPointer, at index: Int32) throws {
+        try check(sqlite3_bind_blob(handle, index, buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buf.count), nil))
+    }
+
+    /// Binds UTF-8 bytes as TEXT without copying them (SQLITE_STATIC); see `bindBlobNoCopy`.
+    public func bindTextNoCopy(_ buf: UnsafeRawBufferPointer, at index: Int32) throws {
+        let base = buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        try check(sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(buf.count), nil))
+    }
+
     /// Binds bytes as TEXT (UTF-8).
     public func bindText(_ bytes: some ContiguousBytes, at index: Int32) throws {
         let rc = bytes.withUnsafeBytes { buf -> Int32 in

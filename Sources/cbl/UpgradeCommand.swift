@@ -73,7 +73,7 @@ struct Upgrade: ParsableCommand {
 /// Prints an error without usage text and exits with status 1.
 struct CommandFailure: Error, CustomStringConvertible {
     var message: String
-    var description: String { "error: \(message)" }
+    var description: String { message }
 }
 
 /// A one-line progress bar on standard error, drawn only when it is a terminal.

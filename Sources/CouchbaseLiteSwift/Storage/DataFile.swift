@@ -352,11 +352,12 @@ package final class DataFile: @unchecked Sendable {
         }
         let stmt = insertStatement!
         defer { stmt.reset() }
-        try stmt.bindText(docID, at: 1)
+        // The buffers outlive the step below, so SQLite need not copy them.
+        try stmt.bindTextNoCopy(docID, at: 1)
         try stmt.bind(Int64(sequence), at: 2)
         try stmt.bind(flags.rawValue, at: 3)
-        try stmt.bindBlob(version, at: 4)
-        try stmt.bindBlob(tree, at: 5)
+        try stmt.bindBlobNoCopy(version, at: 4)
+        try stmt.bindBlobNoCopy(tree, at: 5)
         do {
             _ = try stmt.step()
         } catch let e as SQLiteError where e.isConstraintViolation {
