@@ -81,6 +81,13 @@ final class RefusalTests: XCTestCase {
         try assertRefused(bundle, scratch, code: .notADatabaseFile, mentioning: ["encrypted"])
     }
 
+    /// SQLCipher-encrypted databases (the real encrypted fixtures) cannot be read without the key.
+    func testSQLCipherFilesAreRefused() throws {
+        let scratch = Scratch()
+        let encrypted = try scratch.copyFixture("cbl2/lite_dbs/encrypted/upgrade_2.7.cblite2")
+        try assertRefused(encrypted, scratch, code: .notADatabaseFile, mentioning: ["encrypted"])
+    }
+
     func testEncryptedAttachmentStoreIsRefused() throws {
         let scratch = Scratch()
         let source = try makeSource(scratch)
