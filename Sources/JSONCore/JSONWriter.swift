@@ -30,7 +30,8 @@ public struct JSONWriter: @unchecked Sendable {
     private var storage: Storage
     private var ptr: UnsafeMutablePointer<UInt8>
     private var count = 0
-    private var capacity: Int
+    /// The bytes the writer can hold before it allocates more.
+    public private(set) var capacity: Int
 
     public init(capacity: Int = 256) {
         let cap = Swift.max(capacity, 16)
@@ -42,6 +43,23 @@ public struct JSONWriter: @unchecked Sendable {
     /// The bytes written so far.
     public var bytes: [UInt8] {
         [UInt8](UnsafeBufferPointer(start: ptr, count: count))
+    }
+
+    /// The number of bytes written so far.
+    public var byteCount: Int { count }
+
+    /// Calls `body` with the bytes written so far, without copying them. The buffer is valid
+    /// only inside `body`.
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withExtendedLifetime(storage) {
+            try body(UnsafeRawBufferPointer(start: ptr, count: count))
+        }
+    }
+
+    /// Forgets what was written, keeping the memory for the next value (a writer reused for
+    /// many values allocates only when one is larger than every earlier one).
+    public mutating func removeAll() {
+        count = 0
     }
 
     /// Appends `value` as JSON. If it throws, nothing is appended.
@@ -149,6 +167,18 @@ public struct JSONWriter: @unchecked Sendable {
             try putFloatingPoint(d, precision: 16)
         case .bool(let b):
             putLiteral(b ? "true" : "false")
+        case .strings(let a):
+            try writeTypedArray(a, depth: depth) { $0.putString($1) }
+        case .ints(let a):
+            try writeTypedArray(a, depth: depth) { $0.putInt(Int64($1)) }
+        case .doubles(let a):
+            try writeTypedArray(a, depth: depth) { try $0.putFloatingPoint($1, precision: 16) }
+        case .bools(let a):
+            try writeTypedArray(a, depth: depth) { $0.putLiteral($1 ? "true" : "false") }
+        case .objects(let a):
+            try writeTypedArray(a, depth: depth) {
+                try $0.writeDict($1, sorted: sorted, depth: depth &+ 1, skipping: false, skip: JSONWriter.neverSkip)
+            }
         case .number(let n):
             try writeKind(ValueClassifier.classify(number: n), sorted: sorted, depth: depth)
         case .null:
@@ -210,6 +240,23 @@ public struct JSONWriter: @unchecked Sendable {
         for item in array {
             if first { first = false } else { put(UInt8(ascii: ",")) }
             try writeValue(item, sorted: sorted, depth: depth &+ 1)
+        }
+        put(UInt8(ascii: "]"))
+    }
+
+    /// An array of one element type (`["a", "b"]` is a `[String]`): the same output as
+    /// ``writeArray(_:sorted:depth:)`` without boxing every element into an `Any`.
+    @inline(__always)
+    private mutating func writeTypedArray<Element>(_ array: [Element], depth: Int,
+                                                   _ writeElement: (inout JSONWriter, Element) throws -> Void) throws {
+        guard depth < JSONWriter.maxDepth else {
+            throw JSONError("nesting deeper than \(JSONWriter.maxDepth) levels")
+        }
+        put(UInt8(ascii: "["))
+        var first = true
+        for item in array {
+            if first { first = false } else { put(UInt8(ascii: ",")) }
+            try writeElement(&self, item)
         }
         put(UInt8(ascii: "]"))
     }
@@ -392,6 +439,11 @@ private enum Fast {
     case array([Any])
     case double(Double)
     case bool(Bool)
+    case strings([String])
+    case ints([Int])
+    case doubles([Double])
+    case bools([Bool])
+    case objects([[String: Any]])
     case number(NSNumber)
     case null
     case other
@@ -409,6 +461,11 @@ private func fastKind<T>(_ v: T) -> Fast {
     if T.self == [Any].self { return .array(unsafeBitCast(v, to: [Any].self)) }
     if T.self == Double.self { return .double(unsafeBitCast(v, to: Double.self)) }
     if T.self == Bool.self { return .bool(unsafeBitCast(v, to: Bool.self)) }
+    if T.self == [String].self { return .strings(unsafeBitCast(v, to: [String].self)) }
+    if T.self == [Int].self { return .ints(unsafeBitCast(v, to: [Int].self)) }
+    if T.self == [Double].self { return .doubles(unsafeBitCast(v, to: [Double].self)) }
+    if T.self == [Bool].self { return .bools(unsafeBitCast(v, to: [Bool].self)) }
+    if T.self == [[String: Any]].self { return .objects(unsafeBitCast(v, to: [[String: Any]].self)) }
     if T.self is NSNumber.Type { return .number(unsafeDowncast(unsafeBitCast(v, to: AnyObject.self), to: NSNumber.self)) }
     if T.self == NSNull.self { return .null }
     return .other

@@ -7,7 +7,22 @@ extension SQLiteStore {
     /// revision already exists (the UNIQUE(doc_id, revid) constraint; spec 3.5 step 7).
     func insertRevisionRow(numericID: Int64, revID: String, parentSequence: Int64?, current: Bool,
                            deleted: Bool, body: [UInt8]?, hasAttachments: Bool, docType: String?) throws -> Int64? {
-        let stmt = try connection.cached(
+        if let body {
+            return try body.withUnsafeBytes {
+                try insertRevisionRow(numericID: numericID, revID: revID, parentSequence: parentSequence, current: current,
+                                      deleted: deleted, bodyBytes: $0, hasAttachments: hasAttachments, docType: docType)
+            }
+        }
+        return try insertRevisionRow(numericID: numericID, revID: revID, parentSequence: parentSequence, current: current,
+                                     deleted: deleted, bodyBytes: nil, hasAttachments: hasAttachments, docType: docType)
+    }
+
+    /// ``insertRevisionRow(numericID:revID:parentSequence:current:deleted:body:hasAttachments:docType:)``
+    /// with the body in a buffer (nil = no body); SQLite copies it.
+    func insertRevisionRow(numericID: Int64, revID: String, parentSequence: Int64?, current: Bool,
+                           deleted: Bool, bodyBytes body: UnsafeRawBufferPointer?, hasAttachments: Bool,
+                           docType: String?) throws -> Int64? {
+        let stmt = try connection.cached(static:
             "INSERT INTO revs (doc_id, revid, parent, current, deleted, no_attachments, json, doc_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         defer { stmt.reset() }
         try stmt.bind(numericID, at: 1)
@@ -18,6 +33,26 @@ extension SQLiteStore {
         try stmt.bind(!hasAttachments, at: 6)
         if let body { try stmt.bindBlob(body, at: 7) } else { try stmt.bindNull(at: 7) }
         try stmt.bind(current ? docType : nil, at: 8)
+        do {
+            try stmt.step()
+        } catch let e as SQLiteError where e.isConstraintViolation {
+            return nil
+        }
+        return connection.lastInsertRowID
+    }
+
+    /// ``insertRevisionRow(numericID:revID:parentSequence:current:deleted:bodyBytes:hasAttachments:docType:)``
+    /// for a document's first revision: a current, live leaf without parent or attachments. The
+    /// same row, with the constant columns in the SQL (half the bindings).
+    func insertFirstRevisionRow(numericID: Int64, revID: String, body: UnsafeRawBufferPointer,
+                                docType: String?) throws -> Int64? {
+        let stmt = try connection.cached(static:
+            "INSERT INTO revs (doc_id, revid, parent, current, deleted, no_attachments, json, doc_type) VALUES (?, ?, NULL, 1, 0, 1, ?, ?)")
+        defer { stmt.reset() }
+        try stmt.bind(numericID, at: 1)
+        try stmt.bind(revID, at: 2)
+        try stmt.bindBlob(body, at: 3)
+        try stmt.bind(docType, at: 4)
         do {
             try stmt.step()
         } catch let e as SQLiteError where e.isConstraintViolation {
@@ -66,7 +101,7 @@ extension SQLiteStore {
             }
         }
         var deleted = 0
-        let delete = try connection.cached("DELETE FROM revs WHERE sequence=?")
+        let delete = try connection.cached(static: "DELETE FROM revs WHERE sequence=?")
         for node in tree where !keep.contains(node.sequence) {
             try delete.run([.integer(node.sequence)])
             deleted += 1
@@ -84,7 +119,7 @@ extension SQLiteStore {
         let (numericID, isNew) = try createNumericID(of: docID)
         var known: [String: (sequence: Int64, current: Bool)] = [:]
         if !isNew {
-            let stmt = try connection.cached("SELECT revid, sequence, current FROM revs WHERE doc_id=?")
+            let stmt = try connection.cached(static: "SELECT revid, sequence, current FROM revs WHERE doc_id=?")
             try stmt.bind(numericID, at: 1)
             try stmt.forEachRow { known[$0.string(0) ?? ""] = ($0.int64(1), $0.bool(2)) }
         }
