@@ -85,6 +85,21 @@ public final class SQLiteStatement {
         try check(rc)
     }
 
+    /// Binds bytes as a BLOB without copying them: SQLite reads them in place, so they must stay
+    /// valid and unchanged until the statement is reset (or the parameter rebound).
+    public func bindBlobNoCopy(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws {
+        // A zero-length blob needs a non-NULL pointer, or SQLite stores NULL.
+        try check(sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                    Int32(bytes.count), nil))
+    }
+
+    /// Binds UTF-8 bytes as TEXT without copying them; the same lifetime rule as ``bindBlobNoCopy(_:at:)``.
+    public func bindTextNoCopy(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) throws {
+        // A zero-length text needs a non-NULL pointer, or SQLite stores NULL.
+        let base = UnsafeRawPointer(bytes.baseAddress) ?? UnsafeRawPointer(bitPattern: 1)!
+        try check(sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil))
+    }
+
     /// Binds bytes as TEXT (UTF-8).
     public func bindText(_ bytes: some ContiguousBytes, at index: Int32) throws {
         let rc = bytes.withUnsafeBytes { buf -> Int32 in

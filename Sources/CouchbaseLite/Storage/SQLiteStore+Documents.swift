@@ -36,10 +36,14 @@ extension SQLiteStore {
     /// nil (and nothing written) when the row already exists.
     func createNumericIDIfNew(of docID: String) throws -> Int64? {
         let insert = try connection.cached(static: "INSERT OR IGNORE INTO docs (docid) VALUES (?)")
-        try insert.bind(docID, at: 1)
-        defer { insert.reset() }
-        try insert.step()
-        return connection.changes > 0 ? connection.lastInsertRowID : nil
+        var docID = docID
+        return try docID.withUTF8 { text in
+            // Bound in place: the statement is reset before `text` goes away.
+            defer { insert.reset() }
+            try insert.bindTextNoCopy(text, at: 1)
+            try insert.step()
+            return connection.changes > 0 ? connection.lastInsertRowID : nil
+        }
     }
 
     /// The winning revision (spec 3.4): non-deleted leaves first, then highest revID.

@@ -48,17 +48,25 @@ extension SQLiteStore {
                                 docType: String?) throws -> Int64? {
         let stmt = try connection.cached(static:
             "INSERT INTO revs (doc_id, revid, parent, current, deleted, no_attachments, json, doc_type) VALUES (?, ?, NULL, 1, 0, 1, ?, ?)")
-        defer { stmt.reset() }
-        try stmt.bind(numericID, at: 1)
-        try stmt.bind(revID, at: 2)
-        try stmt.bindBlob(body, at: 3)
-        try stmt.bind(docType, at: 4)
-        do {
-            try stmt.step()
-        } catch let e as SQLiteError where e.isConstraintViolation {
-            return nil
+        // Text and body are bound in place: the statement is reset before they go away.
+        func run(_ docType: UnsafeBufferPointer<UInt8>?) throws -> Int64? {
+            var revID = revID
+            return try revID.withUTF8 { revIDText in
+                defer { stmt.reset() }
+                try stmt.bind(numericID, at: 1)
+                try stmt.bindTextNoCopy(revIDText, at: 2)
+                try stmt.bindBlobNoCopy(body, at: 3)
+                if let docType { try stmt.bindTextNoCopy(docType, at: 4) } else { try stmt.bindNull(at: 4) }
+                do {
+                    try stmt.step()
+                } catch let e as SQLiteError where e.isConstraintViolation {
+                    return nil
+                }
+                return connection.lastInsertRowID
+            }
         }
-        return connection.lastInsertRowID
+        guard var docType else { return try run(nil) }
+        return try docType.withUTF8 { try run($0) }
     }
 
     /// Marks a revision as no longer a leaf. Returns true if it was one.
