@@ -26,7 +26,7 @@ extension CBLDatabase {
     @discardableResult
     static func checkSpecialKeys(_ properties: [String: Any]) throws -> Bool {
         var found = false
-        for key in properties.keys where key.utf8.first == UInt8(ascii: "_") {
+        for key in properties.keys where startsWithUnderscore(key) {
             found = true
             if !strippedSpecialKeys.contains(key) && !keptSpecialKeys.contains(key) {
                 throw CBLError.badRequest("Invalid top-level property '\(key)': names starting with '_' are reserved")
@@ -48,13 +48,18 @@ extension CBLDatabase {
 
     /// True if some top-level key starts with `_` (one pass over the keys, no hashing).
     static func hasSpecialKeys(_ properties: [String: Any]) -> Bool {
-        properties.keys.contains { $0.utf8.first == UInt8(ascii: "_") }
+        properties.keys.contains(where: startsWithUnderscore)
+    }
+
+    @inline(__always)
+    static func startsWithUnderscore(_ key: String) -> Bool {
+        key.utf8.first == UInt8(ascii: "_")
     }
 
     /// Skips the keys `storedBody` leaves out.
     @inline(__always)
     static func isStrippedKey(_ key: String) -> Bool {
-        key.utf8.first == 0x5F && strippedSpecialKeys.contains(key)
+        startsWithUnderscore(key) && strippedSpecialKeys.contains(key)
     }
 
     /// Encodes a body the way 1.x stores it: canonical JSON minus the special keys (spec 2.6).
