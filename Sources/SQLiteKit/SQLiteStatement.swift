@@ -85,19 +85,16 @@ public final class SQLiteStatement {
         try check(rc)
     }
 
-    /// Binds bytes as a BLOB without copying them: SQLite reads them in place, so they must stay
-    /// valid and unchanged until the statement is reset (or the parameter rebound).
-    public func bindBlobNoCopy(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws {
-        // A zero-length blob needs a non-NULL pointer, or SQLite stores NULL.
-        try check(sqlite3_bind_blob(handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
-                                    Int32(bytes.count), nil))
+    /// Binds bytes as a BLOB without copying them (SQLITE_STATIC): the memory must stay valid
+    /// and unchanged until the statement is stepped and reset. For bulk-load hot paths.
+    public func bindBlobNoCopy(_ buf: UnsafeRawBufferPointer, at index: Int32) throws {
+        try check(sqlite3_bind_blob(handle, index, buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buf.count), nil))
     }
 
-    /// Binds UTF-8 bytes as TEXT without copying them; the same lifetime rule as ``bindBlobNoCopy(_:at:)``.
-    public func bindTextNoCopy(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) throws {
-        // A zero-length text needs a non-NULL pointer, or SQLite stores NULL.
-        let base = UnsafeRawPointer(bytes.baseAddress) ?? UnsafeRawPointer(bitPattern: 1)!
-        try check(sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), nil))
+    /// Binds UTF-8 bytes as TEXT without copying them (SQLITE_STATIC); see `bindBlobNoCopy`.
+    public func bindTextNoCopy(_ buf: UnsafeRawBufferPointer, at index: Int32) throws {
+        let base = buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        try check(sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(buf.count), nil))
     }
 
     /// Binds bytes as TEXT (UTF-8).

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// Parsing and generating 1.x revision IDs (`<generation>-<suffix>`, spec 3.2 and 3.3).
@@ -107,7 +106,6 @@ enum RevisionID {
 }
 
 private let hexDigits = Array("0123456789abcdef".utf8)
-
 
 /// Appends the lowercase hex digits of `bytes` to `out`.
 func appendHex(_ bytes: some Sequence<UInt8>, to out: inout [UInt8]) {

@@ -40,7 +40,7 @@ extension SQLiteStore {
         return try docID.withUTF8 { text in
             // Bound in place: the statement is reset before `text` goes away.
             defer { insert.reset() }
-            try insert.bindTextNoCopy(text, at: 1)
+            try insert.bindTextNoCopy(UnsafeRawBufferPointer(text), at: 1)
             try insert.step()
             return connection.changes > 0 ? connection.lastInsertRowID : nil
         }

@@ -54,9 +54,9 @@ extension SQLiteStore {
             return try revID.withUTF8 { revIDText in
                 defer { stmt.reset() }
                 try stmt.bind(numericID, at: 1)
-                try stmt.bindTextNoCopy(revIDText, at: 2)
+                try stmt.bindTextNoCopy(UnsafeRawBufferPointer(revIDText), at: 2)
                 try stmt.bindBlobNoCopy(body, at: 3)
-                if let docType { try stmt.bindTextNoCopy(docType, at: 4) } else { try stmt.bindNull(at: 4) }
+                if let docType { try stmt.bindTextNoCopy(UnsafeRawBufferPointer(docType), at: 4) } else { try stmt.bindNull(at: 4) }
                 do {
                     try stmt.step()
                 } catch let e as SQLiteError where e.isConstraintViolation {
