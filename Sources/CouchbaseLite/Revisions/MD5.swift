@@ -68,8 +68,9 @@ struct MD5 {
     }
 
     @inline(__always) private func rotl(_ x: UInt32, _ s: UInt32) -> UInt32 { (x &<< s) | (x &>> (32 &- s)) }
-    @inline(__always) private func f(_ x: UInt32, _ y: UInt32, _ z: UInt32) -> UInt32 { (x & y) | (~x & z) }
-    @inline(__always) private func g(_ x: UInt32, _ y: UInt32, _ z: UInt32) -> UInt32 { (x & z) | (y & ~z) }
+    // F and G in their one-operation-shorter equivalent forms: (x & y) | (~x & z) and (x & z) | (y & ~z).
+    @inline(__always) private func f(_ x: UInt32, _ y: UInt32, _ z: UInt32) -> UInt32 { z ^ (x & (y ^ z)) }
+    @inline(__always) private func g(_ x: UInt32, _ y: UInt32, _ z: UInt32) -> UInt32 { y ^ (z & (x ^ y)) }
     @inline(__always) private func h(_ x: UInt32, _ y: UInt32, _ z: UInt32) -> UInt32 { x ^ y ^ z }
     @inline(__always) private func i(_ x: UInt32, _ y: UInt32, _ z: UInt32) -> UInt32 { y ^ (x | ~z) }
 
