@@ -30,7 +30,8 @@ public struct JSONWriter: @unchecked Sendable {
     private var storage: Storage
     private var ptr: UnsafeMutablePointer<UInt8>
     private var count = 0
-    private var capacity: Int
+    /// The bytes the writer can hold before it allocates more.
+    public private(set) var capacity: Int
 
     public init(capacity: Int = 256) {
         let cap = Swift.max(capacity, 16)
@@ -42,6 +43,23 @@ public struct JSONWriter: @unchecked Sendable {
     /// The bytes written so far.
     public var bytes: [UInt8] {
         [UInt8](UnsafeBufferPointer(start: ptr, count: count))
+    }
+
+    /// The number of bytes written so far.
+    public var byteCount: Int { count }
+
+    /// Calls `body` with the bytes written so far, without copying them. The buffer is valid
+    /// only inside `body`.
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withExtendedLifetime(storage) {
+            try body(UnsafeRawBufferPointer(start: ptr, count: count))
+        }
+    }
+
+    /// Forgets what was written, keeping the memory for the next value (a writer reused for
+    /// many values allocates only when one is larger than every earlier one).
+    public mutating func removeAll() {
+        count = 0
     }
 
     /// Appends `value` as JSON. If it throws, nothing is appended.
@@ -135,27 +153,57 @@ public struct JSONWriter: @unchecked Sendable {
     // MARK: - Values
 
     private mutating func writeValue(_ value: Any, sorted: Bool, depth: Int) throws {
-        let kind = classifyFast(value)
-        switch kind {
-        case .string(let s):
-            putString(s)
-        case .int(let i):
-            putInt(Int64(i))
-        case .object(let d):
-            try writeDict(d, sorted: sorted, depth: depth, skipping: false, skip: JSONWriter.neverSkip)
-        case .array(let a):
-            try writeArray(a, sorted: sorted, depth: depth)
-        case .double(let d):
-            try putFloatingPoint(d, precision: 16)
-        case .bool(let b):
-            putLiteral(b ? "true" : "false")
-        case .number(let n):
+        // The common exact types are written from the opened existential (no classification
+        // enum, no extra copy); everything else goes through the general classifier.
+        if try writeExactType(value, sorted: sorted, depth: depth) { return }
+        if type(of: value) is NSNumber.Type, let n = value as? NSNumber {
             try writeKind(ValueClassifier.classify(number: n), sorted: sorted, depth: depth)
-        case .null:
-            putLiteral("null")
-        case .other:
-            try writeKind(ValueClassifier.classify(value), sorted: sorted, depth: depth)
+            return
         }
+        if type(of: value) == NSNull.self {
+            putLiteral("null")
+            return
+        }
+        try writeKind(ValueClassifier.classify(value), sorted: sorted, depth: depth)
+    }
+
+    /// Writes `v` if its type is exactly one of the common JSON types; false otherwise. Only exact
+    /// types are matched: a boxed NSNumber would also answer `as? Int`/`as? Bool`, and a Swift Int
+    /// answers `is NSNumber`.
+    private mutating func writeExactType<T>(_ v: T, sorted: Bool, depth: Int) throws -> Bool {
+        if T.self == String.self {
+            putString(unsafeBitCast(v, to: String.self))
+        } else if T.self == Int.self {
+            putInt(Int64(unsafeBitCast(v, to: Int.self)))
+        } else if T.self == [String: Any].self {
+            try writeDict(unsafeBitCast(v, to: [String: Any].self), sorted: sorted, depth: depth,
+                          skipping: false, skip: JSONWriter.neverSkip)
+        } else if T.self == [Any].self {
+            try writeArray(unsafeBitCast(v, to: [Any].self), sorted: sorted, depth: depth)
+        } else if T.self == Double.self {
+            try putFloatingPoint(unsafeBitCast(v, to: Double.self), precision: 16)
+        } else if T.self == Bool.self {
+            putLiteral(unsafeBitCast(v, to: Bool.self) ? "true" : "false")
+        } else if T.self == [String].self {
+            // Arrays of one element type (`["a", "b"]` is a [String]): the same output as the
+            // [Any] they convert to, without boxing every element.
+            try writeTypedArray(unsafeBitCast(v, to: [String].self), depth: depth) { $0.putString($1) }
+        } else if T.self == [Int].self {
+            try writeTypedArray(unsafeBitCast(v, to: [Int].self), depth: depth) { $0.putInt(Int64($1)) }
+        } else if T.self == [Double].self {
+            try writeTypedArray(unsafeBitCast(v, to: [Double].self), depth: depth) {
+                try $0.putFloatingPoint($1, precision: 16)
+            }
+        } else if T.self == [Bool].self {
+            try writeTypedArray(unsafeBitCast(v, to: [Bool].self), depth: depth) { $0.putLiteral($1 ? "true" : "false") }
+        } else if T.self == [[String: Any]].self {
+            try writeTypedArray(unsafeBitCast(v, to: [[String: Any]].self), depth: depth) {
+                try $0.writeDict($1, sorted: sorted, depth: depth &+ 1, skipping: false, skip: JSONWriter.neverSkip)
+            }
+        } else {
+            return false
+        }
+        return true
     }
 
     private mutating func writeKind(_ kind: JSONKind, sorted: Bool, depth: Int) throws {
@@ -214,6 +262,23 @@ public struct JSONWriter: @unchecked Sendable {
         put(UInt8(ascii: "]"))
     }
 
+    /// An array of one element type (`["a", "b"]` is a `[String]`): the same output as
+    /// ``writeArray(_:sorted:depth:)`` without boxing every element into an `Any`.
+    @inline(__always)
+    private mutating func writeTypedArray<Element>(_ array: [Element], depth: Int,
+                                                   _ writeElement: (inout JSONWriter, Element) throws -> Void) throws {
+        guard depth < JSONWriter.maxDepth else {
+            throw JSONError("nesting deeper than \(JSONWriter.maxDepth) levels")
+        }
+        put(UInt8(ascii: "["))
+        var first = true
+        for item in array {
+            if first { first = false } else { put(UInt8(ascii: ",")) }
+            try writeElement(&self, item)
+        }
+        put(UInt8(ascii: "]"))
+    }
+
     private mutating func writeDict(_ dict: [String: Any], sorted: Bool, depth: Int,
                                     skipping: Bool, skip: (String) -> Bool) throws {
         guard depth < JSONWriter.maxDepth else {
@@ -251,10 +316,10 @@ public struct JSONWriter: @unchecked Sendable {
                 JSONWriter.sortEntries(entries, dict)
                 for i in 0..<n {
                     if i > 0 { put(UInt8(ascii: ",")) }
-                    let index = entries[i].index
-                    putString(dict.keys[index])
+                    let (key, value) = dict[entries[i].index]
+                    putString(key)
                     put(UInt8(ascii: ":"))
-                    try writeValue(dict.values[index], sorted: true, depth: depth &+ 1)
+                    try writeValue(value, sorted: true, depth: depth &+ 1)
                 }
             }
         }
@@ -380,36 +445,4 @@ public struct JSONWriter: @unchecked Sendable {
         }
         count &+= n
     }
-}
-
-/// Exact-type classification of the common cases, done on the opened existential (much
-/// cheaper than `as?` casts). Only exact types are matched: a boxed NSNumber would also
-/// answer `as? Int`/`as? Bool`, and a Swift Int answers `is NSNumber`.
-private enum Fast {
-    case string(String)
-    case int(Int)
-    case object([String: Any])
-    case array([Any])
-    case double(Double)
-    case bool(Bool)
-    case number(NSNumber)
-    case null
-    case other
-}
-
-@inline(never)
-private func classifyFast(_ value: Any) -> Fast {
-    _openExistential(value, do: fastKind)
-}
-
-private func fastKind<T>(_ v: T) -> Fast {
-    if T.self == String.self { return .string(unsafeBitCast(v, to: String.self)) }
-    if T.self == Int.self { return .int(unsafeBitCast(v, to: Int.self)) }
-    if T.self == [String: Any].self { return .object(unsafeBitCast(v, to: [String: Any].self)) }
-    if T.self == [Any].self { return .array(unsafeBitCast(v, to: [Any].self)) }
-    if T.self == Double.self { return .double(unsafeBitCast(v, to: Double.self)) }
-    if T.self == Bool.self { return .bool(unsafeBitCast(v, to: Bool.self)) }
-    if T.self is NSNumber.Type { return .number(unsafeDowncast(unsafeBitCast(v, to: AnyObject.self), to: NSNumber.self)) }
-    if T.self == NSNull.self { return .null }
-    return .other
 }

@@ -25,6 +25,10 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// The path of the database file.
     public let path: String
     private var statementCache: [String: SQLiteStatement] = [:]
+    /// The same cache keyed by the address of a `StaticString`'s text, in a small open-addressing
+    /// table: finding a statement costs a few compares instead of hashing its SQL, which matters
+    /// for statements run once per document write.
+    private var staticStatementCache = StaticStatementTable()
     private var savepointDepth = 0
     private var isClosed = false
 
@@ -57,6 +61,7 @@ public final class SQLiteConnection: @unchecked Sendable {
         guard !isClosed else { return }
         isClosed = true
         statementCache.removeAll()
+        staticStatementCache.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -85,9 +90,24 @@ public final class SQLiteConnection: @unchecked Sendable {
         return stmt
     }
 
+    /// ``cached(_:)`` for SQL known at compile time: the statement is found by the address of the
+    /// literal's text instead of by hashing the SQL. Same reuse rules as ``cached(_:)``.
+    public func cached(static sql: StaticString) throws -> SQLiteStatement {
+        guard sql.hasPointerRepresentation else { return try cached(sql.description) }
+        let key = UnsafeRawPointer(sql.utf8Start)
+        if let stmt = staticStatementCache[key] {
+            if sqlite3_stmt_busy(stmt.handle) == 0 { return stmt }
+            return try prepare(sql.description)
+        }
+        let stmt = try prepare(sql.description)
+        staticStatementCache.insert(stmt, for: key)
+        return stmt
+    }
+
     /// Drops every cached statement (needed before DDL that changes the schema in ways the cache must not see).
     public func clearStatementCache() {
         statementCache.removeAll()
+        staticStatementCache.removeAll()
     }
 
     /// Executes one or more SQL statements with no results.
@@ -191,7 +211,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     public func begin() throws {
         // Prepared once and reused: nested savepoints happen once per document write.
         if savepointDepth == 0 {
-            try cached("BEGIN IMMEDIATE").run()
+            try cached(static: "BEGIN IMMEDIATE").run()
         } else {
             try cached("SAVEPOINT sp\(savepointDepth)").run()
         }
@@ -202,7 +222,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     public func commit() throws {
         precondition(savepointDepth > 0, "commit without begin")
         if savepointDepth == 1 {
-            try cached("COMMIT").run()
+            try cached(static: "COMMIT").run()
         } else {
             try cached("RELEASE SAVEPOINT sp\(savepointDepth - 1)").run()
         }
@@ -223,6 +243,51 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// How deeply transactions are nested right now (0 = none).
     public var transactionDepth: Int { savepointDepth }
+}
+
+/// Statements by the address of their SQL text (linear probing; kept at most half full).
+private struct StaticStatementTable {
+    private var keys = [UnsafeRawPointer?](repeating: nil, count: 32)
+    private var statements = [SQLiteStatement?](repeating: nil, count: 32)
+    private var count = 0
+
+    @inline(__always)
+    private func slot(_ key: UnsafeRawPointer, mask: Int) -> Int {
+        let bits = UInt(bitPattern: key)
+        return Int(truncatingIfNeeded: (bits ^ (bits >> 7)) &* 0x9E37_79B9) & mask
+    }
+
+    subscript(key: UnsafeRawPointer) -> SQLiteStatement? {
+        let mask = keys.count - 1
+        var i = slot(key, mask: mask)
+        while let k = keys[i] {
+            if k == key { return statements[i] }
+            i = (i + 1) & mask
+        }
+        return nil
+    }
+
+    mutating func insert(_ statement: SQLiteStatement, for key: UnsafeRawPointer) {
+        if (count + 1) * 2 > keys.count {
+            let oldKeys = keys, oldStatements = statements
+            keys = [UnsafeRawPointer?](repeating: nil, count: oldKeys.count * 2)
+            statements = [SQLiteStatement?](repeating: nil, count: oldKeys.count * 2)
+            count = 0
+            for (k, s) in zip(oldKeys, oldStatements) {
+                if let k, let s { insert(s, for: k) }
+            }
+        }
+        let mask = keys.count - 1
+        var i = slot(key, mask: mask)
+        while let k = keys[i], k != key { i = (i + 1) & mask }
+        if keys[i] == nil { count += 1 }
+        keys[i] = key
+        statements[i] = statement
+    }
+
+    mutating func removeAll() {
+        self = StaticStatementTable()
+    }
 }
 
 /// Quotes an SQL identifier (table or index name) with single quotes, as the 1.x schema does for `maps_N`.

@@ -46,6 +46,54 @@ final class TransactionAndNotificationTests: DatabaseTestCase {
         XCTAssertEqual(try raw.scalarInt("SELECT count(*) FROM revs"), 1)
     }
 
+    /// A body that cannot be encoded: 400 for a new document with nothing written, while for an
+    /// existing one the conflict is still reported first (the checks' order is unchanged).
+    func testUnencodableBodyWritesNothingAndKeepsErrorOrder() throws {
+        try db.document(withID: "exists")!.putProperties(["a": 1])
+        XCTAssertTrue(try db.inTransaction {
+            XCTAssertThrowsStatus(400, try db.document(withID: "new")!.putProperties(["when": Date()]))
+            XCTAssertThrowsStatus(400, try db.document(withID: "nan")!.putProperties(["x": Double.nan]))
+            XCTAssertThrowsStatus(409, try db.document(withID: "exists")!.putProperties(["when": Date()]))
+            return true
+        })
+        let raw = try rawConnection(db.directoryURL.appendingPathComponent("db.sqlite3").path, readOnly: true)
+        defer { raw.close() }
+        XCTAssertEqual(try raw.scalarInt("SELECT count(*) FROM docs"), 1, "no orphan docs rows")
+        XCTAssertEqual(try raw.scalarInt("SELECT count(*) FROM revs"), 1)
+    }
+
+    /// A transaction with more changes than the identity map holds: every live document, including
+    /// one first asked for after it was saved, hears exactly its own changes.
+    func testDocumentListenersInLargeTransaction() throws {
+        let kept = db.document(withID: "kept")!
+        var keptChanges: [String] = [], laterChanges: [String] = [], batch: [CBLDatabaseChange] = []
+        let t1 = kept.addChangeListener { keptChanges.append($0.revisionID) }
+        let t2 = db.addChangeListener { batch += $0 }
+        defer {
+            kept.removeChangeListener(t1)
+            db.removeChangeListener(t2)
+        }
+        var later: CBLDocument?
+        var keptRevs: [String] = [], laterRevs: [String] = []
+        XCTAssertTrue(db.inTransaction {
+            for i in 0..<600 { try? db.document(withID: "bulk-\(i)")!.putProperties(["i": i]) }
+            keptRevs.append(try! kept.putProperties(["v": 1]).revisionID!)
+            keptRevs.append(try! kept.putProperties(["v": 2, "_rev": keptRevs[0]]).revisionID!)
+            // Saved through an object that is then gone, asked for again before the commit.
+            laterRevs.append(try! db.document(withID: "later")!.putProperties(["v": 1]).revisionID!)
+            later = db.document(withID: "later")
+            XCTAssertEqual(later?.currentRevisionID, laterRevs[0])
+            _ = later!.addChangeListener { laterChanges.append($0.revisionID) }
+            return true
+        })
+        XCTAssertEqual(batch.count, 603)
+        XCTAssertEqual(keptChanges, keptRevs)
+        XCTAssertEqual(laterChanges, laterRevs)
+        XCTAssertEqual(batch.map(\.documentID).prefix(2), ["bulk-0", "bulk-1"])
+        XCTAssertEqual(batch.map(\.sequence), Array(1...603).map(Int64.init))
+        XCTAssertEqual(db.documentCount, 602)
+    }
+
     func testThrowingBlockRollsBackAndRethrows() throws {
         struct Boom: Error {}
         XCTAssertThrowsError(try db.inTransaction {

@@ -17,10 +17,16 @@ extension CBLDatabase {
         guard CBLDatabase.isValidDocumentID(docID) else { return nil }
         lock.lock()
         defer { lock.unlock() }
-        if let doc = documentCache[docID]?.document { return doc }
-        let doc = CBLDocument(database: self, documentID: docID)
-        documentCache[docID] = WeakDocument(document: doc)
+        // One hash lookup finds the entry or makes room for it.
+        let doc = documentCacheEntry(&documentCache[docID, default: WeakDocument()], docID: docID)
         if documentCache.count > documentCacheSweepThreshold { sweepDocumentCache() }
+        return doc
+    }
+
+    private func documentCacheEntry(_ entry: inout WeakDocument, docID: String) -> CBLDocument {
+        if let doc = entry.document { return doc }
+        let doc = CBLDocument(database: self, documentID: docID)
+        entry.document = doc
         return doc
     }
 
@@ -45,7 +51,10 @@ extension CBLDatabase {
     }
 
     private func sweepDocumentCache() {
-        documentCache = documentCache.filter { $0.value.document != nil }
+        // Rebuilt in place, keeping the table's capacity, so refilling it does not rehash.
+        let live = documentCache.filter { $0.value.document != nil }
+        documentCache.removeAll(keepingCapacity: true)
+        for (docID, entry) in live { documentCache[docID] = entry }
         documentCacheSweepThreshold = max(256, documentCache.count * 2)
     }
 

@@ -21,20 +21,52 @@ extension CBLDatabase {
     /// `_`-prefixed keys kept in stored bodies.
     static let keptSpecialKeys: Set<String> = ["_attachments", "_removed"]
 
-    /// Refuses unknown `_`-prefixed top-level properties with 400, as 1.x does.
-    static func checkSpecialKeys(_ properties: [String: Any]) throws {
-        for key in properties.keys where key.utf8.first == UInt8(ascii: "_") {
+    /// Refuses unknown `_`-prefixed top-level properties with 400, as 1.x does. Returns whether
+    /// there is any `_`-prefixed key at all (when not, no special key needs looking up).
+    @discardableResult
+    static func checkSpecialKeys(_ properties: [String: Any]) throws -> Bool {
+        var found = false
+        for key in properties.keys where startsWithUnderscore(key) {
+            found = true
             if !strippedSpecialKeys.contains(key) && !keptSpecialKeys.contains(key) {
                 throw CBLError.badRequest("Invalid top-level property '\(key)': names starting with '_' are reserved")
             }
         }
+        return found
+    }
+
+    static func skipsNoKey(_: String) -> Bool { false }
+
+    /// `value as? String`, with the common case (a Swift `String`) tested without a dynamic cast.
+    @inline(__always)
+    static func stringValue(_ value: Any?) -> String? {
+        guard let value else { return nil }
+        func exactString<T>(_ v: T) -> String? { T.self == String.self ? unsafeBitCast(v, to: String.self) : nil }
+        if let string = _openExistential(value, do: exactString) { return string }
+        return value as? String
+    }
+
+    /// True if some top-level key starts with `_` (one pass over the keys, no hashing).
+    static func hasSpecialKeys(_ properties: [String: Any]) -> Bool {
+        properties.keys.contains(where: startsWithUnderscore)
+    }
+
+    @inline(__always)
+    static func startsWithUnderscore(_ key: String) -> Bool {
+        key.utf8.first == UInt8(ascii: "_")
+    }
+
+    /// Skips the keys `storedBody` leaves out.
+    @inline(__always)
+    static func isStrippedKey(_ key: String) -> Bool {
+        startsWithUnderscore(key) && strippedSpecialKeys.contains(key)
     }
 
     /// Encodes a body the way 1.x stores it: canonical JSON minus the special keys (spec 2.6).
     static func storedBody(_ properties: [String: Any]) throws -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
         do {
-            try writer.writeObject(properties, sortedKeys: true) { $0.utf8.first == 0x5F && strippedSpecialKeys.contains($0) }
+            try writer.writeObject(properties, sortedKeys: true, skippingKey: isStrippedKey)
         } catch let e as JSONError {
             throw CBLError.badJSON(e.message)
         } catch {
@@ -54,26 +86,37 @@ extension CBLDatabase {
     func putRevision(docID: String, prevRevID: String?, properties inputProperties: [String: Any],
                      deleting: Bool, allowConflict: Bool,
                      pendingAttachments: [String: PendingAttachment?] = [:],
-                     document knownDocument: CBLDocument? = nil) throws -> CBLSavedRevision {
+                     document knownDocument: CBLDocument? = nil,
+                     knownWithoutSpecialKeys: Bool = false) throws -> CBLSavedRevision {
         try checkWritable()
         guard CBLDatabase.isValidDocumentID(docID) else {
             throw CBLError.badID("Invalid document ID '\(docID)'")
         }
-        try CBLDatabase.checkSpecialKeys(inputProperties)
-        let isDeletion = deleting || (inputProperties["_deleted"] as? Bool ?? false)
+        // `knownWithoutSpecialKeys`: the caller has seen no `_`-prefixed key (nothing to check).
+        let hasSpecialKeys = knownWithoutSpecialKeys ? false : try CBLDatabase.checkSpecialKeys(inputProperties)
+        let isDeletion = deleting || (hasSpecialKeys && (inputProperties["_deleted"] as? Bool ?? false))
         if let prevRevID, !RevisionID.isValid(prevRevID) {
             throw CBLError.badRequest("Invalid revision ID '\(prevRevID)'")
         }
+        // A first revision without attachments may be a brand-new document (see `insertNewDocument`).
+        let mayBeNewDocument = prevRevID == nil && !isDeletion && pendingAttachments.isEmpty
+            && !(hasSpecialKeys && inputProperties["_attachments"] != nil)
 
         // Blob bodies go to the store first: content-addressed, so a failed save leaves only
         // an orphan that `compact` removes (spec 4.2).
         var properties = inputProperties
         var newBlobs: [String: [String: Any]] = [:]
-        if !isDeletion {
+        // Without `_attachments` (no `_` key) or pending bodies there is nothing to install.
+        if !isDeletion && (hasSpecialKeys || !pendingAttachments.isEmpty) {
             newBlobs = try installNewAttachmentBodies(properties: &properties, pending: pendingAttachments)
         }
 
         return try write { store in
+            if mayBeNewDocument, validations.isEmpty,
+               let saved = try insertNewDocument(store: store, docID: docID, properties: properties,
+                                                 hasSpecialKeys: hasSpecialKeys, document: knownDocument) {
+                return saved
+            }
             // Nothing is written before every check has passed, so a failed save inside an
             // app's transaction leaves no trace (see `write`).
             let existingID = try store.numericID(of: docID)
@@ -160,6 +203,53 @@ extension CBLDatabase {
             noteChange(change, revision: saved)
             return saved
         }
+    }
+
+    /// Saves the first revision of a document the store has never seen (no parent, not a
+    /// deletion, no attachments, no validation blocks): the same rows, revision ID, change and
+    /// returned revision as the general path, with fewer lookups. The body is encoded into the
+    /// reused `bodyWriter` and bound from there.
+    ///
+    /// Returns nil, having written nothing, when the document already has a `docs` row or the
+    /// body cannot be encoded; the general path then decides (and reports errors in its order).
+    /// Called under the lock inside `write`.
+    private func insertNewDocument(store: SQLiteStore, docID: String, properties: [String: Any], hasSpecialKeys: Bool,
+                                   document knownDocument: CBLDocument?) throws -> CBLSavedRevision? {
+        bodyWriter.removeAll()
+        defer {
+            // Don't keep a huge buffer around after an unusually large document.
+            if bodyWriter.capacity > 1 << 16 { bodyWriter = JSONWriter(capacity: 1024) }
+        }
+        do {
+            try bodyWriter.writeObject(properties, sortedKeys: true,
+                                       skippingKey: hasSpecialKeys ? CBLDatabase.isStrippedKey : CBLDatabase.skipsNoKey)
+        } catch {
+            return nil
+        }
+        // Every check has passed: a new document has no parent to find or conflict with.
+        guard let numericID = try store.createNumericIDIfNew(of: docID) else { return nil }
+        let revID = try bodyWriter.withUnsafeBytes { try RevisionID.generate(jsonBytes: $0, deleted: false, parent: nil) }
+        let document = knownDocument ?? self.document(withID: docID)!
+        let docType = CBLDatabase.stringValue(properties["type"])
+        guard let sequence = try bodyWriter.withUnsafeBytes({
+            try store.insertFirstRevisionRow(numericID: numericID, revID: revID, body: $0, docType: docType)
+        }) else {
+            // Cannot happen for a new docs row; answered as the general path does (spec 3.5 step 7).
+            guard let existing = try store.revision(docID: docID, numericID: numericID, revID: revID) else {
+                throw CBLError.dbError("Revision \(revID) vanished")
+            }
+            return CBLSavedRevision(document: document, stored: existing)
+        }
+        let saved = CBLSavedRevision(document: document, revID: revID, sequence: sequence, deleted: false,
+                                     body: nil, properties: properties, propertiesNeedSpecialKeys: true)
+        let change = RevisionChange(docID: docID, revID: revID, winningRevID: revID, winningIsDeleted: false,
+                                    inConflict: false, isDeletion: false, sequence: sequence, source: nil)
+        // Every live CBLDocument of this database is in its identity map, so `document` is the
+        // one `noteChange` would look up.
+        assert(cachedDocument(docID) === document)
+        pendingChanges.append(change)
+        document.revisionAdded(change, revision: saved)
+        return saved
     }
 
     /// Builds the notification record after a write, reading the new winner and conflict state.

@@ -15,9 +15,7 @@ extension CBLDatabase {
         guard !pendingChanges.isEmpty else { return }
         let changes = pendingChanges.map(CBLDatabaseChange.init)
         pendingChanges.removeAll(keepingCapacity: false)
-        let documents: [(CBLDocument, CBLDatabaseChange)] = changes.compactMap { change in
-            cachedDocument(change.documentID).map { ($0, change) }
-        }
+        let documents = documentsToNotify(changes)
         let listeners = Array(changeListeners.values)
         let continuations = Array(changeContinuations.values)
         let deliver = { [self] in
@@ -34,6 +32,22 @@ extension CBLDatabase {
         } else {
             deliver()
         }
+    }
+
+    /// The live cached document of each change, in the changes' order (the documents whose
+    /// listeners hear about it). For a transaction with more changes than the identity map has
+    /// entries, the map is scanned once for live documents instead of being looked up per change:
+    /// after a bulk insert whose documents are gone that is one short scan and no lookups.
+    private func documentsToNotify(_ changes: [CBLDatabaseChange]) -> [(CBLDocument, CBLDatabaseChange)] {
+        guard documentCache.count < changes.count else {
+            return changes.compactMap { change in cachedDocument(change.documentID).map { ($0, change) } }
+        }
+        var live: [String: CBLDocument] = [:]
+        for entry in documentCache.values {
+            if let document = entry.document { live[document.documentID] = document }
+        }
+        guard !live.isEmpty else { return [] }
+        return changes.compactMap { change in live[change.documentID].map { ($0, change) } }
     }
 
     /// Calls `listener` with the changes of every committed transaction.

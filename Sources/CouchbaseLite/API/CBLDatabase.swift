@@ -33,6 +33,9 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     var views: [String: CBLView] = [:]
     /// Set when a non-atomic nested write failed half-way: the outermost transaction must roll back.
     var transactionPoisoned = false
+    /// Reused to encode the body of a new document (see `insertNewDocument`), so a save
+    /// allocates no JSON buffer.
+    var bodyWriter = JSONWriter(capacity: 1024)
 
     init(name: String, directory: URL, manager: CBLManager, create: Bool, readOnly: Bool) throws {
         self.name = name

@@ -117,6 +117,12 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
     /// (409 otherwise); `_deleted: true` deletes; `_attachments` may carry inline base64 `data`.
     @discardableResult
     public func putProperties(_ properties: [String: Any]) throws -> CBLSavedRevision {
+        // `_rev`, `_id` and `_deleted` can only be present if some key starts with `_`.
+        guard CBLDatabase.hasSpecialKeys(properties) else {
+            return try database.putRevision(docID: documentID, prevRevID: nil, properties: properties,
+                                            deleting: false, allowConflict: false, document: self,
+                                            knownWithoutSpecialKeys: true)
+        }
         let prevRevID = properties["_rev"] as? String
         if let id = properties["_id"] as? String, id != documentID {
             throw CBLError.badRequest("_id '\(id)' does not match document ID '\(documentID)'")

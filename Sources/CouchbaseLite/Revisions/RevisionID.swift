@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// Parsing and generating 1.x revision IDs (`<generation>-<suffix>`, spec 3.2 and 3.3).
@@ -36,25 +35,50 @@ enum RevisionID {
     /// The 1.x digest rule, iOS form (spec 3.3): MD5 of `[len(parent) parent] deleted json`;
     /// generation-1 revisions hash no prefix at all.
     static func generate(json: some ContiguousBytes, deleted: Bool, parent: String?) throws -> String {
-        var generation = 1
-        var md5 = Insecure.MD5()
-        if let parent {
+        try json.withUnsafeBytes { try generate(jsonBytes: $0, deleted: deleted, parent: parent) }
+    }
+
+    /// ``generate(json:deleted:parent:)`` over bytes in place. Runs once per save, so it makes no
+    /// intermediate arrays: the digest input is fed from the buffers and the ID is written
+    /// straight into the new string's storage.
+    static func generate(jsonBytes json: UnsafeRawBufferPointer, deleted: Bool, parent: String?) throws -> String {
+        var gen = 1
+        var md5 = MD5()
+        if var parent {
             let parentGen = RevisionID.generation(parent)
             guard parentGen > 0 else { throw CBLError.badRequest("Invalid parent revision ID '\(parent)'") }
-            generation = parentGen + 1
-            let bytes = Array(parent.utf8)
-            // iOS silently uses the low 8 bits of the length (spec 3.3).
-            md5.update(data: [UInt8(truncatingIfNeeded: bytes.count)])
-            md5.update(data: bytes)
+            gen = parentGen + 1
+            parent.withUTF8 { bytes in
+                // iOS silently uses the low 8 bits of the length (spec 3.3).
+                md5.update(byte: UInt8(truncatingIfNeeded: bytes.count))
+                md5.update(UnsafeRawBufferPointer(bytes))
+            }
         }
-        md5.update(data: [deleted ? 1 : 0])
-        json.withUnsafeBytes { md5.update(bufferPointer: $0) }
-        // "<generation>-<32 hex digits>", built in one buffer (this runs once per save).
-        var out: [UInt8] = Array(String(generation).utf8)
-        out.reserveCapacity(out.count + 33)
-        out.append(UInt8(ascii: "-"))
-        appendHex(md5.finalize(), to: &out)
-        return String(decoding: out, as: UTF8.self)
+        md5.update(byte: deleted ? 1 : 0)
+        md5.update(json)
+        let digest = md5.finalize()
+        // "<generation>-<32 hex digits>"; a generation has at most 10 digits (parent ≤ 9 digits, + 1).
+        return String(unsafeUninitializedCapacity: 11 + 32) { out in
+            let hex: StaticString = "0123456789abcdef"
+            var n = 0
+            var scale = 1
+            while gen / scale >= 10 { scale *= 10 }
+            while scale > 0 {
+                out[n] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: (gen / scale) % 10)
+                n += 1
+                scale /= 10
+            }
+            out[n] = UInt8(ascii: "-")
+            n += 1
+            MD5.bytes(of: digest) { d in
+                for b in d {
+                    out[n] = hex.utf8Start[Int(b >> 4)]
+                    out[n + 1] = hex.utf8Start[Int(b & 0xF)]
+                    n += 2
+                }
+            }
+            return n
+        }
     }
 
     /// `_revisions` (CouchDB history form) for a list of rev IDs, newest first (spec 3.4).

@@ -15,7 +15,7 @@ extension SQLiteStore {
 
     /// The internal numeric ID of a document, or nil when the store has never seen it.
     func numericID(of docID: String) throws -> Int64? {
-        let stmt = try connection.cached("SELECT doc_id FROM docs WHERE docid=?")
+        let stmt = try connection.cached(static: "SELECT doc_id FROM docs WHERE docid=?")
         defer { stmt.reset() }
         try stmt.bind(docID, at: 1)
         return try stmt.step() ? stmt.int64(0) : nil
@@ -23,7 +23,7 @@ extension SQLiteStore {
 
     /// The numeric ID of a document, creating its `docs` row if needed. `isNew` tells which.
     func createNumericID(of docID: String) throws -> (id: Int64, isNew: Bool) {
-        let insert = try connection.cached("INSERT OR IGNORE INTO docs (docid) VALUES (?)")
+        let insert = try connection.cached(static: "INSERT OR IGNORE INTO docs (docid) VALUES (?)")
         try insert.bind(docID, at: 1)
         defer { insert.reset() }
         try insert.step()
@@ -32,9 +32,23 @@ extension SQLiteStore {
         return (id, false)
     }
 
+    /// Creates the `docs` row of a document the store has never seen and returns its numeric ID;
+    /// nil (and nothing written) when the row already exists.
+    func createNumericIDIfNew(of docID: String) throws -> Int64? {
+        let insert = try connection.cached(static: "INSERT OR IGNORE INTO docs (docid) VALUES (?)")
+        var docID = docID
+        return try docID.withUTF8 { text in
+            // Bound in place: the statement is reset before `text` goes away.
+            defer { insert.reset() }
+            try insert.bindTextNoCopy(UnsafeRawBufferPointer(text), at: 1)
+            try insert.step()
+            return connection.changes > 0 ? connection.lastInsertRowID : nil
+        }
+    }
+
     /// The winning revision (spec 3.4): non-deleted leaves first, then highest revID.
     func winningRevision(docID: String, numericID: Int64, withBody: Bool = true) throws -> StoredRevision? {
-        let stmt = try connection.cached(
+        let stmt = try connection.cached(static:
             "SELECT sequence, revid, deleted, json FROM revs WHERE doc_id=? AND current=1 ORDER BY deleted ASC, revid DESC LIMIT 1")
         defer { stmt.reset() }
         try stmt.bind(numericID, at: 1)
@@ -45,7 +59,7 @@ extension SQLiteStore {
 
     /// The winning revision of a document ID, or nil if it has none (one indexed join).
     func winningRevision(docID: String, withBody: Bool = true) throws -> StoredRevision? {
-        let stmt = try connection.cached(withBody
+        let stmt = try connection.cached(static: withBody
             ? "SELECT sequence, revid, deleted, json FROM revs, docs WHERE docs.docid=? AND revs.doc_id=docs.doc_id AND current=1 ORDER BY deleted ASC, revid DESC LIMIT 1"
             : "SELECT sequence, revid, deleted FROM revs, docs WHERE docs.docid=? AND revs.doc_id=docs.doc_id AND current=1 ORDER BY deleted ASC, revid DESC LIMIT 1")
         defer { stmt.reset() }
@@ -57,7 +71,7 @@ extension SQLiteStore {
 
     /// One revision by ID.
     func revision(docID: String, numericID: Int64, revID: String, withBody: Bool = true) throws -> StoredRevision? {
-        let stmt = try connection.cached(
+        let stmt = try connection.cached(static:
             "SELECT sequence, deleted, json, current FROM revs WHERE doc_id=? AND revid=? LIMIT 1")
         defer { stmt.reset() }
         try stmt.bind(numericID, at: 1)
@@ -74,7 +88,7 @@ extension SQLiteStore {
 
     /// The body of a revision by sequence (nil if unavailable).
     func body(sequence: Int64) throws -> [UInt8]? {
-        let stmt = try connection.cached("SELECT json FROM revs WHERE sequence=?")
+        let stmt = try connection.cached(static: "SELECT json FROM revs WHERE sequence=?")
         defer { stmt.reset() }
         try stmt.bind(sequence, at: 1)
         guard try stmt.step() else { return nil }
@@ -83,7 +97,7 @@ extension SQLiteStore {
 
     /// Every leaf of a document, winner first.
     func leaves(docID: String, numericID: Int64, withBodies: Bool = false) throws -> [StoredRevision] {
-        let stmt = try connection.cached(
+        let stmt = try connection.cached(static:
             "SELECT sequence, revid, deleted, json FROM revs WHERE doc_id=? AND current=1 ORDER BY deleted ASC, revid DESC")
         var result: [StoredRevision] = []
         try stmt.bind(numericID, at: 1)
@@ -106,7 +120,7 @@ extension SQLiteStore {
 
     /// A document's whole revision tree, newest sequence first.
     func revisionTree(numericID: Int64) throws -> [TreeNode] {
-        let stmt = try connection.cached(
+        let stmt = try connection.cached(static:
             "SELECT sequence, revid, deleted, json IS NOT NULL, parent, current FROM revs WHERE doc_id=? ORDER BY sequence DESC")
         var nodes: [TreeNode] = []
         try stmt.bind(numericID, at: 1)

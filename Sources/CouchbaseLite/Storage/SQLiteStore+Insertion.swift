@@ -7,7 +7,22 @@ extension SQLiteStore {
     /// revision already exists (the UNIQUE(doc_id, revid) constraint; spec 3.5 step 7).
     func insertRevisionRow(numericID: Int64, revID: String, parentSequence: Int64?, current: Bool,
                            deleted: Bool, body: [UInt8]?, hasAttachments: Bool, docType: String?) throws -> Int64? {
-        let stmt = try connection.cached(
+        if let body {
+            return try body.withUnsafeBytes {
+                try insertRevisionRow(numericID: numericID, revID: revID, parentSequence: parentSequence, current: current,
+                                      deleted: deleted, bodyBytes: $0, hasAttachments: hasAttachments, docType: docType)
+            }
+        }
+        return try insertRevisionRow(numericID: numericID, revID: revID, parentSequence: parentSequence, current: current,
+                                     deleted: deleted, bodyBytes: nil, hasAttachments: hasAttachments, docType: docType)
+    }
+
+    /// ``insertRevisionRow(numericID:revID:parentSequence:current:deleted:body:hasAttachments:docType:)``
+    /// with the body in a buffer (nil = no body); SQLite copies it.
+    func insertRevisionRow(numericID: Int64, revID: String, parentSequence: Int64?, current: Bool,
+                           deleted: Bool, bodyBytes body: UnsafeRawBufferPointer?, hasAttachments: Bool,
+                           docType: String?) throws -> Int64? {
+        let stmt = try connection.cached(static:
             "INSERT INTO revs (doc_id, revid, parent, current, deleted, no_attachments, json, doc_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         defer { stmt.reset() }
         try stmt.bind(numericID, at: 1)
@@ -24,6 +39,34 @@ extension SQLiteStore {
             return nil
         }
         return connection.lastInsertRowID
+    }
+
+    /// ``insertRevisionRow(numericID:revID:parentSequence:current:deleted:bodyBytes:hasAttachments:docType:)``
+    /// for a document's first revision: a current, live leaf without parent or attachments. The
+    /// same row, with the constant columns in the SQL (half the bindings).
+    func insertFirstRevisionRow(numericID: Int64, revID: String, body: UnsafeRawBufferPointer,
+                                docType: String?) throws -> Int64? {
+        let stmt = try connection.cached(static:
+            "INSERT INTO revs (doc_id, revid, parent, current, deleted, no_attachments, json, doc_type) VALUES (?, ?, NULL, 1, 0, 1, ?, ?)")
+        // Text and body are bound in place: the statement is reset before they go away.
+        func run(_ docType: UnsafeBufferPointer<UInt8>?) throws -> Int64? {
+            var revID = revID
+            return try revID.withUTF8 { revIDText in
+                defer { stmt.reset() }
+                try stmt.bind(numericID, at: 1)
+                try stmt.bindTextNoCopy(UnsafeRawBufferPointer(revIDText), at: 2)
+                try stmt.bindBlobNoCopy(body, at: 3)
+                if let docType { try stmt.bindTextNoCopy(UnsafeRawBufferPointer(docType), at: 4) } else { try stmt.bindNull(at: 4) }
+                do {
+                    try stmt.step()
+                } catch let e as SQLiteError where e.isConstraintViolation {
+                    return nil
+                }
+                return connection.lastInsertRowID
+            }
+        }
+        guard var docType else { return try run(nil) }
+        return try docType.withUTF8 { try run($0) }
     }
 
     /// Marks a revision as no longer a leaf. Returns true if it was one.
@@ -66,7 +109,7 @@ extension SQLiteStore {
             }
         }
         var deleted = 0
-        let delete = try connection.cached("DELETE FROM revs WHERE sequence=?")
+        let delete = try connection.cached(static: "DELETE FROM revs WHERE sequence=?")
         for node in tree where !keep.contains(node.sequence) {
             try delete.run([.integer(node.sequence)])
             deleted += 1
@@ -84,7 +127,7 @@ extension SQLiteStore {
         let (numericID, isNew) = try createNumericID(of: docID)
         var known: [String: (sequence: Int64, current: Bool)] = [:]
         if !isNew {
-            let stmt = try connection.cached("SELECT revid, sequence, current FROM revs WHERE doc_id=?")
+            let stmt = try connection.cached(static: "SELECT revid, sequence, current FROM revs WHERE doc_id=?")
             try stmt.bind(numericID, at: 1)
             try stmt.forEachRow { known[$0.string(0) ?? ""] = ($0.int64(1), $0.bool(2)) }
         }
