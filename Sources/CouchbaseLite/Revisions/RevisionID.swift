@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// Parsing and generating 1.x revision IDs (`<generation>-<suffix>`, spec 3.2 and 3.3).
@@ -43,19 +44,19 @@ enum RevisionID {
     /// straight into the new string's storage.
     static func generate(jsonBytes json: UnsafeRawBufferPointer, deleted: Bool, parent: String?) throws -> String {
         var gen = 1
-        var md5 = MD5()
+        var md5 = Insecure.MD5()
         if var parent {
             let parentGen = RevisionID.generation(parent)
             guard parentGen > 0 else { throw CBLError.badRequest("Invalid parent revision ID '\(parent)'") }
             gen = parentGen + 1
             parent.withUTF8 { bytes in
                 // iOS silently uses the low 8 bits of the length (spec 3.3).
-                md5.update(byte: UInt8(truncatingIfNeeded: bytes.count))
-                md5.update(UnsafeRawBufferPointer(bytes))
+                withUnsafeBytes(of: UInt8(truncatingIfNeeded: bytes.count)) { md5.update(bufferPointer: $0) }
+                md5.update(bufferPointer: UnsafeRawBufferPointer(bytes))
             }
         }
-        md5.update(byte: deleted ? 1 : 0)
-        md5.update(json)
+        withUnsafeBytes(of: UInt8(deleted ? 1 : 0)) { md5.update(bufferPointer: $0) }
+        md5.update(bufferPointer: json)
         let digest = md5.finalize()
         // "<generation>-<32 hex digits>"; a generation has at most 10 digits (parent ≤ 9 digits, + 1).
         return String(unsafeUninitializedCapacity: 11 + 32) { out in
@@ -70,7 +71,7 @@ enum RevisionID {
             }
             out[n] = UInt8(ascii: "-")
             n += 1
-            MD5.bytes(of: digest) { d in
+            digest.withUnsafeBytes { d in
                 for b in d {
                     out[n] = hex.utf8Start[Int(b >> 4)]
                     out[n + 1] = hex.utf8Start[Int(b & 0xF)]
