@@ -87,7 +87,7 @@ let package = Package(
         .executableTarget(
             name: "cbl",
             dependencies: [
-                "CouchbaseLite", "CouchbaseLiteListener", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade",
+                "CouchbaseLite", "CouchbaseLiteListener", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade", "SQLiteKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -10,7 +10,7 @@ import SQLiteKit
 /// Reads every revision row the converter reads (document ID, revision ID, JSON body), touching
 /// the bytes, on the same kind of connection the converter uses (read-only, immutable).
 func plainSourceRead(bundle: URL) throws -> (Duration, Int) {
-    let path = "file:" + bundle.appendingPathComponent("db.sqlite3").path + "?immutable=1"
+    let path = SQLiteConnection.immutableURI(forPath: bundle.appendingPathComponent("db.sqlite3").path)
     let c = try SQLiteConnection(path: path, mode: .init(readOnly: true))
     try c.createCollation("REVID", cbl_sqlite_collate_revid)
     defer { c.close() }

@@ -22,12 +22,10 @@ final class LegacySource {
         attachmentsDirectory = bundle.appendingPathComponent("attachments")
         try Self.checkFormat(bundle: bundle)
 
-        let wal = db.path + "-wal"
-        let walSize = ((try? fm.attributesOfItem(atPath: wal))?[.size] as? NSNumber)?.intValue ?? 0
         var openPath: String
         var mode = SQLiteConnection.OpenMode(readOnly: true)
         // A non-empty WAL or a hot rollback journal holds committed data an immutable open would miss.
-        if walSize > 0 || fm.fileExists(atPath: db.path + "-journal") {
+        if SQLiteConnection.hasPendingJournal(path: db.path) {
             let copy = workDirectory.appendingPathComponent("source-copy", isDirectory: true)
             try fm.createDirectory(at: copy, withIntermediateDirectories: true)
             for suffix in ["", "-wal", "-shm", "-journal"] where fm.fileExists(atPath: db.path + suffix) {
@@ -37,7 +35,7 @@ final class LegacySource {
             openPath = copy.appendingPathComponent("db.sqlite3").path
             mode = SQLiteConnection.OpenMode(readOnly: false, create: false)   // lets SQLite replay the WAL into the copy
         } else {
-            openPath = "file:" + Self.uriEscaped(db.path) + "?immutable=1"
+            openPath = SQLiteConnection.immutableURI(forPath: db.path)
         }
         do {
             connection = try SQLiteConnection(path: openPath, mode: mode)
@@ -99,12 +97,6 @@ final class LegacySource {
             throw CouchbaseLiteError(.notADatabaseFile,
                 "\(bundle.lastPathComponent) is encrypted; decrypt it with Couchbase Lite 1.x before upgrading")
         }
-    }
-
-    static func uriEscaped(_ path: String) -> String {
-        var allowed = CharacterSet.urlPathAllowed
-        allowed.remove(charactersIn: "?#%")
-        return path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
     }
 
     // MARK: Reading

@@ -32,6 +32,22 @@ public final class SQLiteConnection: @unchecked Sendable {
     private var savepointDepth = 0
     private var isClosed = false
 
+    /// A `file:` URI that opens `path` as immutable: SQLite then never writes or creates anything
+    /// next to it (no `-shm`), but also ignores any `-wal`, so use it only when the WAL is absent or empty.
+    public static func immutableURI(forPath path: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        return "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path) + "?immutable=1"
+    }
+
+    /// True when `path` has a non-empty `-wal` or a `-journal` side file (committed data an
+    /// immutable open would not see).
+    public static func hasPendingJournal(path: String) -> Bool {
+        let fm = FileManager.default
+        let walSize = ((try? fm.attributesOfItem(atPath: path + "-wal"))?[.size] as? NSNumber)?.intValue ?? 0
+        return walSize > 0 || fm.fileExists(atPath: path + "-journal")
+    }
+
     /// Opens (and with `mode.create`, creates) a database file.
     public init(path: String, mode: OpenMode = OpenMode()) throws {
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI

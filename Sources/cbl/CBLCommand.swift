@@ -66,12 +66,17 @@ struct Demo: ParsableCommand {
 }
 
 struct Info: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Summarise a .cblite2 database (opened read-only).")
+    static let configuration = CommandConfiguration(abstract: "Summarise a 1.x or 2.x/3.x .cblite2 database (opened read-only).")
 
     @Argument(help: "Path to NAME.cblite2")
     var path: String
 
     func run() throws {
+        let bundle = URL(fileURLWithPath: path).standardizedFileURL
+        if let summary = try twoXSummary(bundle) {
+            print(summary)
+            return
+        }
         let (manager, db) = try openDatabase(at: path, readOnly: true)
         defer { manager.close() }
         print("name:            \(db.name)")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CouchbaseLiteSwift
 import CouchbaseLiteUpgrade
+import SQLiteKit
 import Foundation
 
 struct Upgrade: ParsableCommand {
@@ -96,4 +97,26 @@ final class ProgressBar {
         guard enabled, lastDrawn >= 0 else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
     }
+}
+
+/// `cbl info` for a 2.x/3.x bundle (schema 201…599), or nil when the bundle is not one.
+func twoXSummary(_ bundle: URL) throws -> String? {
+    let dbPath = bundle.appendingPathComponent(Schema2.databaseFileName).path
+    let probePath = SQLiteConnection.hasPendingJournal(path: dbPath) ? dbPath : SQLiteConnection.immutableURI(forPath: dbPath)
+    guard FileManager.default.fileExists(atPath: dbPath),
+          let probe = try? SQLiteConnection(path: probePath, mode: .init(readOnly: true)) else { return nil }
+    let version = probe.userVersion
+    probe.close()
+    guard (Schema2.oldestReadable...Schema2.newestReadable).contains(version) else { return nil }
+    let file = try DataFile(directory: bundle, create: false, readOnly: true)
+    defer { file.close() }
+    let uuid = (try file.info(Schema2.InfoKey.publicUUID)).map { $0.map { String(format: "%02x", $0) }.joined() } ?? "-"
+    return """
+        name:            \(bundle.deletingPathExtension().lastPathComponent)
+        format:          Couchbase Lite 2.x/3.x (schema \(version), \(file.versioning == 2 ? "version vectors" : "revision trees"))
+        documents:       \(try file.liveDocumentCount())
+        last sequence:   \(try file.lastSequence())
+        shared keys:     \(file.sharedKeys.count)
+        public UUID:     \(uuid)
+        """
 }

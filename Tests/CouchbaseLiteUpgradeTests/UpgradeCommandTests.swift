@@ -44,6 +44,15 @@ final class UpgradeCommandTests: XCTestCase {
         let db = try openConverted(scratch.path("out/converted.cblite2"))
         XCTAssertEqual(db.document(withID: "doc1")?.string(forKey: "description"), "Jim's avatar")
         try db.close()
+
+        // `cbl info` recognises the result as a 2.x database and reads it without writing.
+        let converted = scratch.path("out/converted.cblite2")
+        let before = try checksums(converted)
+        let (infoStatus, info) = try run(["info", converted.path])
+        XCTAssertEqual(infoStatus, 0, info)
+        XCTAssertTrue(info.contains("schema 302, revision trees"), info)
+        XCTAssertTrue(info.contains("documents:       2"), info)
+        XCTAssertEqual(try checksums(converted), before)
     }
 
     func testRefusalExitsNonZeroWithTheReason() throws {

@@ -45,18 +45,22 @@ package final class DataFile: @unchecked Sendable {
     // MARK: Opening
 
     /// Opens an existing bundle; with `create`, creates an empty 2.8-layout database when absent.
-    package init(directory: URL, create: Bool) throws {
+    /// `readOnly` opens without writing anything (no pragmas, no schema creation).
+    package init(directory: URL, create: Bool, readOnly: Bool = false) throws {
         self.directory = directory
         let fm = FileManager.default
         let dbPath = Self.databasePath(in: directory)
         try Self.checkBundle(directory)
         let exists = fm.fileExists(atPath: dbPath)
         if !exists {
-            guard create else { throw CouchbaseLiteError(.notFound, "No database at \(directory.path)") }
+            guard create, !readOnly else { throw CouchbaseLiteError(.notFound, "No database at \(directory.path)") }
             try fm.createDirectory(at: directory, withIntermediateDirectories: true)
         }
         do {
-            connection = try SQLiteConnection(path: dbPath, mode: .init(readOnly: false, create: !exists))
+            // A read-only look at a checkpointed file must not even create `-shm`/`-wal` beside it.
+            let immutable = readOnly && exists && !SQLiteConnection.hasPendingJournal(path: dbPath)
+            connection = try SQLiteConnection(path: immutable ? SQLiteConnection.immutableURI(forPath: dbPath) : dbPath,
+                                              mode: .init(readOnly: readOnly, create: !exists))
         } catch let e as SQLiteError {
             throw Self.openError(e, path: dbPath)
         }
@@ -68,12 +72,14 @@ package final class DataFile: @unchecked Sendable {
             let tables = try connection.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0
             schemaVersion = connection.userVersion
             if tables == 0 && schemaVersion == 0 {
-                guard create else { throw CouchbaseLiteError(.wrongFormat, "\(dbPath) is an empty file, not a database") }
+                guard create, !readOnly else { throw CouchbaseLiteError(.wrongFormat, "\(dbPath) is an empty file, not a database") }
                 try createSchema(bulkLoad: false)
             } else {
                 try checkSchemaVersion(path: dbPath)
-                try connection.execute("PRAGMA journal_mode=WAL")
-                try connection.execute("PRAGMA synchronous=NORMAL")
+                if !readOnly {
+                    try connection.execute("PRAGMA journal_mode=WAL")
+                    try connection.execute("PRAGMA synchronous=NORMAL")
+                }
                 try loadLayout()
             }
         } catch let e as SQLiteError {
