@@ -1,4 +1,4 @@
-import CJSONCollation
+import CouchbaseLite
 import CouchbaseLiteSwift
 import Foundation
 import SQLiteKit
@@ -39,10 +39,8 @@ final class LegacySource {
         }
         do {
             connection = try SQLiteConnection(path: openPath, mode: mode)
-            try connection.createCollation("REVID", cbl_sqlite_collate_revid)
-            try connection.createCollation("JSON", cbl_sqlite_collate_json)
-            try connection.createCollation("JSON_RAW", cbl_sqlite_collate_json_raw)
-            try connection.createCollation("JSON_ASCII", cbl_sqlite_collate_json_ascii)
+            // `revs.revid` sorts with REVID (the winner order); view tables name the JSON collations.
+            try SQLiteStore.registerCollations(on: connection)
             _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")
         } catch let e as SQLiteError {
             if e.isNotADatabase {

@@ -25,7 +25,7 @@ public struct UpgradeOptions: Sendable {
 
 /// Progress of a running upgrade, reported every few hundred documents.
 public struct UpgradeProgress: Sendable {
-    public enum Phase: String, Sendable { case documents, attachments, finishing }
+    public enum Phase: String, Sendable { case documents, finishing }
     public var phase: Phase
     public var completed: Int
     public var total: Int

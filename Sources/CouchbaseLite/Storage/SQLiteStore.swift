@@ -5,7 +5,7 @@ import SQLiteKit
 /// The 1.x SQLite storage of one database directory (`NAME.cblite2/`): every SQL statement that
 /// reads or writes documents, revisions, local documents and the `info` table lives in this type
 /// and its extensions. Not thread-safe: `CBLDatabase` serialises access with its lock.
-final class SQLiteStore: @unchecked Sendable {
+package final class SQLiteStore: @unchecked Sendable {
     let connection: SQLiteConnection
     /// The `.cblite2` directory.
     let directory: URL
@@ -70,7 +70,7 @@ final class SQLiteStore: @unchecked Sendable {
 
     /// Registers the collations the 1.x schema names (spec 2.1): without them SQLite refuses
     /// any statement touching `revs`, `localdocs` or a view table.
-    static func registerCollations(on connection: SQLiteConnection) throws {
+    package static func registerCollations(on connection: SQLiteConnection) throws {
         try connection.createCollation("JSON", cbl_sqlite_collate_json)
         try connection.createCollation("JSON_RAW", cbl_sqlite_collate_json_raw)
         try connection.createCollation("JSON_ASCII", cbl_sqlite_collate_json_ascii)

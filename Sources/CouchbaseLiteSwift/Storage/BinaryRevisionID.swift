@@ -62,7 +62,7 @@ package enum BinaryRevisionID {
     /// The text form (`GEN-digest`, lower-case hex) of a binary revision ID; nil when malformed,
     /// or when it is a version-vector style ID (leading `00`, spec 3.2), which rev trees never use.
     package static func decode(_ bytes: some Collection<UInt8>) -> String? {
-        var bytes = Array(bytes)
+        let bytes = Array(bytes)
         return bytes.withUnsafeBufferPointer { decode(UnsafeRawBufferPointer($0)) }
     }
 

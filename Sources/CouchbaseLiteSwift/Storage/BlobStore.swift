@@ -87,23 +87,6 @@ package struct BlobStore: Sendable {
         installed = true
         return true
     }
-
-    /// Stores `data` and returns its key (used when documents are written through the 2.x API).
-    package func store(_ data: Data) throws -> [UInt8] {
-        let key = SHA1Digest.hash(data)
-        let destination = url(forKey: key)
-        if FileManager.default.fileExists(atPath: destination.path) { return key }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let temp = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
-        try data.write(to: temp)
-        do {
-            try FileManager.default.moveItem(at: temp, to: destination)
-        } catch {
-            try? FileManager.default.removeItem(at: temp)
-            if !FileManager.default.fileExists(atPath: destination.path) { throw error }
-        }
-        return key
-    }
 }
 
 /// SHA-1 of blob content: the blob key (spec 1.1).

@@ -328,25 +328,6 @@ package final class DataFile: @unchecked Sendable {
     /// Kept prepared: bulk loads insert one row per document.
     private var insertStatement: SQLiteStatement?
 
-    /// Inserts a new document row built from a winning revision and its history, with the next
-    /// sequence. The Fleece `body` must have been encoded with this file's `sharedKeys`.
-    @discardableResult
-    package func insertDocument(docID: String, history: [[UInt8]], deleted: Bool, hasAttachments: Bool,
-                                body: [UInt8], scratch: inout [UInt8]) throws -> UInt64 {
-        let tree = RevisionTree.linear(history: history, deleted: deleted, hasAttachments: hasAttachments, body: body)
-        scratch.removeAll(keepingCapacity: true)
-        tree.encode(into: &scratch)
-        let flags = DocumentFlags.current(deleted: deleted, hasAttachments: hasAttachments)
-        var docID = docID
-        return try docID.withUTF8 { id in
-            try history[0].withUnsafeBytes { version in
-                try scratch.withUnsafeBytes { tree in
-                    try insertRecord(docID: UnsafeRawBufferPointer(id), flags: flags, version: version, tree: tree)
-                }
-            }
-        }
-    }
-
     /// Inserts a document row with an already serialized rev tree and the next sequence.
     @discardableResult
     package func insertRecord(docID: UnsafeRawBufferPointer, flags: DocumentFlags, version: UnsafeRawBufferPointer,

@@ -96,23 +96,6 @@ package struct RevisionTree: Sendable, Equatable {
 
     // MARK: Encoding
 
-    /// The tree a converter writes for one document (spec 3.5): the current revision with its body,
-    /// then each ancestor without a body, linked in a line.
-    package static func linear(history: [[UInt8]], deleted: Bool, hasAttachments: Bool, body: [UInt8]) -> RevisionTree {
-        var revisions: [TreeRevision] = []
-        revisions.reserveCapacity(history.count)
-        for (i, revID) in history.enumerated() {
-            let parent = i + 1 < history.count ? i + 1 : nil
-            if i == 0 {
-                revisions.append(TreeRevision(revID: revID, parentIndex: parent,
-                                              flags: .leaf(deleted: deleted, hasAttachments: hasAttachments), body: body))
-            } else {
-                revisions.append(TreeRevision(revID: revID, parentIndex: parent, flags: []))
-            }
-        }
-        return RevisionTree(revisions: revisions)
-    }
-
     /// Serializes the tree in the on-disk layout. `includeCurrentBody` is false for the 3.x
     /// `extra` column, where the current body lives in `body` instead (spec 3.4).
     package func encoded(includeCurrentBody: Bool = true) -> [UInt8] {
@@ -123,23 +106,11 @@ package struct RevisionTree: Sendable, Equatable {
 
     package func encode(into out: inout [UInt8], includeCurrentBody: Bool = true) {
         for (index, rev) in revisions.enumerated() {
-            let start = out.count
-            out.append(contentsOf: [0, 0, 0, 0])                    // size, patched below
-            let parent = UInt16(truncatingIfNeeded: rev.parentIndex ?? 0xFFFF)
-            out.append(UInt8(parent >> 8)); out.append(UInt8(parent & 0xFF))
             let body = (index > 0 || includeCurrentBody) ? rev.body : nil
-            var flags = rev.flags.subtracting([.new, .hasData])
-            if body != nil { flags.insert(.hasData) }
-            out.append(flags.rawValue)
-            out.append(UInt8(truncatingIfNeeded: rev.revID.count))
-            out.append(contentsOf: rev.revID)
-            Varint.append(rev.sequence, to: &out)
-            if let body { out.append(contentsOf: body) }
-            let size = UInt32(out.count - start)
-            out[start] = UInt8(size >> 24); out[start + 1] = UInt8((size >> 16) & 0xFF)
-            out[start + 2] = UInt8((size >> 8) & 0xFF); out[start + 3] = UInt8(size & 0xFF)
+            _ = Self.appendRecord(into: &out, parentIndex: rev.parentIndex, flags: rev.flags, sequence: rev.sequence,
+                                  body: body) { $0.append(contentsOf: rev.revID); return true }
         }
-        out.append(contentsOf: [0, 0, 0, 0])
+        Self.appendEnd(into: &out)
         for (remote, revision) in remotes {
             out.append(UInt8(remote >> 8)); out.append(UInt8(remote & 0xFF))
             let r = UInt16(truncatingIfNeeded: revision)
@@ -151,16 +122,28 @@ package struct RevisionTree: Sendable, Equatable {
     /// path: no intermediate tree). Returns false when the revision ID is not valid for LiteCore.
     package static func appendRecord(into out: inout [UInt8], revID: UnsafeRawBufferPointer, parentIndex: Int?,
                                      flags: RevisionFlags, body: [UInt8]?) -> Bool {
+        // Sequence 0 = "the record's sequence", as LiteCore writes revisions added in one save (spec 3.3).
+        appendRecord(into: &out, parentIndex: parentIndex, flags: flags, sequence: 0, body: body) {
+            BinaryRevisionID.append(revID, to: &$0)
+        }
+    }
+
+    /// One record (spec 3.3): u32 size, u16 parent, flags (HasData when a body follows), revision ID
+    /// length and bytes (appended by `writeRevID`), varint sequence, body. False when `writeRevID` fails.
+    @inline(__always)
+    private static func appendRecord(into out: inout [UInt8], parentIndex: Int?, flags: RevisionFlags, sequence: UInt64,
+                                     body: [UInt8]?, writeRevID: (inout [UInt8]) -> Bool) -> Bool {
         let start = out.count
-        out.append(contentsOf: [0, 0, 0, 0])
+        out.append(contentsOf: [0, 0, 0, 0])                    // size, patched below
         let parent = UInt16(truncatingIfNeeded: parentIndex ?? 0xFFFF)
         out.append(UInt8(parent >> 8)); out.append(UInt8(parent & 0xFF))
-        out.append((flags.rawValue & ~RevisionFlags.new.rawValue) | (body != nil ? RevisionFlags.hasData.rawValue : 0))
+        let stored = flags.rawValue & ~(RevisionFlags.new.rawValue | RevisionFlags.hasData.rawValue)
+        out.append(stored | (body != nil ? RevisionFlags.hasData.rawValue : 0))
         let lengthIndex = out.count
-        out.append(0)
-        guard BinaryRevisionID.append(revID, to: &out) else { return false }
-        out[lengthIndex] = UInt8(out.count - lengthIndex - 1)
-        out.append(0)                                   // sequence 0 = the record's sequence (spec 3.3)
+        out.append(0)                                           // revision ID length, patched below
+        guard writeRevID(&out) else { return false }
+        out[lengthIndex] = UInt8(truncatingIfNeeded: out.count - lengthIndex - 1)
+        Varint.append(sequence, to: &out)
         if let body { out.append(contentsOf: body) }
         let size = UInt32(out.count - start)
         out[start] = UInt8(size >> 24); out[start + 1] = UInt8((size >> 16) & 0xFF)
