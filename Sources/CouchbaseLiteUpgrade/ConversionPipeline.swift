@@ -1,3 +1,4 @@
+import CouchbaseLite
 import CouchbaseLiteSwift
 import Foundation
 
@@ -42,54 +43,6 @@ struct RowBatch: Sendable {
     }
 }
 
-/// A bounded hand-over queue between the reading and the writing thread.
-final class BatchQueue: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var items: [RowBatch] = []
-    private var finished = false
-    private var cancelled = false
-    private let capacity: Int
-
-    init(capacity: Int) { self.capacity = capacity }
-
-    /// Blocks while the queue is full; false once the consumer has cancelled.
-    func push(_ batch: RowBatch) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while items.count >= capacity && !cancelled { condition.wait() }
-        guard !cancelled else { return false }
-        items.append(batch)
-        condition.broadcast()
-        return true
-    }
-
-    /// The next batch, or nil once the producer has finished and everything was taken.
-    func pop() -> RowBatch? {
-        condition.lock()
-        defer { condition.unlock() }
-        while items.isEmpty && !finished { condition.wait() }
-        guard !items.isEmpty else { return nil }
-        let batch = items.removeFirst()
-        condition.broadcast()
-        return batch
-    }
-
-    func finish() {
-        condition.lock()
-        finished = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    func cancel() {
-        condition.lock()
-        cancelled = true
-        items.removeAll()
-        condition.broadcast()
-        condition.unlock()
-    }
-}
-
 /// Runs the converter on a reading thread while the calling thread writes the rows: SQLite
 /// reading + JSON→Fleece on one core, SQLite inserts on the other.
 final class ConversionPipeline: @unchecked Sendable {
@@ -97,7 +50,7 @@ final class ConversionPipeline: @unchecked Sendable {
     private var report = UpgradeReport()
     private var readError: Error?
     private var documentsRead = 0
-    private let queue = BatchQueue(capacity: 8)
+    private let queue = HandOffQueue<RowBatch>(capacity: 8)
     private let done = DispatchSemaphore(value: 0)
 
     init(converter: DocumentConverter) {

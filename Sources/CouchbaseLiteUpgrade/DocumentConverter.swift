@@ -1,3 +1,4 @@
+import CouchbaseLite
 import CouchbaseLiteSwift
 import Fleece
 import Foundation
@@ -61,7 +62,7 @@ struct DocumentConverter {
     /// Converts every document into batches pushed to `queue`; stops early (returning) when the
     /// writer cancels. Returns how many source documents were read.
     @discardableResult
-    mutating func convertDocuments(into report: inout UpgradeReport, queue: BatchQueue) throws -> Int {
+    mutating func convertDocuments(into report: inout UpgradeReport, queue: HandOffQueue<RowBatch>) throws -> Int {
         total = try source.documentCount()
         let stmt = try source.revisionRows()
         var currentDoc: Int64?
@@ -107,7 +108,7 @@ struct DocumentConverter {
         return done
     }
 
-    private mutating func deliver(sourceDocumentsRead: Int, to queue: BatchQueue) -> Bool {
+    private mutating func deliver(sourceDocumentsRead: Int, to queue: HandOffQueue<RowBatch>) -> Bool {
         batch.sourceDocumentsRead = sourceDocumentsRead
         batch.sourceDocumentsTotal = max(total, sourceDocumentsRead)
         defer { batch = RowBatch() }

@@ -62,6 +62,12 @@ public struct JSONWriter: @unchecked Sendable {
         count = 0
     }
 
+    /// Drops everything written after the first `byteCount` bytes.
+    public mutating func truncate(to byteCount: Int) {
+        precondition(byteCount >= 0 && byteCount <= count, "truncate(to:) beyond the written bytes")
+        count = byteCount
+    }
+
     /// Appends `value` as JSON. If it throws, nothing is appended.
     public mutating func write(_ value: Any, sortedKeys: Bool = true) throws {
         makeUnique()

@@ -83,7 +83,7 @@ public final class CBLLiveQuery: CBLQuery, @unchecked Sendable {
             let ok = currentRows != nil
             stateLock.unlock()
             if done { return ok }
-            rowsReady.wait(until: Date().addingTimeInterval(0.05))
+            _ = rowsReady.wait(until: Date().addingTimeInterval(0.05))
         }
     }
 

@@ -198,7 +198,7 @@ extension CBLDatabase {
             throw CBLError.notFound("View '\(view.name)' has no map function")
         }
         if isReadOnly { return }
-        try write(atomic: true) { store in
+        _ = try write(atomic: true) { store in
             try ViewIndexer(store: store, views: group).run()
         }
     }

@@ -6,43 +6,33 @@ import SQLiteKit
 ///
 /// Several views are indexed in one pass over the changed documents; only winning revisions
 /// are mapped; rows emitted by revisions that have since been replaced are deleted first.
+/// All SQLite work happens on the calling thread. Big updates run the map functions (JSON
+/// parsing, the app's map blocks, encoding what they emit) on a helper thread meanwhile, so a
+/// full index costs about as much as writing its rows.
 struct ViewIndexer {
     let store: SQLiteStore
     let views: [CBLView]
 
-    /// Collects the rows one map call emits for one view.
-    final class Emitter {
-        var rows: [(key: [UInt8], value: [UInt8]?)] = []
-        var error: Error?
+    /// Updates spanning at least this many sequences map on a helper thread (smaller ones are
+    /// not worth a thread).
+    static let pipelineMinimumSequences: Int64 = 2048
+    /// Documents per batch handed to the mapper.
+    static let batchSize = 256
 
-        func emit(_ key: Any, _ value: Any?) {
-            guard error == nil else { return }
-            // 1.x ignores emit(nil, …) (spec 7.1).
-            if isNil(key) { return }
-            do {
-                let keyJSON = try JSON.data(key, sortedKeys: true)
-                let valueJSON = try value.flatMap { isNil($0) ? nil : $0 }.map { try JSON.data($0, sortedKeys: true) }
-                rows.append((keyJSON, valueJSON))
-            } catch {
-                self.error = error
-            }
-        }
+    private struct Target {
+        let view: CBLView
+        let record: SQLiteStore.ViewRecord
+        var totalRows: Int64
+        let insert: SQLiteStatement
+        let deleteBySequence: SQLiteStatement
     }
 
     /// Returns the number of documents mapped.
     @discardableResult
     func run() throws -> Int {
         let dbMax = try store.lastSequence
-        struct Target {
-            let view: CBLView
-            let map: CBLMapBlock
-            let record: SQLiteStore.ViewRecord
-            let documentType: String?
-            var totalRows: Int64
-            let insert: SQLiteStatement
-            let deleteBySequence: SQLiteStatement
-        }
         var targets: [Target] = []
+        var mapTargets: [ViewMapper.Target] = []
         for view in views {
             guard let map = view.mapBlock, let record = try store.viewRecord(named: view.name) else { continue }
             guard record.lastSequence < dbMax else { continue }
@@ -60,16 +50,81 @@ struct ViewIndexer {
                 total -= Int64(store.connection.changes)
             }
             targets.append(Target(
-                view: view, map: map, record: record, documentType: view.documentType, totalRows: total,
+                view: view, record: record, totalRows: total,
                 insert: try store.connection.cached("INSERT INTO \(table) (sequence, key, value) VALUES (?, ?, ?)"),
                 deleteBySequence: try store.connection.cached("DELETE FROM \(table) WHERE sequence=?")))
+            mapTargets.append(ViewMapper.Target(name: view.name, map: map, lastSequence: record.lastSequence,
+                                                documentType: view.documentType))
         }
         guard !targets.isEmpty else { return 0 }
         let minLast = targets.map(\.record.lastSequence).min()!
 
+        let mapper = ViewMapper(targets: mapTargets)
+        let pipelined = dbMax - minLast >= Self.pipelineMinimumSequences && ProcessInfo.processInfo.activeProcessorCount > 1
+        let pipeline = pipelined ? MapPipeline(mapper: mapper) : nil
+
+        // Writes what a batch of map calls emitted (on this thread: the connection's).
+        func insert(_ emitted: EmittedRows) throws {
+            try emitted.forEach { row, key, value in
+                let insert = targets[row.target].insert
+                defer { insert.reset() }
+                try insert.bind(row.sequence, at: 1)
+                try insert.bindTextNoCopy(key, at: 2)
+                if let value { try insert.bindTextNoCopy(value, at: 3) } else { try insert.bindNull(at: 3) }
+                try insert.step()
+                targets[row.target].totalRows += 1
+            }
+            if let error = emitted.error { throw error }
+        }
+
+        var batch: [MapJob] = []
+        batch.reserveCapacity(Self.batchSize)
+        func submit() throws {
+            guard !batch.isEmpty else { return }
+            defer { batch.removeAll(keepingCapacity: true) }
+            if let pipeline {
+                // Writes whatever the mapper has finished while it works on the next batches.
+                if !pipeline.jobs.push(batch) {
+                    try pipeline.stop(writingWith: insert)   // the mapper failed: throws its error
+                    return
+                }
+                while let emitted = pipeline.results.tryPop() { try insert(emitted) }
+            } else {
+                try insert(mapper.map(batch))
+            }
+        }
+
+        do {
+            let mapped = try scanChanges(minLast: minLast, targets: targets) { job in
+                batch.append(job)
+                if batch.count >= Self.batchSize { try submit() }
+            } onStaleRows: { sequence in
+                for i in targets.indices {
+                    try targets[i].deleteBySequence.run([.integer(sequence)])
+                    targets[i].totalRows -= Int64(store.connection.changes)
+                }
+            }
+            try submit()
+            try pipeline?.stop(writingWith: insert)
+            for target in targets {
+                for sql in Schema.createMapsIndexes(viewID: target.record.id) { try store.connection.execute(sql) }
+                try store.setViewProgress(target.record, lastSequence: dbMax, totalRows: target.totalRows)
+            }
+            return mapped
+        } catch {
+            pipeline?.cancel()
+            throw error
+        }
+    }
+
+    /// Walks the revisions added since `minLast`, picks each changed document's winning revision
+    /// and hands it to `map` (design documents and deletions excepted). `onStaleRows` gets the
+    /// sequence of an older leaf indexed earlier whose rows must go. Returns the documents mapped.
+    private func scanChanges(minLast: Int64, targets: [Target], map: (MapJob) throws -> Void,
+                             onStaleRows: (Int64) throws -> Void) throws -> Int {
         var sql = "SELECT revs.doc_id, sequence, docid, revid, json, deleted, doc_type FROM revs, docs WHERE sequence>? AND current!=0"
         if minLast == 0 { sql += " AND deleted=0" }
-        let types = targets.compactMap(\.documentType)
+        let types = targets.compactMap { $0.view.documentType }
         if types.count == targets.count {
             sql += " AND doc_type IN (" + types.map { _ in "?" }.joined(separator: ",") + ")"
         }
@@ -100,13 +155,11 @@ struct ViewIndexer {
                 // An older leaf indexed earlier may still win, or its rows must go (spec 7.3 step 5).
                 try olderLeaf.bind(currentDocNumericID, at: 1)
                 try olderLeaf.bind(minLast, at: 2)
+                defer { olderLeaf.reset() }
                 if try olderLeaf.step() {
                     let oldRevID = olderLeaf.string(0) ?? ""
                     let oldSequence = olderLeaf.int64(1)
-                    for i in targets.indices {
-                        try targets[i].deleteBySequence.run([.integer(oldSequence)])
-                        targets[i].totalRows -= Int64(store.connection.changes)
-                    }
+                    try onStaleRows(oldSequence)
                     if win.deleted || RevisionCollation.compare(oldRevID, win.revID) > 0 {
                         if !win.deleted { conflicts.append(win.revID) }
                         win = Leaf(sequence: oldSequence, revID: oldRevID, body: olderLeaf.bytes(2), deleted: false,
@@ -115,42 +168,14 @@ struct ViewIndexer {
                         conflicts.append(oldRevID)
                     }
                 }
-                olderLeaf.reset()
             }
             if win.deleted { return }
-            var doc: [String: Any]
-            if let body = win.body, !body.isEmpty {
-                guard let parsed = try? JSON.parseObject(body) else {
-                    throw CBLError.dbError("Document '\(currentDocID)' revision \(win.revID) has an unreadable body")
-                }
-                doc = parsed
-            } else {
-                doc = [:]
-            }
-            doc["_id"] = currentDocID
-            doc["_rev"] = win.revID
-            doc["_local_seq"] = Int(win.sequence)
-            if !conflicts.isEmpty { doc["_conflicts"] = conflicts }
             mapped += 1
-            for i in targets.indices where targets[i].record.lastSequence < win.sequence {
-                if let type = targets[i].documentType, type != win.docType { continue }
-                let emitter = Emitter()
-                targets[i].map(doc, emitter.emit)
-                if let error = emitter.error {
-                    throw CBLError.badRequest("View '\(targets[i].view.name)': map function emitted a value that is not JSON for document '\(currentDocID)': \(error)")
-                }
-                for row in emitter.rows {
-                    let insert = targets[i].insert
-                    try insert.bind(win.sequence, at: 1)
-                    try insert.bindText(row.key, at: 2)
-                    if let value = row.value { try insert.bindText(value, at: 3) } else { try insert.bindNull(at: 3) }
-                    try insert.step()
-                    insert.reset()
-                }
-                targets[i].totalRows += Int64(emitter.rows.count)
-            }
+            try map(MapJob(sequence: win.sequence, docID: currentDocID, revID: win.revID, body: win.body,
+                           conflicts: conflicts, docType: win.docType))
         }
 
+        defer { scan.reset() }
         while try scan.step() {
             let docNumericID = scan.int64(0)
             let leaf = Leaf(sequence: scan.int64(1), revID: scan.string(3) ?? "", body: scan.bytes(4),
@@ -165,28 +190,52 @@ struct ViewIndexer {
             }
         }
         try flush()
-        scan.reset()
-
-        for target in targets {
-            for sql in Schema.createMapsIndexes(viewID: target.record.id) { try store.connection.execute(sql) }
-            try store.setViewProgress(target.record, lastSequence: dbMax, totalRows: target.totalRows)
-        }
         return mapped
     }
 }
 
-/// True for `nil` wrapped in `Any` (`emit(doc["missing"], …)`).
-func isNil(_ value: Any) -> Bool {
-    if let optional = value as? OptionalProtocol { return optional.isNone }
-    return false
-}
+/// The helper thread of a big index update: takes batches of documents, runs the map functions
+/// over them, and hands back what they emitted.
+private final class MapPipeline: @unchecked Sendable {
+    let jobs = HandOffQueue<[MapJob]>(capacity: 4)
+    /// Unbounded: at most the batches in `jobs` plus the one being mapped are ever in flight.
+    let results = HandOffQueue<EmittedRows>(capacity: .max)
+    private let done = DispatchSemaphore(value: 0)
+    private var stopped = false
 
-protocol OptionalProtocol { var isNone: Bool { get } }
-extension Optional: OptionalProtocol {
-    var isNone: Bool {
-        switch self {
-        case .none: return true
-        case .some(let wrapped): return isNil(wrapped)
+    init(mapper: ViewMapper) {
+        let thread = Thread { [jobs, results, done] in
+            while let batch = jobs.pop() {
+                let emitted = mapper.map(batch)
+                results.push(emitted)
+                if emitted.error != nil {
+                    jobs.cancel()   // unblocks the indexing thread; it finds the error in `results`
+                    break
+                }
+            }
+            results.finish()
+            done.signal()
         }
+        thread.stackSize = 8 << 20   // the JSON reader recurses once per nesting level
+        thread.start()
+    }
+
+    /// Waits for the mapper to finish the batches handed over, writing each with `insert`
+    /// (which throws the mapper's error, if any).
+    func stop(writingWith insert: (EmittedRows) throws -> Void) throws {
+        guard !stopped else { return }
+        jobs.finish()
+        while let emitted = results.pop() { try insert(emitted) }
+        stopped = true
+        done.wait()
+    }
+
+    /// Abandons the update: the mapper stops after its current batch.
+    func cancel() {
+        guard !stopped else { return }
+        stopped = true
+        jobs.cancel()
+        results.cancel()
+        done.wait()
     }
 }
