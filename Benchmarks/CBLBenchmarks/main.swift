@@ -412,7 +412,7 @@ do {
     print("")
     print("base = raw SQLite on the same schema (docs, views), ICU directly (collation); for \"re-index 1%\"")
     print("base = the full index time and the ratio is a percentage; µs/op is per document, query, row or comparison.")
-    print("Bulk inserts are the best of 3 alternating rounds; index builds are single runs; range queries, grouped reduce and collation are the best of 3 alternating rounds.")
+    print("Bulk inserts, full index builds, range queries, grouped reduce, collation and the upgrade are the best of 3 alternating rounds.")
     print("\"re-index 1% vs raw\" compares our incremental update with raw SQLite doing the same row deletes and")
     print("inserts: it shows the update touches only the changed documents (no scan of the database).")
     for note in notes { print("  " + note) }

@@ -330,6 +330,15 @@ final class ViewQueryTests: DatabaseTestCase {
         stmt.reset()
         XCTAssertEqual(try raw.scalarString("SELECT key FROM 'maps_\(id)'"), "1")
         XCTAssertEqual(try raw.scalarInt("SELECT count(*) FROM sqlite_master WHERE name IN ('maps_\(id)_keys', 'maps_\(id)_sequence')"), 2)
+
+        // A rebuilt index (its indexes dropped while the table refills) ends with both again.
+        try put("b", ["n": 0])
+        view.deleteIndex()
+        XCTAssertEqual(try view.createQuery().run().map { $0.key as? Int }, [0, 1])
+        XCTAssertEqual(try raw.scalarInt("SELECT count(*) FROM sqlite_master WHERE name IN ('maps_\(id)_keys', 'maps_\(id)_sequence')"), 2)
+        let plan = try raw.prepare("EXPLAIN QUERY PLAN SELECT key FROM 'maps_\(id)' ORDER BY key")
+        XCTAssertTrue(try plan.step())
+        XCTAssertEqual(plan.string(3), "SCAN maps_\(id) USING COVERING INDEX maps_\(id)_keys")
     }
 
     func testAllDocsQueryModes() throws {

@@ -46,6 +46,11 @@ public final class CBLView: NSObject, @unchecked Sendable {
     }
 
     /// Defines the view's map function. A different `version` than the stored one discards the index.
+    ///
+    /// As in 1.x, the map function must be a pure function of the document it gets: it may be
+    /// called on an indexing thread rather than the caller's (big index updates map on a helper
+    /// thread while the rows are written), never concurrently with itself, and it must not call
+    /// back into the database.
     @discardableResult
     public func setMapBlock(_ mapBlock: @escaping CBLMapBlock, version: String) -> Bool {
         setMapBlock(mapBlock, reduce: nil, version: version)

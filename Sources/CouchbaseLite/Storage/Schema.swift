@@ -40,4 +40,9 @@ enum Schema {
         ["CREATE INDEX IF NOT EXISTS 'maps_\(viewID)_keys' on 'maps_\(viewID)'(key COLLATE JSON)",
          "CREATE INDEX IF NOT EXISTS 'maps_\(viewID)_sequence' ON 'maps_\(viewID)'(sequence)"]
     }
+
+    /// The names of the indexes `createMapsIndexes` creates.
+    static func mapsIndexNames(viewID: Int64) -> [String] {
+        ["maps_\(viewID)_keys", "maps_\(viewID)_sequence"]
+    }
 }

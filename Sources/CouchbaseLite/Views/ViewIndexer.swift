@@ -40,7 +40,12 @@ struct ViewIndexer {
             let table = "'\(record.table)'"
             var total = record.totalRows < 0 ? try store.countRows(record) : record.totalRows
             if record.lastSequence == 0 {
+                // A first index fills an empty table, then builds its two indexes in one sorted
+                // pass each (below), instead of updating them row by row.
                 try store.connection.execute("DELETE FROM \(table)")
+                for index in Schema.mapsIndexNames(viewID: record.id) {
+                    try store.connection.execute("DROP INDEX IF EXISTS '\(index)'")
+                }
                 total = 0
             } else {
                 // Rows emitted by revisions that have since got a child (spec 7.3 step 2).
@@ -122,20 +127,30 @@ struct ViewIndexer {
     /// sequence of an older leaf indexed earlier whose rows must go. Returns the documents mapped.
     private func scanChanges(minLast: Int64, targets: [Target], map: (MapJob) throws -> Void,
                              onStaleRows: (Int64) throws -> Void) throws -> Int {
-        var sql = "SELECT revs.doc_id, sequence, docid, revid, json, deleted, doc_type FROM revs, docs WHERE sequence>? AND current!=0"
-        if minLast == 0 { sql += " AND deleted=0" }
+        var sql = "SELECT revs.doc_id, sequence, docid, revid, json, deleted, doc_type FROM revs, docs WHERE current!=0"
+        // A first index reads every live leaf: walking the revs_by_docid_revid index (doc_id,
+        // revid desc, …) gives them grouped by document, winner first, with no sort.
+        // An incremental update selects the new rows by sequence (a rowid range) and sorts just
+        // those (`+revs.doc_id` keeps it off revs_current): it must not scan the database
+        // (1.x issues #615, #1737).
+        sql += minLast == 0 ? " AND deleted=0" : " AND sequence>?"
         let types = targets.compactMap { $0.view.documentType }
         if types.count == targets.count {
             sql += " AND doc_type IN (" + types.map { _ in "?" }.joined(separator: ",") + ")"
         }
-        // `+revs.doc_id`: order by sorting the rows selected by sequence (a rowid range), instead
-        // of walking the whole revs_current index to get that order (incremental updates must
-        // not scan the database: 1.x issues #615, #1737).
-        sql += " AND revs.doc_id=docs.doc_id ORDER BY +revs.doc_id, deleted, revid DESC"
+        sql += " AND revs.doc_id=docs.doc_id ORDER BY "
+        sql += minLast == 0 ? "revs.doc_id, revid DESC" : "+revs.doc_id, deleted, revid DESC"
         let scan = try store.connection.prepare(sql)
-        try scan.bind(minLast, at: 1)
+        var parameter: Int32 = 1
+        if minLast > 0 {
+            try scan.bind(minLast, at: parameter)
+            parameter += 1
+        }
         if types.count == targets.count {
-            for (i, type) in types.enumerated() { try scan.bind(type, at: Int32(i + 2)) }
+            for type in types {
+                try scan.bind(type, at: parameter)
+                parameter += 1
+            }
         }
         let olderLeaf = try store.connection.cached(
             "SELECT revid, sequence, json, doc_type FROM revs WHERE doc_id=? AND sequence<=? AND current!=0 AND deleted=0 ORDER BY revid DESC LIMIT 1")
