@@ -29,6 +29,7 @@ func plainSourceRead(bundle: URL) throws -> (Duration, Int) {
 func timedUpgrade(bundle: URL, into dir: URL) throws -> (Duration, UpgradeReport) {
     let destination = dir.appendingPathComponent("converted-\(UUID().uuidString).cblite2")
     var report = UpgradeReport()
+    settleDisk()
     let elapsed = try clock.measure {
         report = try DatabaseUpgrader(source: bundle, destination: destination).run()
     }
@@ -62,6 +63,7 @@ func convertedRows(of bundle: URL) throws -> ConvertedRows {
 func rawTwoXWrite(_ rows: ConvertedRows, into dir: URL) throws -> Duration {
     let destination = dir.appendingPathComponent("floor-\(UUID().uuidString).cblite2")
     defer { try? FileManager.default.removeItem(at: destination) }
+    settleDisk()
     return try clock.measure {
         let file = try DataFile(creatingForBulkLoadAt: destination)
         for i in rows.keys.indices {

@@ -299,6 +299,7 @@ func runViewBenchmarks(corpus: Corpus, apiDir: URL, rawPath: String, options: Op
     func apiFullIndex() throws -> Duration {
         view.deleteIndex()
         counter.calls = 0
+        settleDisk()
         let elapsed = try clock.measure { try view.updateIndex() }
         guard counter.calls == docCount, view.totalRows == UInt(docCount) else {
             throw CBLError(500, "full index mapped \(counter.calls) docs, \(view.totalRows) rows; expected \(docCount)")
@@ -309,9 +310,11 @@ func runViewBenchmarks(corpus: Corpus, apiDir: URL, rawPath: String, options: Op
     let table = try mapsTable(rawPath: apiPath, viewName: "bench_names")
     let ddl = try mapsDDL(rawPath: apiPath, table: table)
     let indexRows = try readIndexRows(rawPath: apiPath, table: table)   // the exact texts, precomputed
+    settleDisk()
     var rawIndexTime = try rawIndexBuild(path: rawPath, table: table, ddl: ddl, rows: indexRows)
     for _ in 0..<2 {
         apiIndexTime = min(apiIndexTime, try apiFullIndex())
+        settleDisk()
         rawIndexTime = min(rawIndexTime, try rawIndexBuild(path: rawPath, table: table, ddl: ddl, rows: indexRows))
     }
     guard try mapsTable(rawPath: apiPath, viewName: "bench_names") == table else {
