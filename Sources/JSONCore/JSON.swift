@@ -39,6 +39,12 @@ public enum JSON {
         try JSONParser.parseObject(bytes)
     }
 
+    /// `parseObject`, with the dictionary sized for `extraCapacity` more keys the caller will
+    /// add (adding them then never rehashes it).
+    public static func parseObject(_ bytes: [UInt8], extraCapacity: Int) throws -> [String: Any] {
+        try bytes.withUnsafeBytes { try JSONParser.parseObject($0, extraCapacity: extraCapacity) }
+    }
+
     public static func parseObject(_ data: Data) throws -> [String: Any] {
         try data.withUnsafeBytes { try JSONParser.parseObject($0) }
     }

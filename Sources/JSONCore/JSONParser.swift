@@ -18,6 +18,8 @@ internal struct JSONParser {
     private let end: Int
     private var pos = 0
     private var depth = 0
+    /// Extra room reserved in the top-level object's dictionary.
+    private var topLevelExtraCapacity = 0
     /// Pending object keys / container values of all containers being parsed (one stack
     /// each; a container owns the region above the height it started at).
     private var keys: ValueStack<String>
@@ -63,8 +65,11 @@ internal struct JSONParser {
         }
     }
 
-    static func parseObject(_ bytes: UnsafeRawBufferPointer) throws -> [String: Any] {
-        try withParser(bytes) { parser in try parser.parseTopLevelObject() }
+    static func parseObject(_ bytes: UnsafeRawBufferPointer, extraCapacity: Int = 0) throws -> [String: Any] {
+        try withParser(bytes) { parser in
+            parser.topLevelExtraCapacity = extraCapacity
+            return try parser.parseTopLevelObject()
+        }
     }
 
     private mutating func parseTopLevelObject() throws -> [String: Any] {
@@ -181,7 +186,8 @@ internal struct JSONParser {
             throw error("expected ',' or '}'", at: pos &- 1)
         }
         let n = keys.count &- keyBase
-        var dict = [String: Any](minimumCapacity: n)
+        // The top-level object gets room for the keys its caller adds (`_id`, `_rev`, …).
+        var dict = [String: Any](minimumCapacity: depth == 1 ? n &+ topLevelExtraCapacity : n)
         for k in 0..<n {
             // Duplicate keys: the last one wins.
             dict[keys.take(keyBase &+ k)] = values.take(valueBase &+ k)

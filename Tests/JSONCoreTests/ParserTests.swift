@@ -220,4 +220,14 @@ final class ParserTests: XCTestCase {
         XCTAssertThrowsError(try JSON.parse("  x")) { XCTAssertEqual(($0 as? JSONError)?.offset, 2) }
         XCTAssertThrowsError(try JSON.parse("[1] x")) { XCTAssertEqual(($0 as? JSONError)?.offset, 4) }
     }
+
+    func testParseObjectWithExtraCapacityGivesTheSameValueWithRoomToGrow() throws {
+        let text = Array(#"{"b":1,"a":{"x":[1,2,{"y":null}]},"c":"s","d":true,"e":2.5}"#.utf8)
+        let plain = try JSON.parseObject(text)
+        let roomy = try JSON.parseObject(text, extraCapacity: 3)
+        XCTAssertEqual(try JSON.canonicalData(plain), try JSON.canonicalData(roomy))
+        XCTAssertGreaterThanOrEqual(roomy.capacity, plain.count + 3, "room for _id, _rev, _deleted")
+        XCTAssertThrowsError(try JSON.parseObject(Array("[1]".utf8), extraCapacity: 3))
+        XCTAssertThrowsError(try JSON.parseObject(Array(#"{"a":1"#.utf8), extraCapacity: 3))
+    }
 }

@@ -142,7 +142,7 @@ final class RevisionBody: @unchecked Sendable {
         if bytes.isEmpty {
             props = addSpecialKeys([:])
         } else {
-            props = (try? JSON.parseObject(bytes)).map(addSpecialKeys)
+            props = (try? JSON.parseObject(bytes, extraCapacity: 3)).map(addSpecialKeys)
         }
         state = props.map(State.parsed) ?? .missing
         return props
@@ -151,7 +151,10 @@ final class RevisionBody: @unchecked Sendable {
     /// Rebuilds public properties from a stored body: add `_id`, `_rev`, `_deleted` (spec 2.6).
     private func addSpecialKeys(_ body: [String: Any]) -> [String: Any] {
         var props = body
-        for key in CBLDatabase.strippedSpecialKeys where props[key] != nil { props[key] = nil }
+        // Stored bodies have none of these (spec 2.6); only look when some key starts with `_`.
+        if CBLDatabase.hasSpecialKeys(props) {
+            for key in CBLDatabase.strippedSpecialKeys where props[key] != nil { props[key] = nil }
+        }
         props["_id"] = docID
         props["_rev"] = revID
         if deleted { props["_deleted"] = true }

@@ -72,7 +72,7 @@ final class ViewMapper: @unchecked Sendable {
         for job in jobs {
             var doc: [String: Any]
             if let body = job.body, !body.isEmpty {
-                guard let parsed = try? JSON.parseObject(body) else {
+                guard let parsed = try? JSON.parseObject(body, extraCapacity: 4) else {
                     out.error = CBLError.dbError("Document '\(job.docID)' revision \(job.revID) has an unreadable body")
                     break
                 }
