@@ -326,16 +326,7 @@ func runViewBenchmarks(corpus: Corpus, apiDir: URL, rawPath: String, options: Op
 
     // 2. Re-index after changing 1% of the documents (the updates are not timed).
     let changed = uniqueIndices(max(1, docCount / 100), below: docCount, seed: options.seed &+ 11)
-    let ok = try db.inTransaction {
-        for i in changed {
-            let doc = db.document(withID: corpus.ids[i])!
-            var props = doc.properties!
-            props["qty"] = ((props["qty"] as? Int) ?? 0) + 1
-            try doc.putProperties(props)
-        }
-        return true
-    }
-    guard ok else { throw CBLError(500, "update transaction did not commit") }
+    try bumpQuantities(db, ids: changed.map { corpus.ids[$0] })
     counter.calls = 0
     let reindexTime = try clock.measure { try view.updateIndex() }
     let reindexMapped = counter.calls
@@ -357,16 +348,7 @@ func runViewBenchmarks(corpus: Corpus, apiDir: URL, rawPath: String, options: Op
     let changedBefore = Set(changed)
     let changedFew = uniqueIndices(changed.count + max(1, docCount / 1000), below: docCount, seed: options.seed &+ 13)
         .filter { !changedBefore.contains($0) }.prefix(max(1, docCount / 1000))
-    let okFew = try db.inTransaction {
-        for i in changedFew {
-            let doc = db.document(withID: corpus.ids[i])!
-            var props = doc.properties!
-            props["qty"] = ((props["qty"] as? Int) ?? 0) + 1
-            try doc.putProperties(props)
-        }
-        return true
-    }
-    guard okFew else { throw CBLError(500, "update transaction did not commit") }
+    try bumpQuantities(db, ids: changedFew.map { corpus.ids[$0] })
     counter.calls = 0
     let reindexFewTime = try clock.measure { try view.updateIndex() }
     guard counter.calls == changedFew.count else {
@@ -427,6 +409,20 @@ func runViewBenchmarks(corpus: Corpus, apiDir: URL, rawPath: String, options: Op
     }
     try db.close()
     return (rows, notes)
+}
+
+/// Saves a new revision of each document with `qty` + 1, in one transaction (not timed).
+func bumpQuantities(_ db: CBLDatabase, ids: [String]) throws {
+    let ok = try db.inTransaction {
+        for id in ids {
+            let doc = db.document(withID: id)!
+            var props = doc.properties!
+            props["qty"] = ((props["qty"] as? Int) ?? 0) + 1
+            try doc.putProperties(props)
+        }
+        return true
+    }
+    guard ok else { throw CBLError(500, "update transaction did not commit") }
 }
 
 /// `EXPLAIN QUERY PLAN` of `sql` on a database file (for `--plans`): one line per plan step.
