@@ -2,6 +2,7 @@
 // 1.x API into the 2.x format, against a plain read of the same source rows in the same run.
 
 import CJSONCollation
+import CouchbaseLite
 import CouchbaseLiteSwift
 import CouchbaseLiteUpgrade
 import Foundation
@@ -24,6 +25,22 @@ func plainSourceRead(bundle: URL) throws -> (Duration, Int) {
         }
     }
     return (elapsed, bytes)
+}
+
+/// Reads every document through the 1.x API (an all-docs query with prefetch, touching each
+/// document's properties): what "reading the database" costs an app, for context.
+func apiReadAll(managerDirectory: URL) throws -> (Duration, Int) {
+    let manager = try CBLManager(directory: managerDirectory.path)
+    defer { manager.close() }
+    let db = try manager.existingDatabaseNamed("api")
+    var keys = 0
+    let elapsed = try clock.measure {
+        let query = db.createAllDocumentsQuery()
+        query.prefetch = true
+        for row in try query.run() { keys &+= row.documentProperties?.count ?? 0 }
+    }
+    try db.close()
+    return (elapsed, keys)
 }
 
 func timedUpgrade(bundle: URL, into dir: URL) throws -> (Duration, UpgradeReport) {
@@ -109,9 +126,18 @@ func runUpgradeBenchmarks(apiDir: URL, docs: Int, warmAPIDir: URL) throws -> (ro
     var floorTime = Duration.seconds(Int64.max)
     for _ in 0..<3 { floorTime = min(floorTime, try rawTwoXWrite(converted, into: out)) }
 
+    var apiReadTime = Duration.seconds(Int64.max), apiKeys = 0
+    for _ in 0..<3 {
+        let (t, k) = try apiReadAll(managerDirectory: apiDir)
+        apiReadTime = min(apiReadTime, t)
+        apiKeys = k
+    }
+    precondition(apiKeys >= docs, "the 1.x read-all saw \(apiKeys) keys")
+
     let rows = [
         BenchRow(name: "upgrade 1.x -> 2.x", base: readTime, api: convertTime, budget: 3.0, ops: docs),
         BenchRow(name: "raw 2.x write (info)", base: readTime, api: floorTime, budget: nil, ops: docs),
+        BenchRow(name: "vs 1.x read-all (info)", base: apiReadTime, api: convertTime, budget: nil, ops: docs),
     ]
     let notes = [
         String(format: "upgrade: %d docs converted at %.0f docs/s (%.2f s); plain read of the same rows %.3f s; "
@@ -122,6 +148,8 @@ func runUpgradeBenchmarks(apiDir: URL, docs: Int, warmAPIDir: URL) throws -> (ro
                + "one prepared INSERT, committed and checkpointed: %.3f s = %.1fx the plain read, %.0f%% of the conversion",
                converted.keys.count, seconds(floorTime), seconds(floorTime) / seconds(readTime),
                100 * seconds(floorTime) / seconds(convertTime)),
+        String(format: "1.x read-all: every document's properties through an all-docs query (prefetch) %.3f s; "
+               + "the conversion takes %.2fx that", seconds(apiReadTime), seconds(convertTime) / seconds(apiReadTime)),
     ]
     return (rows, notes)
 }
