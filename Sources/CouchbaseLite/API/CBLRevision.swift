@@ -1,5 +1,6 @@
 import Foundation
 import JSONCore
+import Synchronization
 
 
 /// A revision of a document: the common base of ``CBLSavedRevision`` and ``CBLUnsavedRevision``.
@@ -90,7 +91,8 @@ final class RevisionBody: @unchecked Sendable {
         case saved([String: Any])
         case parsed([String: Any])
     }
-    private let lock = NSLock()
+    /// Guards `state` (inline, no separate allocation: one body is made per save and per read).
+    private let lock = Mutex(())
     private var state: State
 
     init(docID: String, revID: String, sequence: Int64, deleted: Bool, body: [UInt8]?, properties: [String: Any]?,
@@ -115,8 +117,12 @@ final class RevisionBody: @unchecked Sendable {
 
     /// The public properties; `load` fetches the stored bytes when they were not loaded yet.
     func properties(load: () -> [UInt8]?) -> [String: Any]? {
-        lock.lock()
-        defer { lock.unlock() }
+        var result: [String: Any]?
+        lock.withLock { _ in result = loadProperties(load: load) }
+        return result
+    }
+
+    private func loadProperties(load: () -> [UInt8]?) -> [String: Any]? {
         switch state {
         case .parsed(let props):
             return props
