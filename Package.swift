@@ -42,7 +42,7 @@ let package = Package(
 
         // Fleece, the binary format 2.x/3.x store document bodies in: encoder (also straight
         // from JSON text), shared keys, and a validating zero-copy decoder.
-        .target(name: "Fleece"),
+        .target(name: "Fleece", dependencies: ["JSONCore"]),
 
         // The 1.x API.
         .target(

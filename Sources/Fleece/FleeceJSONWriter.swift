@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// Renders validated Fleece as compact JSON (`FleeceValue.toJSON`).
 struct FleeceJSONWriter {
@@ -114,7 +115,7 @@ struct FleeceJSONWriter {
         guard let s, n > 0 else { out.append(0x22); return }
         var nonASCII = false
         for i in 0..<n where s[i] >= 0x80 { nonASCII = true; break }
-        if nonASCII && !fleeceIsValidUTF8(s, n) {
+        if nonASCII && !JSONLexer.isValidUTF8(s, n) {
             var repaired = String(decoding: UnsafeBufferPointer(start: s, count: n), as: UTF8.self)
             out.removeLast()
             repaired.withUTF8 { writeString($0.baseAddress, $0.count) }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// LiteCore's per-database table of document keys that are stored as small integers
 /// (cbl2-format.md §6.7). Index = integer code. Persisted in `kv_info['SharedKeys']` as a
@@ -41,7 +42,7 @@ public final class SharedKeys: @unchecked Sendable {
         strings.reserveCapacity(array.count)
         for value in array {
             guard let s = value.stringValue,
-                  value.withUTF8({ fleeceIsValidUTF8($0.baseAddress!, $0.count) }) == true else {
+                  value.withUTF8({ JSONLexer.isValidUTF8($0.baseAddress!, $0.count) }) == true else {
                 throw FleeceError.invalidData("SharedKeys record holds a non-string or invalid UTF-8")
             }
             guard codes[s] == nil else {

@@ -9,11 +9,6 @@ internal struct JSONParser {
     /// Shared NSNull instance returned for every `null`.
     static let null = NSNull()
 
-    private static let pow10: [Double] = [
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-    ]
-
     private let p: UnsafePointer<UInt8>
     private let end: Int
     private var pos = 0
@@ -110,9 +105,6 @@ internal struct JSONParser {
             throw error("unexpected data after the JSON value")
         }
     }
-
-    @inline(__always)
-    private static func isDigit(_ c: UInt8) -> Bool { c &- 0x30 < 10 }
 
     // MARK: - Values
 
@@ -231,154 +223,33 @@ internal struct JSONParser {
     /// Parses a string starting at the opening quote.
     private mutating func parseString() throws -> String {
         let start = pos &+ 1
-        var i = start
-        var nonASCII: UInt64 = 0
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        // 8 bytes at a time: find the first '"', '\\' or control character (SWAR; the lowest
-        // flagged byte is always a true match), noting whether any byte before it is non-ASCII.
-        while i &+ 8 <= end {
-            let x = UInt64(littleEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
-            let q = x ^ (ones &* 0x22)
-            let b = x ^ (ones &* 0x5C)
-            let special = (((x &- ones &* 0x20) & ~x) | ((q &- ones) & ~q) | ((b &- ones) & ~b)) & highs
-            if special != 0 {
-                let lowest = special & (0 &- special)
-                nonASCII |= x & (lowest &- 1) & highs
-                i &+= special.trailingZeroBitCount &>> 3
-                return try finishString(start: start, at: i, nonASCII: nonASCII != 0)
-            }
-            nonASCII |= x & highs
-            i &+= 8
+        guard let (stop, nonASCII) = JSONLexer.scanString(p, from: start, end: end) else {
+            throw error("unterminated string", at: start &- 1)
         }
-        while i < end {
-            let c = p[i]
-            if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 {
-                return try finishString(start: start, at: i, nonASCII: nonASCII != 0)
-            }
-            nonASCII |= UInt64(c & 0x80)
-            i &+= 1
-        }
-        throw error("unterminated string", at: start &- 1)
-    }
-
-    /// `i` is the first '"', '\\' or control character of the string starting at `start`.
-    @inline(__always)
-    private mutating func finishString(start: Int, at i: Int, nonASCII: Bool) throws -> String {
-        let c = p[i]
+        let c = p[stop]
         if c == UInt8(ascii: "\"") {
-            let buf = UnsafeBufferPointer(start: p + start, count: i &- start)
-            if nonASCII && !isValidUTF8(buf) {
+            let buf = UnsafeBufferPointer(start: p + start, count: stop &- start)
+            if nonASCII && !JSONLexer.isValidUTF8(p + start, buf.count) {
                 throw error("invalid UTF-8 in string", at: start)
             }
-            pos = i &+ 1
+            pos = stop &+ 1
             return String(decoding: buf, as: UTF8.self)
         }
         if c == UInt8(ascii: "\\") {
-            return try parseEscapedString(start: start, firstEscape: i)
+            return try parseEscapedString(start: start, firstEscape: stop)
         }
-        throw error("unescaped control character in string", at: i)
-    }
-
-    @inline(__always)
-    private func hexValue(_ c: UInt8) -> UInt32? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt32(c &- 0x30)
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt32(c &- 0x57)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt32(c &- 0x37)
-        default: return nil
-        }
-    }
-
-    /// Reads the 4 hex digits after "\u" at `at` (which points to the backslash).
-    private func readHex4(_ at: Int) throws -> UInt32 {
-        guard end &- at >= 6 else { throw error("truncated \\u escape", at: at) }
-        var v: UInt32 = 0
-        for k in 2..<6 {
-            guard let h = hexValue(p[at &+ k]) else { throw error("invalid \\u escape", at: at) }
-            v = v << 4 | h
-        }
-        return v
+        throw error("unescaped control character in string", at: stop)
     }
 
     private mutating func parseEscapedString(start: Int, firstEscape: Int) throws -> String {
-        scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: UnsafeBufferPointer(start: p + start, count: firstEscape &- start))
-        var i = firstEscape
-        while i < end {
-            let c = p[i]
-            if c == UInt8(ascii: "\"") {
-                pos = i &+ 1
-                return try scratch.withUnsafeBufferPointer { buf in
-                    guard isValidUTF8(buf) else {
-                        throw error("invalid UTF-8 in string", at: start)
-                    }
-                    return String(decoding: buf, as: UTF8.self)
-                }
-            }
-            if c < 0x20 {
-                throw error("unescaped control character in string", at: i)
-            }
-            if c != UInt8(ascii: "\\") {
-                scratch.append(c)
-                i &+= 1
-                continue
-            }
-            guard i &+ 1 < end else { break }
-            let e = p[i &+ 1]
-            switch e {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"):
-                scratch.append(e)
-            case UInt8(ascii: "b"): scratch.append(0x08)
-            case UInt8(ascii: "f"): scratch.append(0x0C)
-            case UInt8(ascii: "n"): scratch.append(0x0A)
-            case UInt8(ascii: "r"): scratch.append(0x0D)
-            case UInt8(ascii: "t"): scratch.append(0x09)
-            case UInt8(ascii: "u"):
-                var cp = try readHex4(i)
-                if cp >= 0xD800 && cp <= 0xDBFF {
-                    let next = i &+ 6
-                    guard end &- next >= 6, p[next] == UInt8(ascii: "\\"),
-                          p[next &+ 1] == UInt8(ascii: "u") else {
-                        throw error("unpaired UTF-16 surrogate in \\u escape", at: i)
-                    }
-                    let lo = try readHex4(next)
-                    guard lo >= 0xDC00 && lo <= 0xDFFF else {
-                        throw error("unpaired UTF-16 surrogate in \\u escape", at: i)
-                    }
-                    cp = 0x10000 &+ ((cp &- 0xD800) << 10) &+ (lo &- 0xDC00)
-                    i &+= 6
-                } else if cp >= 0xDC00 && cp <= 0xDFFF {
-                    throw error("unpaired UTF-16 surrogate in \\u escape", at: i)
-                }
-                appendUTF8(cp)
-                i &+= 6
-                continue
-            default:
-                throw error("invalid escape sequence", at: i)
-            }
-            i &+= 2
+        let bound = JSONLexer.decodedLengthBound(p, start: start, firstEscape: firstEscape, end: end)
+        if scratch.count < bound { scratch = [UInt8](repeating: 0, count: Swift.max(bound, 2 &* scratch.count)) }
+        let (p, end) = (self.p, self.end)
+        let (count, next) = try scratch.withUnsafeMutableBufferPointer { out in
+            try JSONLexer.decodeEscapedString(p, start: start, firstEscape: firstEscape, end: end, into: out.baseAddress!)
         }
-        throw error("unterminated string", at: start &- 1)
-    }
-
-    @inline(__always)
-    private mutating func appendUTF8(_ cp: UInt32) {
-        if cp < 0x80 {
-            scratch.append(UInt8(cp))
-        } else if cp < 0x800 {
-            scratch.append(UInt8(0xC0 | (cp >> 6)))
-            scratch.append(UInt8(0x80 | (cp & 0x3F)))
-        } else if cp < 0x10000 {
-            scratch.append(UInt8(0xE0 | (cp >> 12)))
-            scratch.append(UInt8(0x80 | ((cp >> 6) & 0x3F)))
-            scratch.append(UInt8(0x80 | (cp & 0x3F)))
-        } else {
-            scratch.append(UInt8(0xF0 | (cp >> 18)))
-            scratch.append(UInt8(0x80 | ((cp >> 12) & 0x3F)))
-            scratch.append(UInt8(0x80 | ((cp >> 6) & 0x3F)))
-            scratch.append(UInt8(0x80 | (cp & 0x3F)))
-        }
+        pos = next
+        return scratch.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[..<count]), as: UTF8.self) }
     }
 
     // MARK: - Numbers
@@ -386,100 +257,17 @@ internal struct JSONParser {
     /// Integer literals (no fraction, no exponent) that fit in Int become Int; every other
     /// number becomes Double (correctly rounded; out-of-range magnitudes are an error).
     private mutating func parseNumber() throws -> Any {
-        let start = pos
-        var i = pos
-        let negative = p[i] == UInt8(ascii: "-")
-        if negative { i &+= 1 }
-        guard i < end, JSONParser.isDigit(p[i]) else {
-            throw error("invalid number", at: start)
-        }
-        var mantissa: UInt64 = 0
-        var sigDigits = 0        // significant digits accumulated in mantissa
-        var truncated = false    // more significant digits than fit in mantissa
-        var exp10 = 0            // decimal exponent adjustment for mantissa
-        if p[i] == UInt8(ascii: "0") {
-            i &+= 1
-            if i < end && JSONParser.isDigit(p[i]) {
-                throw error("leading zeros are not allowed", at: start)
-            }
-        } else {
-            while i < end {
-                let d = p[i] &- 0x30
-                if d >= 10 { break }
-                if sigDigits < 19 {
-                    mantissa = mantissa &* 10 &+ UInt64(d)
-                    sigDigits &+= 1
-                } else {
-                    truncated = true
-                    exp10 &+= 1
-                }
-                i &+= 1
+        let number = try JSONLexer.scanNumber(p, at: pos, end: end)
+        pos = number.end
+        if number.isInteger, let magnitude = JSONLexer.integerMagnitude(p, number) {
+            if number.negative {
+                if magnitude <= UInt64(Int64.max) &+ 1 { return Int(truncatingIfNeeded: 0 &- magnitude) }
+            } else if magnitude <= UInt64(Int64.max) {
+                return Int(magnitude)
             }
         }
-        var isInteger = true
-        if i < end && p[i] == UInt8(ascii: ".") {
-            isInteger = false
-            i &+= 1
-            guard i < end, JSONParser.isDigit(p[i]) else {
-                throw error("invalid number: digit expected after '.'", at: start)
-            }
-            while i < end {
-                let d = p[i] &- 0x30
-                if d >= 10 { break }
-                if sigDigits < 19 {
-                    mantissa = mantissa &* 10 &+ UInt64(d)
-                    if mantissa != 0 { sigDigits &+= 1 }
-                    exp10 &-= 1
-                } else {
-                    truncated = true
-                }
-                i &+= 1
-            }
-        }
-        if i < end && (p[i] == UInt8(ascii: "e") || p[i] == UInt8(ascii: "E")) {
-            isInteger = false
-            i &+= 1
-            var expNegative = false
-            if i < end && (p[i] == UInt8(ascii: "+") || p[i] == UInt8(ascii: "-")) {
-                expNegative = p[i] == UInt8(ascii: "-")
-                i &+= 1
-            }
-            guard i < end, JSONParser.isDigit(p[i]) else {
-                throw error("invalid number: digit expected in exponent", at: start)
-            }
-            var e = 0
-            while i < end {
-                let d = p[i] &- 0x30
-                if d >= 10 { break }
-                if e < 100_000 { e = e &* 10 &+ Int(d) }
-                i &+= 1
-            }
-            exp10 &+= expNegative ? -e : e
-        }
-        pos = i
-
-        if isInteger && !truncated {
-            if negative {
-                if mantissa <= UInt64(Int64.max) &+ 1 {
-                    return Int(truncatingIfNeeded: 0 &- mantissa)
-                }
-            } else if mantissa <= UInt64(Int64.max) {
-                return Int(mantissa)
-            }
-        }
-        // Exact fast path (Clinger): mantissa and 10^|e| are exact doubles, so a single
-        // multiplication or division is correctly rounded.
-        if !truncated && mantissa <= (1 << 53) && exp10 >= -22 && exp10 <= 22 {
-            var d = Double(mantissa)
-            if exp10 >= 0 { d *= JSONParser.pow10[exp10] } else { d /= JSONParser.pow10[-exp10] }
-            return negative ? -d : d
-        }
-        // General case: Swift's Double(String) is correctly rounded and locale-independent
-        // (strtod in the C locale) and only sees this bounded copy of the number's bytes.
-        let text = String(decoding: UnsafeBufferPointer(start: p + start, count: i &- start), as: UTF8.self)
-        guard let d = Double(text), d.isFinite else {
-            throw error("number out of range", at: start)
-        }
+        let d = JSONLexer.doubleValue(p, number)
+        guard d.isFinite else { throw error("number out of range", at: number.start) }
         return d
     }
 }
@@ -544,52 +332,4 @@ internal struct ValueStack<T> {
         if onHeap { base.deallocate() }
         onHeap = false
     }
-}
-
-/// Strict UTF-8 validation (RFC 3629): no overlong forms, no surrogates (U+D800-U+DFFF), nothing
-/// above U+10FFFF, no truncated sequences.
-internal func isValidUTF8(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
-    let n = b.count
-    guard n > 0, let p = b.baseAddress else { return true }
-    var i = 0
-    while i < n {
-        // Skip ASCII 8 bytes at a time.
-        while i &+ 8 <= n {
-            let x = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
-            if x & 0x8080_8080_8080_8080 != 0 { break }
-            i &+= 8
-        }
-        if i >= n { break }
-        let c0 = p[i]
-        if c0 < 0x80 {
-            i &+= 1
-            continue
-        }
-        if c0 < 0xC2 { return false }                      // continuation or overlong 2-byte lead
-        if c0 < 0xE0 {
-            guard i &+ 1 < n, p[i &+ 1] & 0xC0 == 0x80 else { return false }
-            i &+= 2
-            continue
-        }
-        if c0 < 0xF0 {
-            guard i &+ 2 < n else { return false }
-            let c1 = p[i &+ 1], c2 = p[i &+ 2]
-            guard c1 & 0xC0 == 0x80, c2 & 0xC0 == 0x80 else { return false }
-            if c0 == 0xE0 && c1 < 0xA0 { return false }      // overlong
-            if c0 == 0xED && c1 >= 0xA0 { return false }     // surrogates
-            i &+= 3
-            continue
-        }
-        if c0 < 0xF5 {
-            guard i &+ 3 < n else { return false }
-            let c1 = p[i &+ 1], c2 = p[i &+ 2], c3 = p[i &+ 3]
-            guard c1 & 0xC0 == 0x80, c2 & 0xC0 == 0x80, c3 & 0xC0 == 0x80 else { return false }
-            if c0 == 0xF0 && c1 < 0x90 { return false }      // overlong
-            if c0 == 0xF4 && c1 >= 0x90 { return false }     // > U+10FFFF
-            i &+= 4
-            continue
-        }
-        return false
-    }
-    return true
 }
