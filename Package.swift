@@ -97,24 +97,28 @@ let package = Package(
         // Benchmarks (run with `swift run -c release CBLBenchmarks`).
         .executableTarget(
             name: "CBLBenchmarks",
-            dependencies: ["CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade"],
+            dependencies: ["CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade",
+                           "CBLTestSupport"],
             path: "Benchmarks/CBLBenchmarks"
         ),
 
         // Small program the durability tests kill with SIGKILL while it writes.
         .executableTarget(
             name: "CBLCrashWriter",
-            dependencies: ["CouchbaseLite"],
+            dependencies: ["CouchbaseLite", "CBLTestSupport"],
             path: "Tests/CBLCrashWriter"
         ),
 
-        .testTarget(name: "CJSONCollationTests", dependencies: ["CJSONCollation"]),
-        .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore"]),
-        .testTarget(name: "FleeceTests", dependencies: ["Fleece", "SQLiteKit", "JSONCore"]),
+        // Helpers shared by the tests, the crash writer and the benchmarks (a seedable PRNG).
+        .target(name: "CBLTestSupport", path: "Tests/CBLTestSupport"),
+
+        .testTarget(name: "CJSONCollationTests", dependencies: ["CJSONCollation", "CBLTestSupport"]),
+        .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore", "CBLTestSupport"]),
+        .testTarget(name: "FleeceTests", dependencies: ["Fleece", "SQLiteKit", "JSONCore", "CBLTestSupport"]),
         .testTarget(
             name: "CouchbaseLiteTests",
             dependencies: [
-                "CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CBLCrashWriter",
+                "CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CBLCrashWriter", "CBLTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

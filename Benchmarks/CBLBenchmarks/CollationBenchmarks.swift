@@ -3,6 +3,7 @@
 
 import CJSONCollation
 import Foundation
+import CBLTestSupport
 
 /// Realistic view keys: the JSON text the index stores, and the plain string ICU gets
 /// (for array keys, the first string element).

@@ -6,6 +6,7 @@ import CouchbaseLite
 import Foundation
 import JSONCore
 import SQLiteKit
+import CBLTestSupport
 
 /// Counts map-block calls (the indexer runs the map function synchronously on the calling thread).
 final class MapCallCounter: @unchecked Sendable {

@@ -17,20 +17,9 @@ import CouchbaseLite
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import CBLTestSupport
 #endif
 
-/// SplitMix64: small, seedable, good enough to pick operations.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Writes one line to fd 1 with a single write(2) (no stdio buffering), retrying short writes.
 func emit(_ line: String) {

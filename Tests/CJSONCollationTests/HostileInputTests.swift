@@ -1,5 +1,6 @@
 import CJSONCollation
 import XCTest
+import CBLTestSupport
 
 /// Malformed and adversarial inputs: never crash, never read past the given
 /// length (inputs sit right before a PROT_NONE page), results in {-1, 0, 1}

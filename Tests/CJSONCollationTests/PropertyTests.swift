@@ -1,5 +1,6 @@
 import CJSONCollation
 import XCTest
+import CBLTestSupport
 
 // MARK: - Reference comparator over parsed values (spec 6.1-6.5)
 

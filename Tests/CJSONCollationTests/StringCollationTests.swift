@@ -1,6 +1,7 @@
 import CJSONCollation
 import Foundation
 import XCTest
+import CBLTestSupport
 
 /// String step of the collations: priority table (6.2), escapes (6.1),
 /// byte order (6.3), ICU fallback and its thread safety, numbers, REVID extras.

@@ -1,6 +1,7 @@
 import CJSONCollation
 import Foundation
 import XCTest
+import CBLTestSupport
 
 /// The Unicode string step's shortcuts against its definition (spec 6.2: decode
 /// the escapes; both ASCII -> priority table, else the whole strings to ICU).

@@ -1,6 +1,7 @@
 import CJSONCollation
 import Foundation
 import XCTest
+import CBLTestSupport
 
 // MARK: - Calling the C collators with Swift byte arrays
 
@@ -313,17 +314,6 @@ enum CompactJSON {
 
 // MARK: - Deterministic random numbers
 
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 // MARK: - Input buffers that end right before an inaccessible page
 

@@ -5,6 +5,7 @@ import SQLiteKit
 import XCTest
 #if canImport(Glibc)
 import Glibc
+import CBLTestSupport
 #endif
 
 /// kill -9 durability: a child process (CBLCrashWriter) writes documents and ACKs every commit on
@@ -25,7 +26,7 @@ final class DurabilityTests: XCTestCase {
         let dbName = "crashdb"
         let dbFile = root.appendingPathComponent("\(dbName).cblite2/db.sqlite3").path
 
-        var rng = TestRNG(seed: 0xC0FFEE)
+        var rng = SplitMix64(seed: 0xC0FFEE)
         /// The newest ACKed revision of every document, over all trials.
         var acked: [String: String] = [:]
         var totalAcks = 0
@@ -216,7 +217,7 @@ final class DurabilityTests: XCTestCase {
     /// Reopens through the public API: the documents ACKed in this trial plus a sample of older ones
     /// must have the right revision, and attachments must be readable with the expected content.
     static func checkThroughAPI(root: URL, dbName: String, acked: [String: String], thisTrial: [String],
-                                trial: Int, rng: inout TestRNG) throws {
+                                trial: Int, rng: inout SplitMix64) throws {
         let manager = try CBLManager(directory: root.path)
         defer { manager.close() }
         let db = try manager.existingDatabaseNamed(dbName)
@@ -257,18 +258,6 @@ final class DurabilityTests: XCTestCase {
 
 // MARK: - Helpers shared by the durability and concurrency tests
 
-/// SplitMix64, seedable.
-struct TestRNG: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Finds the CBLCrashWriter executable SwiftPM built next to the test bundle.
 enum CrashWriterLocator {

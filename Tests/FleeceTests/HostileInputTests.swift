@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import Fleece
+import CBLTestSupport
 
 /// Untrusted bytes must be refused with `FleeceError` (or, if they happen to be valid Fleece,
 /// be fully readable) — never crash or read out of bounds.

@@ -3,6 +3,7 @@
 import Foundation
 import XCTest
 @testable import JSONCore
+import CBLTestSupport
 
 /// Our exact formatter alone (nil when it declines the value).
 private func exactG(_ d: Double, precision p: Int) -> String? {

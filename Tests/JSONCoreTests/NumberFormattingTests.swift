@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import JSONCore
+import CBLTestSupport
 
 /// iOS CBJSONEncoder: doubles with sprintf("%.16g"), floats with "%.6g"; if the result
 /// consists only of "0123456789-", ".0" is appended. Integers plainly.

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import JSONCore
+import CBLTestSupport
 
 final class ParserTests: XCTestCase {
     func testValueTypes() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import JSONCore
+import CBLTestSupport
 
 /// Structural equality where numbers only need to agree as doubles to 1e-13 (relative):
 /// Linux JSONSerialization does not always round correctly (e.g. -5.093341515940929e-86).

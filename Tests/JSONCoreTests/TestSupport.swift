@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import JSONCore
+import CBLTestSupport
 
 /// Canonical encoding as a String (test convenience).
 func canon(_ value: Any, file: StaticString = #filePath, line: UInt = #line) -> String {
@@ -54,18 +55,6 @@ func jsonEqual(_ a: Any, _ b: Any) -> Bool {
     }
 }
 
-/// Deterministic PRNG (SplitMix64).
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Minimal MD5 (RFC 1321), used to recompute Couchbase Lite revision IDs in the tests.
 func md5Hex(_ message: [UInt8]) -> String {
