@@ -118,4 +118,24 @@ final class ViewIndexPipelineTests: DatabaseTestCase {
         try db.document(withID: "after")!.putProperties(["n": -5])
         XCTAssertEqual(try view.createQuery().run().row(at: 0).key as? Int, -5)
     }
+
+    func testTypedViewIndexesFirstThenIncrementally() throws {
+        try populate()
+        let view = db.viewNamed("typed")
+        view.documentType = "fizz"
+        view.setMapBlock({ doc, emit in emit(doc["n"]!, nil) }, version: "1")
+        let fizzCount = (0..<count).filter { $0 % 3 == 0 }.count
+        XCTAssertEqual(try view.createQuery().run().count, UInt(fizzCount))
+
+        // An incremental update (sequence and type both bound): a fizz doc changes, a plain doc
+        // becomes fizz, a fizz doc becomes plain.
+        try db.document(withID: "d00003")!.update { $0["n"] = -3; return true }
+        try db.document(withID: "d00001")!.update { $0["type"] = "fizz"; return true }
+        try db.document(withID: "d00006")!.update { $0["type"] = "plain"; return true }
+        let keys = try view.createQuery().run().map { $0.key as? Int }
+        XCTAssertEqual(keys.count, fizzCount)
+        XCTAssertEqual(Array(keys.prefix(3)), [-3, 0, 1])
+        XCTAssertFalse(keys.contains(6))
+        XCTAssertFalse(keys.contains(3))
+    }
 }
