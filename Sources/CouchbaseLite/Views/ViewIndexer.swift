@@ -90,8 +90,9 @@ struct ViewIndexer {
             if let pipeline {
                 // Writes whatever the mapper has finished while it works on the next batches.
                 if !pipeline.jobs.push(batch) {
-                    try pipeline.stop(writingWith: insert)   // the mapper failed: throws its error
-                    return
+                    // The mapper failed: writing what it handed back throws its error.
+                    try pipeline.stop(writingWith: insert)
+                    throw CBLError.dbError("View indexing stopped before every document was mapped")
                 }
                 while let emitted = pipeline.results.tryPop() { try insert(emitted) }
             } else {
