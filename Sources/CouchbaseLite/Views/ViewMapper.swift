@@ -59,11 +59,13 @@ final class ViewMapper: @unchecked Sendable {
     private var out = EmittedRows()
     private var target = 0
     private var sequence: Int64 = 0
-    private var docID = ""
     private var emitError: Error?
+    /// The `emit` handed to every map call (made once, not per call).
+    private var emitBlock: CBLMapEmitBlock = { _, _ in }
 
     init(targets: [Target]) {
         self.targets = targets
+        emitBlock = { [weak self] key, value in self?.emit(key, value) }
     }
 
     /// Maps each job with every view that has not indexed its sequence yet.
@@ -85,12 +87,11 @@ final class ViewMapper: @unchecked Sendable {
             doc["_local_seq"] = Int(job.sequence)
             if !job.conflicts.isEmpty { doc["_conflicts"] = job.conflicts }
             sequence = job.sequence
-            docID = job.docID
             for i in targets.indices where targets[i].lastSequence < job.sequence {
                 if let type = targets[i].documentType, type != job.docType { continue }
                 target = i
                 emitError = nil
-                targets[i].map(doc, emit)
+                targets[i].map(doc, emitBlock)
                 if let emitError {
                     out.error = CBLError.badRequest(
                         "View '\(targets[i].name)': map function emitted a value that is not JSON for document '\(job.docID)': \(emitError)")
