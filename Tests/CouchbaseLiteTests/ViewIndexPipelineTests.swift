@@ -138,4 +138,19 @@ final class ViewIndexPipelineTests: DatabaseTestCase {
         XCTAssertFalse(keys.contains(6))
         XCTAssertFalse(keys.contains(3))
     }
+
+    /// A map block written in main-actor code (as a ported app's view setup often is) still runs
+    /// on the helper thread of a big update.
+    @MainActor
+    func testMapBlockFromMainActorCodeRunsOnTheHelperThread() throws {
+        try populate()
+        var calls = 0
+        let view = db.viewNamed("mainactor")
+        view.setMapBlock({ doc, emit in
+            calls += 1
+            emit(doc["n"]!, nil)
+        }, version: "1")
+        XCTAssertEqual(try view.createQuery().run().count, UInt(count))
+        XCTAssertEqual(calls, count)
+    }
 }
