@@ -68,11 +68,4 @@ package final class HandOffQueue<Element: Sendable>: @unchecked Sendable {
         condition.broadcast()
         condition.unlock()
     }
-
-    /// True once `cancel()` was called.
-    package var isCancelled: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return cancelled
-    }
 }
