@@ -256,20 +256,11 @@ public struct JSONWriter: @unchecked Sendable {
     }
 
     private mutating func writeArray(_ array: [Any], sorted: Bool, depth: Int) throws {
-        guard depth < JSONWriter.maxDepth else {
-            throw JSONError("nesting deeper than \(JSONWriter.maxDepth) levels")
-        }
-        put(UInt8(ascii: "["))
-        var first = true
-        for item in array {
-            if first { first = false } else { put(UInt8(ascii: ",")) }
-            try writeValue(item, sorted: sorted, depth: depth &+ 1)
-        }
-        put(UInt8(ascii: "]"))
+        try writeTypedArray(array, depth: depth) { try $0.writeValue($1, sorted: sorted, depth: depth &+ 1) }
     }
 
-    /// An array of one element type (`["a", "b"]` is a `[String]`): the same output as
-    /// ``writeArray(_:sorted:depth:)`` without boxing every element into an `Any`.
+    /// An array whose elements `writeElement` writes. Arrays of one element type (`["a", "b"]`
+    /// is a `[String]`) use it directly, without boxing every element into an `Any`.
     @inline(__always)
     private mutating func writeTypedArray<Element>(_ array: [Element], depth: Int,
                                                    _ writeElement: (inout JSONWriter, Element) throws -> Void) throws {

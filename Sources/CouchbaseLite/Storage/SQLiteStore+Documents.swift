@@ -23,11 +23,7 @@ extension SQLiteStore {
 
     /// The numeric ID of a document, creating its `docs` row if needed. `isNew` tells which.
     func createNumericID(of docID: String) throws -> (id: Int64, isNew: Bool) {
-        let insert = try connection.cached(static: "INSERT OR IGNORE INTO docs (docid) VALUES (?)")
-        try insert.bind(docID, at: 1)
-        defer { insert.reset() }
-        try insert.step()
-        if connection.changes > 0 { return (connection.lastInsertRowID, true) }
+        if let id = try createNumericIDIfNew(of: docID) { return (id, true) }
         guard let id = try numericID(of: docID) else { throw CBLError.dbError("docs row vanished for \(docID)") }
         return (id, false)
     }
