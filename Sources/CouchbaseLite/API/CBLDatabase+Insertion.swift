@@ -247,7 +247,7 @@ extension CBLDatabase {
         // Every live CBLDocument of this database is in its identity map, so `document` is the
         // one `noteChange` would look up.
         assert(cachedDocument(docID) === document)
-        pendingChanges.append(change)
+        pendingChanges.append(CBLDatabaseChange(change))
         document.revisionAdded(change, revision: saved)
         return saved
     }

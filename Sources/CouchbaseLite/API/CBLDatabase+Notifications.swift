@@ -6,15 +6,15 @@ public final class CBLListenerToken: NSObject, @unchecked Sendable {}
 extension CBLDatabase {
     /// Records a change made inside the current transaction and updates the cached document.
     func noteChange(_ change: RevisionChange, revision: CBLSavedRevision?) {
-        pendingChanges.append(change)
+        pendingChanges.append(CBLDatabaseChange(change))
         cachedDocument(change.docID)?.revisionAdded(change, revision: revision)
     }
 
     /// Delivers the changes of a committed transaction.
     func postPendingChanges() {
         guard !pendingChanges.isEmpty else { return }
-        let changes = pendingChanges.map(CBLDatabaseChange.init)
-        pendingChanges.removeAll(keepingCapacity: false)
+        let changes = pendingChanges
+        pendingChanges = []
         let documents = documentsToNotify(changes)
         let listeners = Array(changeListeners.values)
         let continuations = Array(changeContinuations.values)

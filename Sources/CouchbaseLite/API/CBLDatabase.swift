@@ -23,7 +23,8 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     // Guarded by `lock`:
     var documentCache: [String: WeakDocument] = [:]
     var documentCacheSweepThreshold = 256
-    var pendingChanges: [RevisionChange] = []
+    /// The changes of the open transaction, as delivered after it commits.
+    var pendingChanges: [CBLDatabaseChange] = []
     var validations: [String: CBLValidationBlock] = [:]
     var filters: [String: CBLFilterBlock] = [:]
     var changeListeners: [ObjectIdentifier: ([CBLDatabaseChange]) -> Void] = [:]
@@ -155,7 +156,7 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
         try? store.connection.rollback()
         if store.connection.transactionDepth == 0 { transactionPoisoned = false }
         let undone = pendingChanges[mark...]
-        for change in undone { cachedDocument(change.docID)?.forgetCurrentRevision() }
+        for change in undone { cachedDocument(change.documentID)?.forgetCurrentRevision() }
         pendingChanges.removeSubrange(mark...)
     }
 
