@@ -77,7 +77,13 @@ final class LiveQueryTests: DatabaseTestCase {
         let token = live.addChangeListener { rows in if rows.count == 200 { final.fulfill() } }
         let database = db!
         DispatchQueue.concurrentPerform(iterations: 4) { worker in
-            for i in 0..<50 { try? database.document(withID: "w\(worker)-\(i)")!.putProperties(["i": i]) }
+            for i in 0..<50 {
+                do {
+                    try database.document(withID: "w\(worker)-\(i)")!.putProperties(["i": i])
+                } catch {
+                    XCTFail("save w\(worker)-\(i) failed: \(error)")
+                }
+            }
         }
         wait(for: [final], timeout: 15)
         live.removeChangeListener(token)

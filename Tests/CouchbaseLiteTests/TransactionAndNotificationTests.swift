@@ -5,10 +5,10 @@ import XCTest
 final class TransactionAndNotificationTests: DatabaseTestCase {
 
     func testNestedTransactionsCommitAndRollBack() throws {
-        XCTAssertTrue(db.inTransaction {
-            try? db.document(withID: "outer")!.putProperties(["a": 1])
-            let inner = db.inTransaction {
-                try? db.document(withID: "inner")!.putProperties(["b": 2])
+        XCTAssertTrue(try db.inTransaction {
+            try db.document(withID: "outer")!.putProperties(["a": 1])
+            let inner = try db.inTransaction {
+                try db.document(withID: "inner")!.putProperties(["b": 2])
                 return false
             }
             XCTAssertFalse(inner)
@@ -19,8 +19,8 @@ final class TransactionAndNotificationTests: DatabaseTestCase {
         XCTAssertEqual(db.documentCount, 1)
 
         let doc = db.document(withID: "rolled")!
-        XCTAssertFalse(db.inTransaction {
-            try? doc.putProperties(["c": 3])
+        XCTAssertFalse(try db.inTransaction {
+            try doc.putProperties(["c": 3])
             XCTAssertNotNil(doc.currentRevision, "visible inside the transaction")
             return false
         })
@@ -34,7 +34,7 @@ final class TransactionAndNotificationTests: DatabaseTestCase {
             if rev["bad"] != nil { context.reject(withMessage: "bad") }
         }
         XCTAssertTrue(try db.inTransaction {
-            try? db.document(withID: "good")!.putProperties(["ok": 1])
+            try db.document(withID: "good")!.putProperties(["ok": 1])
             XCTAssertThrowsStatus(403, try db.document(withID: "rejected")!.putProperties(["bad": 1]))
             XCTAssertThrowsStatus(400, try db.document(withID: "badatt")!.putProperties(["_attachments": ["x": ["stub": true]]]))
             return true
@@ -75,8 +75,8 @@ final class TransactionAndNotificationTests: DatabaseTestCase {
         }
         var later: CBLDocument?
         var keptRevs: [String] = [], laterRevs: [String] = []
-        XCTAssertTrue(db.inTransaction {
-            for i in 0..<600 { try? db.document(withID: "bulk-\(i)")!.putProperties(["i": i]) }
+        XCTAssertTrue(try db.inTransaction {
+            for i in 0..<600 { try db.document(withID: "bulk-\(i)")!.putProperties(["i": i]) }
             keptRevs.append(try! kept.putProperties(["v": 1]).revisionID!)
             keptRevs.append(try! kept.putProperties(["v": 2, "_rev": keptRevs[0]]).revisionID!)
             // Saved through an object that is then gone, asked for again before the commit.
@@ -107,18 +107,24 @@ final class TransactionAndNotificationTests: DatabaseTestCase {
         var batches: [[CBLDatabaseChange]] = []
         let token = db.addChangeListener { batches.append($0) }
         defer { db.removeChangeListener(token) }
-        db.inTransaction {
-            try? db.document(withID: "a")!.putProperties(["v": 1])
-            try? db.document(withID: "b")!.putProperties(["v": 2])
+        var saved: [CBLSavedRevision] = []
+        try db.inTransaction {
+            saved.append(try db.document(withID: "a")!.putProperties(["v": 1]))
+            saved.append(try db.document(withID: "b")!.putProperties(["v": 2]))
             XCTAssertTrue(batches.isEmpty, "nothing delivered before commit")
             return true
         }
         XCTAssertEqual(batches.count, 1)
         XCTAssertEqual(batches[0].map(\.documentID), ["a", "b"])
         XCTAssertTrue(batches[0].allSatisfy { $0.isCurrentRevision && !$0.inConflict && !$0.isDeletion && $0.source == nil })
+        // A new document's first revision: its own ID is the winner, with the sequence it got.
+        XCTAssertEqual(batches[0].map(\.revisionID), saved.map(\.revisionID))
+        XCTAssertEqual(batches[0].map(\.winningRevisionID), saved.map(\.revisionID))
+        XCTAssertEqual(batches[0].map(\.sequence), [1, 2])
+        XCTAssertEqual(batches[0].map(\.isPurge), [false, false])
 
-        db.inTransaction {
-            try? db.document(withID: "c")!.putProperties(["v": 3])
+        try db.inTransaction {
+            try db.document(withID: "c")!.putProperties(["v": 3])
             return false
         }
         XCTAssertEqual(batches.count, 1, "rolled-back changes are never announced")

@@ -242,13 +242,11 @@ extension CBLDatabase {
         }
         let saved = CBLSavedRevision(document: document, revID: revID, sequence: sequence, deleted: false,
                                      body: nil, properties: properties, propertiesNeedSpecialKeys: true)
-        let change = RevisionChange(docID: docID, revID: revID, winningRevID: revID, winningIsDeleted: false,
-                                    inConflict: false, isDeletion: false, sequence: sequence, source: nil)
         // Every live CBLDocument of this database is in its identity map, so `document` is the
         // one `noteChange` would look up.
         assert(cachedDocument(docID) === document)
-        pendingChanges.append(CBLDatabaseChange(change))
-        document.revisionAdded(change, revision: saved)
+        pendingChanges.append(CBLDatabaseChange(firstRevisionOf: docID, revID: revID, sequence: sequence))
+        document.firstRevisionAdded(saved)
         return saved
     }
 

@@ -33,6 +33,19 @@ public final class CBLDatabaseChange: NSObject, @unchecked Sendable {
         isPurge = change.isPurge
     }
 
+    /// A new document's first revision: current, live, no conflict, local.
+    init(firstRevisionOf docID: String, revID: String, sequence: Int64) {
+        documentID = docID
+        revisionID = revID
+        winningRevisionID = revID
+        isCurrentRevision = true
+        inConflict = false
+        isDeletion = false
+        source = nil
+        self.sequence = sequence
+        isPurge = false
+    }
+
     public override var description: String {
         "CBLDatabaseChange[\(documentID) \(revisionID)\(isCurrentRevision ? " current" : "")\(inConflict ? " conflict" : "")\(isDeletion ? " deleted" : "")]"
     }

@@ -92,6 +92,15 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
         }
     }
 
+    /// Called (under the database lock) after the first revision of a new document was inserted:
+    /// ``revisionAdded(_:revision:)`` for a live revision that is the only leaf.
+    func firstRevisionAdded(_ revision: CBLSavedRevision) {
+        purged = false
+        hasLeaves = true
+        current = revision.data
+        currentLoaded = true
+    }
+
     /// Drops the cached current revision (after a rollback), so it is reloaded.
     func forgetCurrentRevision() {
         currentLoaded = false
