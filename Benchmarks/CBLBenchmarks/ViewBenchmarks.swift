@@ -20,7 +20,9 @@ struct BenchRow {
     let api: Duration
     let budget: Double?
     let ops: Int
-    var ratio: Double { seconds(api) / seconds(base) }
+    /// The median of per-round API/base ratios, when the row pairs rounds adjacent in time.
+    var pairedRatio: Double? = nil
+    var ratio: Double { pairedRatio ?? seconds(api) / seconds(base) }
     /// Ratio shown as a percentage instead of "x" (used for re-index vs full index).
     var percent = false
 }

@@ -33,13 +33,16 @@ struct Options {
     var keep = false
     var quick = false
     var plans = false
+    /// Raw/API bulk-insert rounds; the verdict is the median of the rounds' API/raw ratios.
+    var insertRounds = 9
     var groups: Set<BenchGroup> = Set(BenchGroup.allCases)
 
     init(_ args: [String]) {
         var it = args.dropFirst().makeIterator()
         while let arg = it.next() {
             switch arg {
-            case "--quick": quick = true; docs = 10_000; reads = 10_000
+            case "--quick": quick = true; docs = 10_000; reads = 10_000; insertRounds = 1
+            case "--insert-rounds": insertRounds = max(1, Int(it.next() ?? "") ?? insertRounds)
             case "--docs": docs = Int(it.next() ?? "") ?? docs
             case "--reads": reads = Int(it.next() ?? "") ?? reads
             case "--seed": seed = UInt64(it.next() ?? "") ?? seed
@@ -54,7 +57,7 @@ struct Options {
                 }
                 groups = Set(parsed)
             case "-h", "--help":
-                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade] [--docs N] [--reads N] [--seed N] [--keep] [--plans]")
+                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown option \(arg)\n".utf8))
@@ -152,6 +155,11 @@ let clock = ContinuousClock()
 /// flush of the round before it (each round writes ~50 MB).
 func settleDisk() {
     sync()
+}
+
+/// The middle value (the upper one of an even count).
+func median<T: Comparable>(_ values: [T]) -> T {
+    values.sorted()[values.count / 2]
 }
 
 func seconds(_ d: Duration) -> Double {
@@ -331,21 +339,40 @@ do {
         _ = try apiReads(dir: warmAPIDir, name: "api", ids: warm.ids, order: warmOrder)
 
         // Bulk insert (also the data set of the view benchmarks: the same sequences in both files).
-        // Best of 5 alternating rounds, each into fresh files (1 with --quick): a commit's disk
-        // flush can stall either side by a large fraction of a second on a shared machine.
+        // `--insert-rounds` (9) alternating raw/API rounds, each into fresh files (1 with --quick,
+        // or when only the data set is needed). The verdict uses the median of each round's API/raw
+        // ratio: this VM's speed drifts by ±30% over seconds, so the best raw round and the best
+        // API round can come from different speed phases, while a round's two halves share one.
         var rawPath = "", apiDir = URL(fileURLWithPath: "/")
-        var rawInsertTime = Duration.seconds(Int64.max), apiInsertTime = Duration.seconds(Int64.max)
-        for round in 0..<(options.quick ? 1 : 5) {
+        var rawInsertTimes: [Duration] = [], apiInsertTimes: [Duration] = []
+        var roundRatios: [Double] = []
+        let insertRounds = options.groups.contains(.docs) ? options.insertRounds : 1
+        for round in 0..<insertRounds {
             if round > 0 {
                 try? FileManager.default.removeItem(at: URL(fileURLWithPath: rawPath).deletingLastPathComponent())
                 try? FileManager.default.removeItem(at: apiDir)
             }
             rawPath = try makeEmptyDatabaseFile(in: fresh("raw"), name: "raw")
-            settleDisk()
-            rawInsertTime = min(rawInsertTime, try rawInsert(path: rawPath, corpus: corpus))
             apiDir = fresh("api")
-            settleDisk()
-            apiInsertTime = min(apiInsertTime, try apiInsert(dir: apiDir, name: "api", corpus: corpus))
+            // Which side goes first alternates, so neither always inherits the other's aftermath.
+            var raw = Duration.zero, api = Duration.zero
+            for side in round % 2 == 0 ? [0, 1] : [1, 0] {
+                settleDisk()
+                if side == 0 {
+                    raw = try rawInsert(path: rawPath, corpus: corpus)
+                } else {
+                    api = try apiInsert(dir: apiDir, name: "api", corpus: corpus)
+                }
+            }
+            rawInsertTimes.append(raw)
+            apiInsertTimes.append(api)
+            roundRatios.append(seconds(api) / seconds(raw))
+        }
+        let insertRatio = median(roundRatios)
+        if roundRatios.count > 1 {
+            notes.append("bulk insert, API/raw of each round: " + roundRatios.map { fmt($0, 2) }.joined(separator: " ")
+                + "; median " + fmt(insertRatio, 2) + "; best API / best raw "
+                + fmt(seconds(apiInsertTimes.min()!) / seconds(rawInsertTimes.min()!), 2))
         }
 
         if options.groups.contains(.docs) {
@@ -375,7 +402,8 @@ do {
             })
 
             rows += [
-                BenchRow(name: "bulk insert (1 txn)", base: rawInsertTime, api: apiInsertTime, budget: 1.5, ops: options.docs),
+                BenchRow(name: "bulk insert (1 txn)", base: median(rawInsertTimes), api: median(apiInsertTimes),
+                         budget: 1.5, ops: options.docs, pairedRatio: insertRatio),
                 BenchRow(name: "random reads", base: rawReadTime, api: apiReadTime, budget: 2.0, ops: options.reads),
                 BenchRow(name: "reads, each doc once", base: rawOnceTime, api: apiOnceTime, budget: 2.0, ops: once.count),
             ]
@@ -423,7 +451,7 @@ do {
     print("")
     print("base = raw SQLite on the same schema (docs, views), ICU directly (collation); for \"re-index 1%\"")
     print("base = the full index time and the ratio is a percentage; µs/op is per document, query, row or comparison.")
-    print("Bulk inserts are the best of 5 alternating rounds; reads, full index builds, range queries, grouped reduce, collation and the upgrade the best of 3; re-index rows are single runs.")
+    print("Bulk insert: medians of \(options.insertRounds) alternating rounds, ratio = median of each round's API/raw; reads, full index builds, range queries, grouped reduce, collation and the upgrade the best of 3; re-index rows are single runs.")
     print("\"re-index 1% vs raw\" compares our incremental update with raw SQLite doing the same row deletes and")
     print("inserts: it shows the update touches only the changed documents (no scan of the database).")
     for note in notes { print("  " + note) }
