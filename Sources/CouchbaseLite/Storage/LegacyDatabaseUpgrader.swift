@@ -157,29 +157,19 @@ package struct LegacyDatabaseUpgrader {
         do {
             connection = try SQLiteConnection(path: url.path, mode: .init(readOnly: false, create: false))
         } catch let e as SQLiteError {
-            throw openError(e, displayName: displayName)
+            throw SQLiteStore.openError(e, subject: "legacy database \(displayName)")
         }
         do {
             try SQLiteStore.registerCollations(on: connection)
             _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")
         } catch let e as SQLiteError {
             connection.close()
-            throw openError(e, displayName: displayName)
+            throw SQLiteStore.openError(e, subject: "legacy database \(displayName)")
         } catch {
             connection.close()
             throw error
         }
         return connection
-    }
-
-    private static func openError(_ e: SQLiteError, displayName: String) -> CBLError {
-        if e.isNotADatabase {
-            return .unauthorized("Cannot open legacy database \(displayName): file is encrypted or is not a database")
-        }
-        if e.isCorrupt {
-            return .dbError("Cannot open legacy database \(displayName): database file is corrupt or truncated")
-        }
-        return .dbError("Cannot open legacy database \(displayName): \(e.message)")
     }
 
     /// The destination must not exist, or be an empty directory.

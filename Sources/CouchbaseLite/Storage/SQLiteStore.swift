@@ -41,7 +41,7 @@ package final class SQLiteStore: @unchecked Sendable {
         do {
             connection = try SQLiteConnection(path: dbPath, mode: .init(readOnly: readOnly, create: !exists))
         } catch let e as SQLiteError {
-            throw Self.openError(e, path: dbPath)
+            throw Self.openError(e, subject: dbPath)
         }
         do {
             try Self.registerCollations(on: connection)
@@ -57,7 +57,7 @@ package final class SQLiteStore: @unchecked Sendable {
             try openSchema(isNew: !exists)
         } catch let e as SQLiteError {
             connection.close()
-            throw Self.openError(e, path: dbPath)
+            throw Self.openError(e, subject: dbPath)
         } catch {
             connection.close()
             throw error
@@ -92,14 +92,16 @@ package final class SQLiteStore: @unchecked Sendable {
         }
     }
 
-    private static func openError(_ e: SQLiteError, path: String) -> CBLError {
+    /// The 1.x status for a file SQLite cannot open or read: 401 for an encrypted file or one that
+    /// is not a database (spec 1.7), 500 otherwise. `subject` names the file in the message.
+    static func openError(_ e: SQLiteError, subject: String) -> CBLError {
         if e.isNotADatabase {
-            return .unauthorized("Cannot open \(path): file is encrypted or is not a database")
+            return .unauthorized("Cannot open \(subject): file is encrypted or is not a database")
         }
         if e.isCorrupt {
-            return .dbError("Cannot open \(path): database file is corrupt or truncated")
+            return .dbError("Cannot open \(subject): database file is corrupt or truncated")
         }
-        return .dbError("Cannot open \(path): \(e.message)")
+        return .dbError("Cannot open \(subject): \(e.message)")
     }
 
     // MARK: Schema
