@@ -245,8 +245,9 @@ extension CBLDatabase {
         // Every live CBLDocument of this database is in its identity map, so `document` is the
         // one `noteChange` would look up.
         assert(cachedDocument(docID) === document)
-        pendingChanges.append(CBLDatabaseChange(firstRevisionOf: docID, revID: revID, sequence: sequence))
-        document.firstRevisionAdded(saved)
+        let change = CBLDatabaseChange(firstRevisionOf: docID, revID: revID, sequence: sequence)
+        pendingChanges.append(change)
+        document.revisionAdded(change, revision: saved)
         return saved
     }
 

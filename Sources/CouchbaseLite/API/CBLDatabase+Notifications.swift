@@ -6,8 +6,9 @@ public final class CBLListenerToken: NSObject, @unchecked Sendable {}
 extension CBLDatabase {
     /// Records a change made inside the current transaction and updates the cached document.
     func noteChange(_ change: RevisionChange, revision: CBLSavedRevision?) {
-        pendingChanges.append(CBLDatabaseChange(change))
-        cachedDocument(change.docID)?.revisionAdded(change, revision: revision)
+        let recorded = CBLDatabaseChange(change)
+        pendingChanges.append(recorded)
+        cachedDocument(change.docID)?.revisionAdded(recorded, revision: revision)
     }
 
     /// Delivers the changes of a committed transaction.

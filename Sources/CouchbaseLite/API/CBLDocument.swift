@@ -74,7 +74,7 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
     }
 
     /// Called (under the database lock) after a revision of this document was inserted.
-    func revisionAdded(_ change: RevisionChange, revision: CBLSavedRevision?) {
+    func revisionAdded(_ change: CBLDatabaseChange, revision: CBLSavedRevision?) {
         if change.isPurge {
             purged = true
             current = nil
@@ -84,21 +84,12 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
         }
         purged = false
         hasLeaves = true
-        if change.winningRevID == change.revID, let revision {
+        if change.isCurrentRevision, let revision {
             current = change.isDeletion ? nil : revision.data
             currentLoaded = true
-        } else if change.winningRevID != current?.revID {
+        } else if change.winningRevisionID != current?.revID {
             currentLoaded = false
         }
-    }
-
-    /// Called (under the database lock) after the first revision of a new document was inserted:
-    /// ``revisionAdded(_:revision:)`` for a live revision that is the only leaf.
-    func firstRevisionAdded(_ revision: CBLSavedRevision) {
-        purged = false
-        hasLeaves = true
-        current = revision.data
-        currentLoaded = true
     }
 
     /// Drops the cached current revision (after a rollback), so it is reloaded.
