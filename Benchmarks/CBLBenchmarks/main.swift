@@ -354,15 +354,22 @@ do {
             }
             rawPath = try makeEmptyDatabaseFile(in: fresh("raw"), name: "raw")
             apiDir = fresh("api")
-            // Which side goes first alternates, so neither always inherits the other's aftermath.
-            var raw = Duration.zero, api = Duration.zero
-            for side in round % 2 == 0 ? [0, 1] : [1, 0] {
+            func timeRaw() throws -> Duration {
                 settleDisk()
-                if side == 0 {
-                    raw = try rawInsert(path: rawPath, corpus: corpus)
-                } else {
-                    api = try apiInsert(dir: apiDir, name: "api", corpus: corpus)
-                }
+                return try rawInsert(path: rawPath, corpus: corpus)
+            }
+            func timeAPI() throws -> Duration {
+                settleDisk()
+                return try apiInsert(dir: apiDir, name: "api", corpus: corpus)
+            }
+            // Which side goes first alternates, so neither always inherits the other's aftermath.
+            let raw: Duration, api: Duration
+            if round % 2 == 0 {
+                raw = try timeRaw()
+                api = try timeAPI()
+            } else {
+                api = try timeAPI()
+                raw = try timeRaw()
             }
             rawInsertTimes.append(raw)
             apiInsertTimes.append(api)

@@ -299,10 +299,10 @@ final class ViewQueryTests: DatabaseTestCase {
 
     func testLargeReduceIsChunkedWithRereduce() throws {
         let total = QueryRunner.reduceChunkSize * 2 + 5
-        db.inTransaction {
-            for i in 0..<total { try? db.document(withID: "r\(i)")!.putProperties(["n": 1]) }
+        XCTAssertTrue(try db.inTransaction {
+            for i in 0..<total { try db.document(withID: "r\(i)")!.putProperties(["n": 1]) }
             return true
-        }
+        })
         let view = db.viewNamed("sum")
         var calls: [(Int, Bool)] = []
         view.setMapBlock({ doc, emit in emit(doc["_id"]!, doc["n"]) }, reduce: { _, values, rereduce in
