@@ -111,7 +111,7 @@ extension RESTRouter {
     func changeRows(_ db: CBLDatabase, _ options: ChangesOptions) throws -> ([[String: Any]], Int64) {
         let lastSequence = db.lastSequenceNumber
         let filter = options.filterName.flatMap(db.filterNamed)
-        let changes = try db.restChanges(since: options.since, limit: filter == nil ? options.limit : nil,
+        let changes = try db.syncChanges(since: options.since, limit: filter == nil ? options.limit : nil,
                                          descending: options.descending, allLeaves: options.allLeaves,
                                          docIDs: options.docIDs, activeOnly: options.activeOnly,
                                          includeDocs: options.includeDocs)
@@ -139,7 +139,7 @@ extension RESTRouter {
         return (rows, lastSeq)
     }
 
-    func changeRow(_ change: RESTChange, includeDocs: Bool) -> [String: Any] {
+    func changeRow(_ change: SyncChange, includeDocs: Bool) -> [String: Any] {
         var row: [String: Any] = [
             "seq": Int(change.sequence),
             "id": change.docID,

@@ -31,7 +31,7 @@ extension RESTRouter {
             let db = try openDatabase(name)
             try requireJSONBody(request)
             let body = try JSONText.parseObject(request.body, what: "Document")
-            let docID = (body["_id"] as? String) ?? CBLDatabase.restGenerateDocumentID()
+            let docID = (body["_id"] as? String) ?? CBLDatabase.syncGenerateDocumentID()
             if body["_id"] != nil && !(body["_id"] is String) { throw RESTError(400, "bad_request", "Document id must be a string") }
             let (revID, status) = try saveDocument(db, docID: docID, body: body, request: request)
             return .json(status, ["ok": true, "id": docID, "rev": revID],
@@ -43,11 +43,11 @@ extension RESTRouter {
 
     func databaseInfo(_ db: CBLDatabase) -> [String: Any] {
         let seq = Int(db.lastSequenceNumber)
-        let size = Int(db.restDiskSize)
+        let size = Int(db.syncDiskSize)
         return [
             "db_name": db.name,
             "doc_count": Int(db.documentCount),
-            "doc_del_count": Int(db.restDeletedDocumentCount),
+            "doc_del_count": Int(db.syncDeletedDocumentCount),
             "update_seq": seq,
             "committed_update_seq": seq,
             "purge_seq": 0,
@@ -143,7 +143,7 @@ extension RESTRouter {
                     results.append(["error": "bad_request", "reason": "Document must be a JSON object"])
                     continue
                 }
-                let docID = (doc["_id"] as? String) ?? (newEdits ? CBLDatabase.restGenerateDocumentID() : "")
+                let docID = (doc["_id"] as? String) ?? (newEdits ? CBLDatabase.syncGenerateDocumentID() : "")
                 do {
                     if newEdits {
                         let (revID, _) = try saveDocument(db, docID: docID, body: doc, request: nil)
@@ -196,12 +196,12 @@ extension RESTRouter {
             }
             var entry: [String: Any]
             do {
-                let rev: RESTRevision?
+                let rev: SyncRevision?
                 if let revID {
-                    guard CBLDatabase.restGeneration(revID) > 0 else { throw RESTError.badRev }
-                    rev = try db.restRevision(docID: docID, revID: revID)
+                    guard CBLDatabase.syncGeneration(revID) > 0 else { throw RESTError.badRev }
+                    rev = try db.syncRevision(docID: docID, revID: revID)
                 } else {
-                    rev = try db.restWinningRevision(docID: docID)
+                    rev = try db.syncWinningRevision(docID: docID)
                 }
                 if let rev, revID != nil || !rev.deleted, rev.body != nil {
                     let doc = try documentJSON(db, rev, options, followsAttachments: multipart)
@@ -241,7 +241,7 @@ extension RESTRouter {
             }
             asked[docID] = revs as? [String]
         }
-        let diff = try db.restRevsDiff(asked)
+        let diff = try db.syncRevsDiff(asked)
         var out: [String: Any] = [:]
         for (docID, d) in diff {
             var entry: [String: Any] = ["missing": d.missing]
@@ -262,7 +262,7 @@ extension RESTRouter {
             guard let revs = value as? [Any], let revIDs = revs as? [String] else {
                 throw RESTError(400, "bad_request", "Revisions of '\(docID)' must be an array of strings")
             }
-            purged[docID] = try db.restPurge(docID: docID, revIDs: revIDs)
+            purged[docID] = try db.syncPurge(docID: docID, revIDs: revIDs)
         }
         return .json(201, ["purge_seq": NSNull(), "purged": purged])
     }

@@ -3,21 +3,11 @@ import Foundation
 import JSONCore
 
 /// Options that shape a document body (`GET /{db}/{doc}`, `_bulk_get`, `open_revs`).
-struct DocumentOptions {
-    var revs = false
-    var revsInfo = false
-    var conflicts = false
-    var deletedConflicts = false
-    var localSeq = false
-    var attachments = false
-    var attsSince: [String]?
-    /// Sync Gateway's extension 1.x pullers send: trim `_revisions` after the first of these.
-    var revsFrom: [String]?
-    var revsLimit: Int?
+typealias DocumentOptions = SyncBodyOptions
 
-    init() {}
-
+extension SyncBodyOptions {
     init(_ q: QueryParams) throws {
+        self.init()
         revs = try q.bool("revs")
         revsInfo = try q.bool("revs_info")
         conflicts = try q.bool("conflicts")
@@ -50,90 +40,20 @@ let allowedSpecialMembers: Set<String> = [
 extension RESTRouter {
     // MARK: Building document bodies
 
-    /// A revision as CouchDB returns it: its properties plus `_id`, `_rev`, `_deleted` and the
-    /// members the options ask for. Attachments newer than `atts_since` carry inline base64
-    /// `data` (or `follows` when `followsAttachments`, for multipart responses) when asked for.
-    func documentJSON(_ db: CBLDatabase, _ rev: RESTRevision, _ options: DocumentOptions,
+    /// A revision as CouchDB returns it (see ``CBLDatabase/syncDocumentBody(_:_:followsAttachments:)``).
+    func documentJSON(_ db: CBLDatabase, _ rev: SyncRevision, _ options: DocumentOptions,
                       followsAttachments: Bool = false) throws -> [String: Any] {
-        var doc = rev.properties ?? [:]
-        doc["_id"] = rev.docID
-        doc["_rev"] = rev.revID
-        if rev.deleted { doc["_deleted"] = true }
-        var history: [RESTHistoryEntry]?
-        func loadHistory() throws -> [RESTHistoryEntry] {
-            if let history { return history }
-            let h = try db.restHistory(docID: rev.docID, revID: rev.revID)
-            history = h
-            return h
-        }
-        if options.revs {
-            var ids = try loadHistory().map(\.revID)
-            if let limit = options.revsLimit { ids = Array(ids.prefix(max(limit, 1))) }
-            if let from = options.revsFrom, let cut = ids.firstIndex(where: from.contains) {
-                ids = Array(ids.prefix(cut + 1))
-            }
-            doc["_revisions"] = CBLDatabase.restRevisionsDictionary(ids)
-        }
-        if options.revsInfo {
-            doc["_revs_info"] = try loadHistory().map { entry -> [String: Any] in
-                ["rev": entry.revID, "status": entry.available ? "available" : (entry.deleted ? "deleted" : "missing")]
-            }
-        }
-        if options.conflicts || options.deletedConflicts {
-            let leaves = try db.restLeaves(docID: rev.docID, withBodies: false).filter { $0.revID != rev.revID }
-            if options.conflicts {
-                let live = leaves.filter { !$0.deleted }.map(\.revID)
-                if !live.isEmpty { doc["_conflicts"] = live }
-            }
-            if options.deletedConflicts {
-                let dead = leaves.filter(\.deleted).map(\.revID)
-                if !dead.isEmpty { doc["_deleted_conflicts"] = dead }
-            }
-        }
-        if options.localSeq { doc["_local_seq"] = Int(rev.sequence) }
-        if var atts = doc["_attachments"] as? [String: Any] {
-            var minRevpos = 0
-            if let since = options.attsSince {
-                let ancestors = Set(try loadHistory().map(\.revID))
-                minRevpos = since.filter(ancestors.contains).map(CBLDatabase.restGeneration).max() ?? 0
-            }
-            for (name, value) in atts {
-                guard var meta = value as? [String: Any] else { continue }
-                let revpos = meta["revpos"] as? Int ?? 0
-                if options.attachments && revpos > minRevpos {
-                    let content = try attachmentContent(db, meta: meta, docID: rev.docID, name: name)
-                    meta["stub"] = nil
-                    meta["encoding"] = nil
-                    meta["encoded_length"] = nil
-                    if followsAttachments {
-                        meta["follows"] = true
-                        meta["length"] = content.count
-                    } else {
-                        meta["data"] = content.base64EncodedString()
-                        meta["length"] = nil
-                    }
-                } else {
-                    meta["stub"] = true
-                }
-                atts[name] = meta
-            }
-            doc["_attachments"] = atts
-        }
-        return doc
+        try db.syncDocumentBody(rev, options, followsAttachments: followsAttachments)
     }
 
     /// The decoded content of an attachment described by stored metadata.
     func attachmentContent(_ db: CBLDatabase, meta: [String: Any], docID: String, name: String) throws -> Data {
-        guard let digest = meta["digest"] as? String, let raw = db.restAttachmentBlob(digest: digest) else {
-            throw RESTError(500, "attachment_missing", "The content of attachment '\(name)' of '\(docID)' is missing")
-        }
-        if meta["encoding"] as? String == "gzip" { return try CBLDatabase.restGunzip(raw) }
-        return raw
+        try db.syncAttachmentContent(meta: meta, docID: docID, name: name)
     }
 
     /// A document with `follows` attachments as a multipart/related body (JSON part first,
     /// then one part per attachment in name order), or a plain JSON part if it has none.
-    func documentPart(_ db: CBLDatabase, doc: [String: Any], rev: RESTRevision) throws -> MultipartPart {
+    func documentPart(_ db: CBLDatabase, doc: [String: Any], rev: SyncRevision) throws -> MultipartPart {
         let json = MultipartPart(headers: [("Content-Type", "application/json")], body: JSONText.bytes(doc))
         guard let atts = doc["_attachments"] as? [String: Any] else { return json }
         var parts = [json]
@@ -157,11 +77,11 @@ extension RESTRouter {
     /// Checks the ID and special members of a body about to be saved.
     func validateForSave(docID: String, body: [String: Any]) throws {
         guard !docID.isEmpty else { throw RESTError(400, "bad_request", "Document id must not be empty") }
-        guard CBLDatabase.restIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
+        guard CBLDatabase.syncIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
         for key in body.keys where key.hasPrefix("_") && !allowedSpecialMembers.contains(key) {
             throw RESTError(400, "doc_validation", "Bad special document member: \(key)")
         }
-        if let rev = body["_rev"], !(rev is String) || CBLDatabase.restGeneration(rev as! String) == 0 {
+        if let rev = body["_rev"], !(rev is String) || CBLDatabase.syncGeneration(rev as! String) == 0 {
             throw RESTError.badRev
         }
         if let atts = body["_attachments"], !(atts is [String: Any]) {
@@ -178,7 +98,7 @@ extension RESTRouter {
         if let request {
             let fromQuery = request.query["rev"] ?? request.header("if-match").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
             if let fromQuery {
-                guard CBLDatabase.restGeneration(fromQuery) > 0 else { throw RESTError.badRev }
+                guard CBLDatabase.syncGeneration(fromQuery) > 0 else { throw RESTError.badRev }
                 if let prevRevID, prevRevID != fromQuery {
                     throw RESTError(400, "bad_request", "Document rev from request body and query string have different values")
                 }
@@ -186,7 +106,7 @@ extension RESTRouter {
             }
         }
         let deleting = body["_deleted"] as? Bool == true
-        let (revID, _) = try db.restPutRevision(docID: docID, prevRevID: prevRevID, properties: body,
+        let (revID, _) = try db.syncPutRevision(docID: docID, prevRevID: prevRevID, properties: body,
                                                 deleting: deleting, allowConflict: false)
         let batch = request?.query["batch"] == "ok"
         return (revID, batch ? 202 : 201)
@@ -196,20 +116,10 @@ extension RESTRouter {
     @discardableResult
     func insertWithHistory(_ db: CBLDatabase, docID: String, body: [String: Any]) throws -> String {
         try validateForSave(docID: docID, body: body)
-        guard let revID = body["_rev"] as? String else {
+        guard body["_rev"] is String else {
             throw RESTError(400, "bad_request", "new_edits=false requires a _rev")
         }
-        var history = [revID]
-        if let revisions = body["_revisions"] {
-            guard let dict = revisions as? [String: Any], let h = CBLDatabase.restHistory(fromRevisions: dict),
-                  !h.isEmpty, h.allSatisfy({ CBLDatabase.restGeneration($0) > 0 }) else {
-                throw RESTError(400, "bad_request", "Invalid _revisions")
-            }
-            guard h.first == revID else { throw RESTError(400, "bad_request", "_revisions do not start with _rev") }
-            history = h
-        }
-        try db.restForceInsert(docID: docID, history: history, properties: body)
-        return revID
+        return try db.syncInsertRevision(docID: docID, body: body)
     }
 
     // MARK: /{db}/{docid}
@@ -238,12 +148,12 @@ extension RESTRouter {
                                    headers: [("ETag", "\"\(revID)\""),
                                              ("Location", state.absoluteURL(request, path: [db.name, docID]))]))
         case "DELETE":
-            guard CBLDatabase.restIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
+            guard CBLDatabase.syncIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
             guard let revID = request.query["rev"] ?? request.header("if-match").map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }) else {
                 throw RESTError.conflict
             }
-            guard CBLDatabase.restGeneration(revID) > 0 else { throw RESTError.badRev }
-            let (newRev, _) = try db.restPutRevision(docID: docID, prevRevID: revID, properties: [:],
+            guard CBLDatabase.syncGeneration(revID) > 0 else { throw RESTError.badRev }
+            let (newRev, _) = try db.syncPutRevision(docID: docID, prevRevID: revID, properties: [:],
                                                      deleting: true, allowConflict: false)
             return .response(.json(200, ["ok": true, "id": docID, "rev": newRev], headers: [("ETag", "\"\(newRev)\"")]))
         default:
@@ -257,13 +167,13 @@ extension RESTRouter {
         if let openRevs = q["open_revs"] {
             return try getOpenRevs(db, docID: docID, openRevs, options, request)
         }
-        let rev: RESTRevision
+        let rev: SyncRevision
         if let revID = q["rev"] {
-            guard CBLDatabase.restGeneration(revID) > 0 else { throw RESTError.badRev }
-            guard let r = try db.restRevision(docID: docID, revID: revID), r.body != nil else { throw RESTError.missing }
+            guard CBLDatabase.syncGeneration(revID) > 0 else { throw RESTError.badRev }
+            guard let r = try db.syncRevision(docID: docID, revID: revID), r.body != nil else { throw RESTError.missing }
             rev = r
         } else {
-            guard let w = try db.restWinningRevision(docID: docID) else { throw RESTError.missing }
+            guard let w = try db.syncWinningRevision(docID: docID) else { throw RESTError.missing }
             if w.deleted { throw RESTError.deleted }
             rev = w
         }
@@ -286,9 +196,9 @@ extension RESTRouter {
     private func getOpenRevs(_ db: CBLDatabase, docID: String, _ param: String, _ options: DocumentOptions,
                              _ request: RESTRequest) throws -> RESTResponse {
         var entries: [[String: Any]] = []
-        var revisions: [RESTRevision] = []
+        var revisions: [SyncRevision] = []
         if param == "all" {
-            revisions = try db.restLeaves(docID: docID, withBodies: true).sorted { $0.revID < $1.revID }
+            revisions = try db.syncLeaves(docID: docID, withBodies: true).sorted { $0.revID < $1.revID }
             if revisions.isEmpty { throw RESTError.missing }
             for rev in revisions { entries.append(["ok": try documentJSON(db, rev, options)]) }
         } else {
@@ -296,8 +206,8 @@ extension RESTRouter {
                 throw RESTError(400, "bad_request", "Invalid open_revs: expected \"all\" or a JSON array of revision IDs")
             }
             for revID in revIDs {
-                guard CBLDatabase.restGeneration(revID) > 0 else { throw RESTError.badRev }
-                if let rev = try db.restRevision(docID: docID, revID: revID), rev.body != nil {
+                guard CBLDatabase.syncGeneration(revID) > 0 else { throw RESTError.badRev }
+                if let rev = try db.syncRevision(docID: docID, revID: revID), rev.body != nil {
                     revisions.append(rev)
                     entries.append(["ok": try documentJSON(db, rev, options)])
                 } else {
@@ -325,17 +235,17 @@ extension RESTRouter {
     // MARK: /{db}/{docid}/{attachment}
 
     func attachment(_ db: CBLDatabase, docID: String, name: String, _ request: RESTRequest) throws -> RESTResponse {
-        guard CBLDatabase.restIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
+        guard CBLDatabase.syncIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
         let revParam = request.query["rev"] ?? request.header("if-match").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
-        if let revParam, CBLDatabase.restGeneration(revParam) == 0 { throw RESTError.badRev }
+        if let revParam, CBLDatabase.syncGeneration(revParam) == 0 { throw RESTError.badRev }
         switch request.method {
         case "GET", "HEAD":
-            let rev: RESTRevision
+            let rev: SyncRevision
             if let revID = request.query["rev"] {
-                guard let r = try db.restRevision(docID: docID, revID: revID), r.body != nil else { throw RESTError.missing }
+                guard let r = try db.syncRevision(docID: docID, revID: revID), r.body != nil else { throw RESTError.missing }
                 rev = r
             } else {
-                guard let w = try db.restWinningRevision(docID: docID) else { throw RESTError.missing }
+                guard let w = try db.syncWinningRevision(docID: docID) else { throw RESTError.missing }
                 if w.deleted { throw RESTError.deleted }
                 rev = w
             }
@@ -354,14 +264,14 @@ extension RESTRouter {
             ], body: Array(content))
         case "PUT":
             let contentType = request.header("content-type")
-            let newRev = try db.restPutAttachment(docID: docID, prevRevID: revParam, name: name,
+            let newRev = try db.syncPutAttachment(docID: docID, prevRevID: revParam, name: name,
                                                   contentType: contentType, content: Data(request.body))
             return .json(201, ["ok": true, "id": docID, "rev": newRev],
                          headers: [("ETag", "\"\(newRev)\""),
                                    ("Location", state.absoluteURL(request, path: [db.name, docID, name]))])
         case "DELETE":
             guard let revParam else { throw RESTError.conflict }
-            let newRev = try db.restPutAttachment(docID: docID, prevRevID: revParam, name: name,
+            let newRev = try db.syncPutAttachment(docID: docID, prevRevID: revParam, name: name,
                                                   contentType: nil, content: nil)
             return .json(200, ["ok": true, "id": docID, "rev": newRev], headers: [("ETag", "\"\(newRev)\"")])
         default:
@@ -385,7 +295,7 @@ extension RESTRouter {
             if let rev = body["_rev"], !(rev is String) { throw RESTError.badRev }
             let prevRevID = (body["_rev"] as? String) ?? request.query["rev"]
             do {
-                let revID = try db.restPutLocalDocument(body, withID: docID, prevRevID: prevRevID)
+                let revID = try db.syncPutLocalDocument(body, withID: docID, prevRevID: prevRevID)
                 return .json(201, ["ok": true, "id": docID, "rev": revID], headers: [("ETag", "\"\(revID)\"")])
             } catch let e as CBLError where e.code == 404 {
                 throw RESTError.conflict
@@ -394,7 +304,7 @@ extension RESTRouter {
             guard let revID = request.query["rev"] ?? request.header("if-match").map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }) else {
                 throw RESTError.conflict
             }
-            try db.restDeleteLocalDocument(withID: docID, revID: revID)
+            try db.syncDeleteLocalDocument(withID: docID, revID: revID)
             return .json(200, ["ok": true, "id": docID, "rev": "0-0"])
         default:
             throw RESTError.methodNotAllowed("GET,HEAD,PUT,DELETE")

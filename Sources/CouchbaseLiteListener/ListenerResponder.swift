@@ -26,7 +26,7 @@ struct ListenerResponder: HTTPResponder {
             return Self.response(.error(RESTError(400, "bad_request", "Could not read the request body")))
         }
 
-        let restRequest: RESTRequest
+        let syncRequest: RESTRequest
         do {
             let (segments, query) = try RESTRequest.parseTarget(request.head.path ?? "/")
             var headers: [String: String] = [:]
@@ -36,14 +36,14 @@ struct ListenerResponder: HTTPResponder {
             }
             // HTTPTypes keeps `Host` as the request's authority, not as a header field.
             if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
-            restRequest = RESTRequest(method: request.method.rawValue, segments: segments, query: query,
+            syncRequest = RESTRequest(method: request.method.rawValue, segments: segments, query: query,
                                       headers: headers, body: bytes)
         } catch {
             return Self.response(.error(RESTError.from(error)))
         }
 
         let router = self.router
-        guard let outcome = await router.state.onWorker({ router.handle(restRequest) }) else {
+        guard let outcome = await router.state.onWorker({ router.handle(syncRequest) }) else {
             return Self.response(.error(RESTError(503, "service_unavailable", "The listener is stopping")))
         }
         switch outcome {

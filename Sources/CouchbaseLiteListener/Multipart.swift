@@ -112,7 +112,7 @@ enum MultipartReader {
         guard let first = parts.first else { throw RESTError(400, "bad_request", "Empty multipart body") }
         var json = first.body
         if first.header("content-encoding")?.lowercased() == "gzip" {
-            json = Array((try? CBLDatabase.restGunzip(Data(json))) ?? Data())
+            json = Array((try? CBLDatabase.syncGunzip(Data(json))) ?? Data())
         }
         var doc = try JSONText.parseObject(json, what: "Document")
         guard var atts = doc["_attachments"] as? [String: Any] else { return doc }
@@ -133,7 +133,7 @@ enum MultipartReader {
             }
             var content = Data(part.body)
             if part.header("content-encoding")?.lowercased() == "gzip", meta["encoding"] as? String != "gzip" {
-                content = try CBLDatabase.restGunzip(content)
+                content = try CBLDatabase.syncGunzip(content)
             }
             meta["follows"] = nil
             meta["digest"] = nil

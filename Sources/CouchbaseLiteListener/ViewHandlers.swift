@@ -126,7 +126,7 @@ extension RESTRouter {
     /// Why a view cannot be queried: no design document, a JavaScript view we cannot run, or
     /// no such view.
     private func missingViewError(_ db: CBLDatabase, designDoc: String, view: String) throws -> RESTError {
-        guard let rev = try db.restWinningRevision(docID: "_design/" + designDoc), !rev.deleted,
+        guard let rev = try db.syncWinningRevision(docID: "_design/" + designDoc), !rev.deleted,
               let props = rev.properties else {
             return RESTError(404, "not_found", "missing")
         }

@@ -14,15 +14,15 @@ final class ListenerReplicationProtocolTests: ListenerTestCase {
 
     /// The winning revision (tombstones included) and its history.
     private func winner(_ db: CBLDatabase, _ docID: String) throws -> (revID: String, history: [String]) {
-        let rev = try XCTUnwrap(try db.restWinningRevision(docID: docID), docID)
-        return (rev.revID, try db.restHistory(docID: docID, revID: rev.revID).map(\.revID))
+        let rev = try XCTUnwrap(try db.syncWinningRevision(docID: docID), docID)
+        return (rev.revID, try db.syncHistory(docID: docID, revID: rev.revID).map(\.revID))
     }
 
     /// The body a pusher sends for a revision: properties plus `_revisions`, attachments older
     /// than `minRevpos` as stubs, small ones inline, big ones marked `follows`.
     private func pushBody(_ rev: CBLSavedRevision, minRevpos: Int = 1) throws -> ([String: Any], [(String, Data, String)]) {
         var body = rev.properties ?? [:]
-        body["_revisions"] = CBLDatabase.restRevisionsDictionary(try history(rev))
+        body["_revisions"] = CBLDatabase.syncRevisionsDictionary(try history(rev))
         var follows: [(String, Data, String)] = []
         if var atts = body["_attachments"] as? [String: Any] {
             for name in atts.keys.sorted() {
@@ -112,7 +112,7 @@ final class ListenerReplicationProtocolTests: ListenerTestCase {
         let diff2 = try request("POST", "/target/_revs_diff", json: ["b": [bRev2.revisionID!]]).dict
         let ancestors = (diff2["b"] as? [String: Any])?["possible_ancestors"] as? [String]
         XCTAssertEqual(ancestors, [bRev.revisionID!])
-        var (incremental, moreFollows) = try pushBody(bRev2, minRevpos: CBLDatabase.restGeneration(bRev.revisionID!) + 1)
+        var (incremental, moreFollows) = try pushBody(bRev2, minRevpos: CBLDatabase.syncGeneration(bRev.revisionID!) + 1)
         defer { _ = moreFollows }
         XCTAssertTrue(moreFollows.isEmpty)
         XCTAssertEqual(((incremental["_attachments"] as? [String: Any])?["big.bin"] as? [String: Any])?["stub"] as? Bool, true)
@@ -131,7 +131,7 @@ final class ListenerReplicationProtocolTests: ListenerTestCase {
             XCTAssertEqual(t.history, s.history, docID)
         }
         XCTAssertEqual(try winner(target, "a").history.count, 3)
-        XCTAssertTrue(try XCTUnwrap(try target.restWinningRevision(docID: "c")).deleted)
+        XCTAssertTrue(try XCTUnwrap(try target.syncWinningRevision(docID: "c")).deleted)
         XCTAssertEqual(target.document(withID: "b")?.currentRevision?.attachmentNamed("big.bin")?.content, big)
         XCTAssertEqual(target.document(withID: "b")?.currentRevision?.attachmentNamed("small.txt")?.content, Data("small".utf8))
         XCTAssertEqual(target.documentCount, 2)
@@ -173,8 +173,8 @@ final class ListenerReplicationProtocolTests: ListenerTestCase {
                     doc = r.dict
                 }
                 let revisions = try XCTUnwrap(doc["_revisions"] as? [String: Any])
-                let hist = try XCTUnwrap(CBLDatabase.restHistory(fromRevisions: revisions))
-                try pulled.restForceInsert(docID: docID, history: hist, properties: doc)
+                let hist = try XCTUnwrap(CBLDatabase.syncHistory(fromRevisions: revisions))
+                try pulled.syncForceInsert(docID: docID, history: hist, properties: doc)
             }
         }
         for docID in ["a", "b", "c"] {

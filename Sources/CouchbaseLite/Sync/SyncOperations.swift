@@ -2,13 +2,14 @@ import Foundation
 import JSONCore
 import SQLiteKit
 
-// Package-level operations the REST listener (`CouchbaseLiteListener`) needs and the public 1.x
-// API does not offer: revision trees, `_revs_diff`, the changes feed, `new_edits=false`, purge
-// with revision lists, local documents with MVCC, raw attachment blobs. They wrap the internal
-// machinery (`putRevision`, `forceInsert`, `SQLiteStore`…) without changing it.
+// The CouchDB replication-protocol operations on a database, shared by the REST listener
+// (`CouchbaseLiteListener`) and the replicator (`CBLReplication`): revision trees, `_revs_diff`,
+// the changes feed, `new_edits=false` inserts, purge with revision lists, local documents with
+// MVCC, raw attachment blobs. One implementation serves both directions of a replication.
+// They wrap the internal machinery (`putRevision`, `forceInsert`, `SQLiteStore`…).
 
 /// One revision as the REST layer sees it.
-package struct RESTRevision: Sendable {
+package struct SyncRevision: Sendable {
     package let docID: String
     package let revID: String
     package let sequence: Int64
@@ -35,7 +36,7 @@ package struct RESTRevision: Sendable {
 }
 
 /// One entry of a revision's history (`_revs_info`).
-package struct RESTHistoryEntry: Sendable {
+package struct SyncHistoryEntry: Sendable {
     package let revID: String
     package let deleted: Bool
     /// The body is still stored (not compacted away / never received).
@@ -43,7 +44,7 @@ package struct RESTHistoryEntry: Sendable {
 }
 
 /// One row of the changes feed: a document with the leaves changed since the requested sequence.
-package struct RESTChange: Sendable {
+package struct SyncChange: Sendable {
     package let sequence: Int64
     package let docID: String
     /// Leaves to report, winner first (only the winner unless all leaves were asked for).
@@ -56,7 +57,7 @@ package struct RESTChange: Sendable {
 }
 
 /// The `_revs_diff` answer for one document.
-package struct RESTRevsDiff: Sendable {
+package struct SyncRevsDiff: Sendable {
     package let missing: [String]
     package let possibleAncestors: [String]
 }
@@ -65,29 +66,29 @@ extension CBLDatabase {
     // MARK: Identifiers
 
     /// Spec 3.1: non-empty, not starting with `_` unless `_design/…`.
-    package static func restIsValidDocumentID(_ docID: String) -> Bool { isValidDocumentID(docID) }
+    package static func syncIsValidDocumentID(_ docID: String) -> Bool { isValidDocumentID(docID) }
 
     /// A new random document ID in the 1.x form.
-    package static func restGenerateDocumentID() -> String { generateDocumentID() }
+    package static func syncGenerateDocumentID() -> String { generateDocumentID() }
 
     /// The generation of a revision ID, 0 when invalid (spec 3.2).
-    package static func restGeneration(_ revID: String) -> Int { RevisionID.generation(revID) }
+    package static func syncGeneration(_ revID: String) -> Int { RevisionID.generation(revID) }
 
     /// `_revisions` for a history, newest first (spec 3.4).
-    package static func restRevisionsDictionary(_ history: [String]) -> [String: Any] {
+    package static func syncRevisionsDictionary(_ history: [String]) -> [String: Any] {
         RevisionID.revisionsDictionary(history)
     }
 
     /// Parses `_revisions` into rev IDs, newest first; nil when malformed.
-    package static func restHistory(fromRevisions revisions: [String: Any]) -> [String]? {
+    package static func syncHistory(fromRevisions revisions: [String: Any]) -> [String]? {
         RevisionID.history(fromRevisions: revisions)
     }
 
     /// True for a read-only database.
-    package var restIsReadOnly: Bool { isReadOnly }
+    package var syncIsReadOnly: Bool { isReadOnly }
 
     /// Bytes used on disk by the SQLite file and its WAL.
-    package var restDiskSize: Int64 {
+    package var syncDiskSize: Int64 {
         let fm = FileManager.default
         var total: Int64 = 0
         for name in [SQLiteStore.databaseFileName, SQLiteStore.databaseFileName + "-wal"] {
@@ -98,7 +99,7 @@ extension CBLDatabase {
     }
 
     /// Documents whose winning revision is a deletion.
-    package var restDeletedDocumentCount: Int {
+    package var syncDeletedDocumentCount: Int {
         (try? withStore { store in
             Int(try store.connection.scalarInt(
                 "SELECT COUNT(DISTINCT doc_id) FROM revs r WHERE current=1 AND deleted=1 AND NOT EXISTS (SELECT 1 FROM revs l WHERE l.doc_id=r.doc_id AND l.current=1 AND l.deleted=0)") ?? 0)
@@ -108,35 +109,35 @@ extension CBLDatabase {
     // MARK: Reading revisions
 
     /// The winning revision (it may be a tombstone), with its body; nil if the document is unknown.
-    package func restWinningRevision(docID: String) throws -> RESTRevision? {
-        try withStore { store in try store.winningRevision(docID: docID).map(RESTRevision.init) }
+    package func syncWinningRevision(docID: String) throws -> SyncRevision? {
+        try withStore { store in try store.winningRevision(docID: docID).map(SyncRevision.init) }
     }
 
     /// A specific revision with its body (nil body when not available); nil if unknown.
-    package func restRevision(docID: String, revID: String) throws -> RESTRevision? {
-        try withStore { store in try store.revision(docID: docID, revID: revID).map(RESTRevision.init) }
+    package func syncRevision(docID: String, revID: String) throws -> SyncRevision? {
+        try withStore { store in try store.revision(docID: docID, revID: revID).map(SyncRevision.init) }
     }
 
     /// Every leaf of a document, winner first (deleted leaves included).
-    package func restLeaves(docID: String, withBodies: Bool) throws -> [RESTRevision] {
+    package func syncLeaves(docID: String, withBodies: Bool) throws -> [SyncRevision] {
         try withStore { store in
             guard let id = try store.numericID(of: docID) else { return [] }
-            return try store.leaves(docID: docID, numericID: id, withBodies: withBodies).map(RESTRevision.init)
+            return try store.leaves(docID: docID, numericID: id, withBodies: withBodies).map(SyncRevision.init)
         }
     }
 
     /// The history of a revision, itself first, with availability of each body.
-    package func restHistory(docID: String, revID: String) throws -> [RESTHistoryEntry] {
+    package func syncHistory(docID: String, revID: String) throws -> [SyncHistoryEntry] {
         try withStore { store in
             guard let id = try store.numericID(of: docID) else { return [] }
             let tree = try store.revisionTree(numericID: id)
             var bySeq: [Int64: SQLiteStore.TreeNode] = [:]
             for node in tree { bySeq[node.sequence] = node }
             guard let start = tree.first(where: { $0.revID == revID }) else { return [] }
-            var out: [RESTHistoryEntry] = []
+            var out: [SyncHistoryEntry] = []
             var next: Int64? = start.sequence
             while let seq = next, let node = bySeq[seq], out.count <= tree.count {
-                out.append(RESTHistoryEntry(revID: node.revID, deleted: node.deleted, available: node.hasBody))
+                out.append(SyncHistoryEntry(revID: node.revID, deleted: node.deleted, available: node.hasBody))
                 next = node.parent
             }
             return out
@@ -145,9 +146,9 @@ extension CBLDatabase {
 
     /// `_revs_diff` (spec 9.5): which of the given revisions are missing, and which local
     /// revisions with bodies could be their ancestors.
-    package func restRevsDiff(_ request: [String: [String]]) throws -> [String: RESTRevsDiff] {
+    package func syncRevsDiff(_ request: [String: [String]]) throws -> [String: SyncRevsDiff] {
         try withStore { store in
-            var result: [String: RESTRevsDiff] = [:]
+            var result: [String: SyncRevsDiff] = [:]
             for (docID, revIDs) in request {
                 let tree: [SQLiteStore.TreeNode]
                 if let id = try store.numericID(of: docID) { tree = try store.revisionTree(numericID: id) } else { tree = [] }
@@ -165,7 +166,7 @@ extension CBLDatabase {
                     }
                     .prefix(10)
                     .map(\.revID)
-                result[docID] = RESTRevsDiff(missing: missing, possibleAncestors: Array(ancestors))
+                result[docID] = SyncRevsDiff(missing: missing, possibleAncestors: Array(ancestors))
             }
             return result
         }
@@ -180,8 +181,8 @@ extension CBLDatabase {
     ///   - docIDs: only these documents (`filter=_doc_ids`).
     ///   - activeOnly: skip documents whose winner is deleted.
     ///   - limit: maximum rows (nil = all).
-    package func restChanges(since: Int64, limit: Int?, descending: Bool, allLeaves: Bool, docIDs: [String]?,
-                             activeOnly: Bool, includeDocs: Bool) throws -> [RESTChange] {
+    package func syncChanges(since: Int64, limit: Int?, descending: Bool, allLeaves: Bool, docIDs: [String]?,
+                             activeOnly: Bool, includeDocs: Bool) throws -> [SyncChange] {
         try withStore { store in
             var sql = "SELECT revs.doc_id, docs.docid, MAX(revs.sequence) AS s FROM revs, docs WHERE revs.doc_id = docs.doc_id AND revs.current=1 AND revs.sequence > ?"
             var params: [SQLiteValue] = [.integer(since)]
@@ -201,7 +202,7 @@ extension CBLDatabase {
                 if !activeOnly && docs.count >= wanted { break }
             }
             stmt.reset()
-            var out: [RESTChange] = []
+            var out: [SyncChange] = []
             for (numericID, docID, seq) in docs {
                 if out.count >= wanted { break }
                 let leaves = try store.leaves(docID: docID, numericID: numericID, withBodies: false)
@@ -209,7 +210,7 @@ extension CBLDatabase {
                 if activeOnly && winner.deleted { continue }
                 let revIDs = allLeaves ? leaves.map(\.revID) : [winner.revID]
                 let body = includeDocs ? try store.body(sequence: winner.sequence) : nil
-                out.append(RESTChange(sequence: seq, docID: docID, revIDs: revIDs, deleted: winner.deleted,
+                out.append(SyncChange(sequence: seq, docID: docID, revIDs: revIDs, deleted: winner.deleted,
                                       winnerBody: body, winnerRevID: winner.revID))
             }
             return out
@@ -219,18 +220,18 @@ extension CBLDatabase {
     // MARK: Attachments
 
     /// The stored bytes of a blob by its `sha1-…` digest (still gzip-encoded if it was stored so).
-    package func restAttachmentBlob(digest: String) -> Data? {
+    package func syncAttachmentBlob(digest: String) -> Data? {
         guard let key = BlobKey(digest: digest) else { return nil }
         return storeIfOpenForBlobs?.contents(of: key)
     }
 
     /// Decodes gzip data (attachments stored with `"encoding":"gzip"`).
-    package static func restGunzip(_ data: Data) throws -> Data { try Gzip.decompress(data) }
+    package static func syncGunzip(_ data: Data) throws -> Data { try Gzip.decompress(data) }
 
     // MARK: Writing
 
     /// A local edit (spec 3.5): PUT/POST/DELETE of a document. Returns the new revision.
-    package func restPutRevision(docID: String, prevRevID: String?, properties: [String: Any], deleting: Bool,
+    package func syncPutRevision(docID: String, prevRevID: String?, properties: [String: Any], deleting: Bool,
                                  allowConflict: Bool) throws -> (revID: String, sequence: Int64) {
         let saved = try putRevision(docID: docID, prevRevID: prevRevID, properties: properties,
                                     deleting: deleting, allowConflict: allowConflict)
@@ -239,17 +240,17 @@ extension CBLDatabase {
 
     /// Adds, replaces (content non-nil) or removes (content nil) one attachment, making a new
     /// revision on top of `prevRevID` (or a new document). Returns the new revision ID.
-    package func restPutAttachment(docID: String, prevRevID: String?, name: String, contentType: String?,
+    package func syncPutAttachment(docID: String, prevRevID: String?, name: String, contentType: String?,
                                    content: Data?) throws -> String {
         var properties: [String: Any] = [:]
         if let prevRevID {
-            guard let rev = try restRevision(docID: docID, revID: prevRevID) else {
-                if let winner = try restWinningRevision(docID: docID), !winner.deleted { throw CBLError.conflict() }
+            guard let rev = try syncRevision(docID: docID, revID: prevRevID) else {
+                if let winner = try syncWinningRevision(docID: docID), !winner.deleted { throw CBLError.conflict() }
                 throw CBLError.notFound("missing")
             }
             if !rev.isLeaf { throw CBLError.conflict() }
             properties = rev.deleted ? [:] : (rev.properties ?? [:])
-        } else if let winner = try restWinningRevision(docID: docID), !winner.deleted {
+        } else if let winner = try syncWinningRevision(docID: docID), !winner.deleted {
             throw CBLError.conflict()
         }
         let pending: [String: PendingAttachment?]
@@ -269,25 +270,25 @@ extension CBLDatabase {
     /// Inserts a revision with its history, without a new revision ID (`new_edits=false`).
     /// Returns the inserted revision ID, or nil when it was already present.
     @discardableResult
-    package func restForceInsert(docID: String, history: [String], properties: [String: Any],
+    package func syncForceInsert(docID: String, history: [String], properties: [String: Any],
                                  source: String? = nil) throws -> String? {
         try forceInsert(docID: docID, history: history, properties: properties, source: source)?.revisionID
     }
 
     /// Purges revisions (and ancestors no other leaf needs); `["*"]` purges the document.
-    package func restPurge(docID: String, revIDs: [String]) throws -> [String] {
+    package func syncPurge(docID: String, revIDs: [String]) throws -> [String] {
         try purgeRevisions(docID: docID, revIDs: revIDs)
     }
 
     // MARK: Local documents (spec 5)
 
     /// Writes a local document with MVCC: `prevRevID` must be its current revision (nil when new).
-    package func restPutLocalDocument(_ properties: [String: Any], withID id: String, prevRevID: String?) throws -> String {
+    package func syncPutLocalDocument(_ properties: [String: Any], withID id: String, prevRevID: String?) throws -> String {
         try putLocalDocument(properties, withID: id, prevRevID: prevRevID, checkRev: true)
     }
 
     /// Deletes a local document; `revID` must be its current revision when given.
-    package func restDeleteLocalDocument(withID id: String, revID: String?) throws {
+    package func syncDeleteLocalDocument(withID id: String, revID: String?) throws {
         try deleteLocalDocument(withID: id, revID: revID)
     }
 }

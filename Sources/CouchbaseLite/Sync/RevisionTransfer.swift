@@ -1,0 +1,139 @@
+import Foundation
+
+/// What a revision body sent to a peer carries besides its properties (CouchDB's `GET`
+/// options, `_bulk_get` options, and what the replicator's push sends).
+package struct SyncBodyOptions: Sendable {
+    /// `_revisions`: the history, newest first.
+    package var revs = false
+    package var revsInfo = false
+    package var conflicts = false
+    package var deletedConflicts = false
+    package var localSeq = false
+    /// Attachment bodies (newer than `attsSince`) instead of stubs.
+    package var attachments = false
+    /// Revisions the receiver already has: attachments at or before the newest of them that
+    /// is an ancestor stay stubs, and `_revisions` may stop there (spec 9.5).
+    package var attsSince: [String]?
+    /// Sync Gateway's extension 1.x pullers send: trim `_revisions` after the first of these.
+    package var revsFrom: [String]?
+    package var revsLimit: Int?
+
+    package init() {}
+}
+
+extension CBLDatabase {
+    /// A revision as CouchDB returns it: its properties plus `_id`, `_rev`, `_deleted` and the
+    /// members the options ask for. Attachments newer than `atts_since` carry inline base64
+    /// `data` (or `follows` plus `length` when `followsAttachments`, for multipart bodies whose
+    /// parts ``syncAttachmentContent(meta:docID:name:)`` supplies); older ones are stubs.
+    package func syncDocumentBody(_ rev: SyncRevision, _ options: SyncBodyOptions,
+                                  followsAttachments: Bool = false) throws -> [String: Any] {
+        var doc = rev.properties ?? [:]
+        doc["_id"] = rev.docID
+        doc["_rev"] = rev.revID
+        if rev.deleted { doc["_deleted"] = true }
+        var history: [SyncHistoryEntry]?
+        func loadHistory() throws -> [SyncHistoryEntry] {
+            if let history { return history }
+            let h = try syncHistory(docID: rev.docID, revID: rev.revID)
+            history = h
+            return h
+        }
+        if options.revs {
+            var ids = try loadHistory().map(\.revID)
+            if let limit = options.revsLimit { ids = Array(ids.prefix(max(limit, 1))) }
+            if let from = options.revsFrom, let cut = ids.firstIndex(where: from.contains) {
+                ids = Array(ids.prefix(cut + 1))
+            }
+            doc["_revisions"] = RevisionID.revisionsDictionary(ids)
+        }
+        if options.revsInfo {
+            doc["_revs_info"] = try loadHistory().map { entry -> [String: Any] in
+                ["rev": entry.revID, "status": entry.available ? "available" : (entry.deleted ? "deleted" : "missing")]
+            }
+        }
+        if options.conflicts || options.deletedConflicts {
+            let leaves = try syncLeaves(docID: rev.docID, withBodies: false).filter { $0.revID != rev.revID }
+            if options.conflicts {
+                let live = leaves.filter { !$0.deleted }.map(\.revID)
+                if !live.isEmpty { doc["_conflicts"] = live }
+            }
+            if options.deletedConflicts {
+                let dead = leaves.filter(\.deleted).map(\.revID)
+                if !dead.isEmpty { doc["_deleted_conflicts"] = dead }
+            }
+        }
+        if options.localSeq { doc["_local_seq"] = Int(rev.sequence) }
+        if var atts = doc["_attachments"] as? [String: Any] {
+            var minRevpos = 0
+            if let since = options.attsSince {
+                let ancestors = Set(try loadHistory().map(\.revID))
+                minRevpos = since.filter(ancestors.contains).map(RevisionID.generation).max() ?? 0
+            }
+            for (name, value) in atts {
+                guard var meta = value as? [String: Any] else { continue }
+                let revpos = meta["revpos"] as? Int ?? 0
+                if options.attachments && revpos > minRevpos {
+                    // Sent decoded (a gzip-stored body is inflated), as CouchDB sends them.
+                    let content = try syncAttachmentContent(meta: meta, docID: rev.docID, name: name)
+                    meta["stub"] = nil
+                    meta["encoding"] = nil
+                    meta["encoded_length"] = nil
+                    if followsAttachments {
+                        meta["follows"] = true
+                        meta["length"] = content.count
+                    } else {
+                        meta["data"] = content.base64EncodedString()
+                        meta["length"] = nil
+                    }
+                } else {
+                    meta["stub"] = true
+                    meta["follows"] = nil
+                    meta["data"] = nil
+                }
+                atts[name] = meta
+            }
+            doc["_attachments"] = atts
+        }
+        return doc
+    }
+
+    /// The decoded content of an attachment described by stored metadata (404-style error
+    /// naming the document when the blob is missing).
+    package func syncAttachmentContent(meta: [String: Any], docID: String, name: String) throws -> Data {
+        let raw = try syncAttachmentStoredContent(meta: meta, docID: docID, name: name)
+        if meta["encoding"] as? String == "gzip" { return try Gzip.decompress(raw) }
+        return raw
+    }
+
+    /// The content of an attachment as stored (still gzip-encoded when its metadata says so).
+    package func syncAttachmentStoredContent(meta: [String: Any], docID: String, name: String) throws -> Data {
+        guard let digest = meta["digest"] as? String, let raw = syncAttachmentBlob(digest: digest) else {
+            throw CBLError(500, "The content of attachment '\(name)' of '\(docID)' is missing")
+        }
+        return raw
+    }
+
+    /// `new_edits=false`: inserts the revision named by `_rev` of `body`, with the history in
+    /// `_revisions` (the revision alone when absent, allowed only for generation 1 by CouchDB but
+    /// accepted here as 1.x did). Returns the revision ID; nothing changes when it was present.
+    @discardableResult
+    package func syncInsertRevision(docID: String, body: [String: Any], source: String? = nil) throws -> String {
+        guard let revID = body["_rev"] as? String, RevisionID.generation(revID) > 0 else {
+            throw CBLError.badRequest("new_edits=false requires a valid _rev")
+        }
+        var history = [revID]
+        if let revisions = body["_revisions"] {
+            guard let dict = revisions as? [String: Any], let h = RevisionID.history(fromRevisions: dict),
+                  !h.isEmpty, h.allSatisfy({ RevisionID.generation($0) > 0 }) else {
+                throw CBLError.badRequest("Invalid _revisions")
+            }
+            guard h.first == revID else { throw CBLError.badRequest("_revisions do not start with _rev") }
+            history = h
+        }
+        var properties = body
+        properties["_revisions"] = nil
+        try forceInsert(docID: docID, history: history, properties: properties, source: source)
+        return revID
+    }
+}
