@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // System libraries (Debian: libsqlite3-dev, zlib1g-dev).
@@ -52,6 +53,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
 
@@ -132,7 +137,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CouchbaseLiteListenerTests",
-            dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "JSONCore", "cbl"],
+            dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "JSONCore", "SQLiteKit", "cbl",
+                           .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Resources"]
         ),
     ]

@@ -209,6 +209,7 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
 
     /// Closes the database. Further calls on it fail until it is reopened through the manager.
     public func close() throws {
+        stopReplications()
         lock.lock()
         defer { lock.unlock() }
         guard let store = storeIfOpen else { return }

@@ -74,9 +74,16 @@ extension CBLDatabase {
                 guard var meta = value as? [String: Any] else { continue }
                 let revpos = meta["revpos"] as? Int ?? 0
                 if options.attachments && revpos > minRevpos {
+                    meta["stub"] = nil
+                    if followsAttachments, meta["encoding"] == nil, let length = meta["length"] as? Int {
+                        // The part is the stored file itself: no need to read it here.
+                        meta["follows"] = true
+                        meta["length"] = length
+                        atts[name] = meta
+                        continue
+                    }
                     // Sent decoded (a gzip-stored body is inflated), as CouchDB sends them.
                     let content = try syncAttachmentContent(meta: meta, docID: rev.docID, name: name)
-                    meta["stub"] = nil
                     meta["encoding"] = nil
                     meta["encoded_length"] = nil
                     if followsAttachments {
@@ -104,6 +111,12 @@ extension CBLDatabase {
         let raw = try syncAttachmentStoredContent(meta: meta, docID: docID, name: name)
         if meta["encoding"] as? String == "gzip" { return try Gzip.decompress(raw) }
         return raw
+    }
+
+    /// The blob-store file holding an attachment's stored bytes, nil when missing.
+    package func syncAttachmentFile(meta: [String: Any]) -> URL? {
+        guard let digest = meta["digest"] as? String, let key = BlobKey(digest: digest) else { return nil }
+        return storeIfOpenForBlobs?.url(for: key)
     }
 
     /// The content of an attachment as stored (still gzip-encoded when its metadata says so).

@@ -1,0 +1,315 @@
+import Foundation
+import JSONCore
+
+/// Pull (spec 9.4): read the remote `_changes` feed from the checkpoint, ask the local store
+/// which revisions are missing (the same revs-diff the listener serves), fetch them with
+/// `_bulk_get` (or single `GET ?rev=&revs=true&attachments=true` when the peer has none),
+/// insert them with their history, and checkpoint each page once it is fully stored.
+struct Puller {
+    let replicator: Replicator
+    let remote: RemoteDatabase
+    var configuration: CBLReplication.Configuration { replicator.configuration }
+    var tuning: ReplicationTuning { replicator.tuning }
+
+    /// One row of the remote changes feed.
+    struct Change {
+        let sequence: Any
+        let docID: String
+        let revIDs: [String]
+    }
+
+    /// A revision to fetch, with the local revisions the server may treat as known.
+    struct Wanted {
+        let docID: String
+        let revID: String
+        let attsSince: [String]
+    }
+
+    func run() async throws {
+        try await replicator.checkRemoteDatabase(remote)
+        let (start, checkpoint, _) = try await replicator.startCheckpoint(remote)
+        var since = start
+        let bulkGet = Locked(true)
+        var caughtUp = false
+        while !Task.isCancelled {
+            let feed = caughtUp ? "longpoll" : "normal"
+            let (changes, lastSeq) = try await readChanges(since: since, feed: feed)
+            if changes.isEmpty {
+                if let lastSeq, lastSeq != since {
+                    since = lastSeq
+                    try await replicator.saveCheckpoint(checkpoint, lastSeq)
+                }
+                if !configuration.continuous { return }
+                if !caughtUp {
+                    caughtUp = true
+                    replicator.report { $0.status = .idle }
+                }
+                continue
+            }
+            replicator.report {
+                $0.status = .active
+                $0.total &+= UInt32(clamping: changes.reduce(0) { $0 + $1.revIDs.count })
+            }
+            try await process(changes, bulkGet: bulkGet)
+            let pageEnd = lastSeq ?? CheckpointValue.string(changes.last!.sequence)
+            if let pageEnd {
+                since = pageEnd
+                try await replicator.saveCheckpoint(checkpoint, pageEnd)
+            }
+            if configuration.continuous && caughtUp {
+                replicator.report { $0.status = .idle }
+            }
+            if !caughtUp && changes.count < tuning.changesPageSize {
+                if !configuration.continuous { return }
+                caughtUp = true
+                replicator.report { $0.status = .idle }
+            }
+        }
+        throw CancellationError()
+    }
+
+    // MARK: Changes feed
+
+    private func readChanges(since: String?, feed: String) async throws -> ([Change], String?) {
+        var query: [(String, String)] = [("feed", feed), ("style", "all_docs")]
+        var body: [String: Any] = ["feed": feed, "style": "all_docs"]
+        if let since {
+            query.append(("since", CheckpointValue.urlValue(since)))
+            body["since"] = CheckpointValue.jsonValue(since)
+        }
+        query.append(("limit", String(tuning.changesPageSize)))
+        body["limit"] = tuning.changesPageSize
+        if feed == "longpoll" {
+            let ms = Int(tuning.longpollTimeout / .milliseconds(1))
+            query.append(("timeout", String(ms)))
+            body["timeout"] = ms
+        }
+        var filter = configuration.filter
+        var params: [String: Any] = configuration.filterParams ?? [:]
+        if filter == nil, let channels = configuration.channels {
+            filter = "sync_gateway/bychannel"
+            params = ["channels": channels.joined(separator: ",")]
+        }
+        if let docIDs = configuration.documentIDs {
+            filter = "_doc_ids"
+            body["doc_ids"] = docIDs
+        }
+        if let filter {
+            query.append(("filter", filter))
+            body["filter"] = filter
+            for (key, value) in params.sorted(by: { $0.key < $1.key }) {
+                let text = (value as? String) ?? ((try? JSON.string(value, sortedKeys: true)) ?? "\(value)")
+                query.append((key, text))
+                body[key] = value
+            }
+        }
+        let timeout = feed == "longpoll" ? tuning.longpollTimeout + tuning.requestTimeout : tuning.requestTimeout
+        let bytes = try JSON.canonicalData(body)
+        var response = try await remote.send(.POST, "_changes", query: query, body: .bytes(bytes),
+                                             contentType: "application/json", timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))))
+        if response.status == 405 || response.status == 415 {
+            if let docIDs = configuration.documentIDs {
+                query.append(("doc_ids", (try? JSON.string(docIDs, sortedKeys: false)) ?? "[]"))
+            }
+            response = try await remote.send(.GET, "_changes", query: query,
+                                             timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))))
+        }
+        guard response.status < 300 else { throw RemoteDatabase.error(response, "Cannot read the remote changes feed") }
+        let object = try response.jsonObject()
+        guard let results = object["results"] as? [Any] else {
+            throw CBLError(587, "The remote changes feed has no results list")
+        }
+        var changes: [Change] = []
+        changes.reserveCapacity(results.count)
+        for item in results {
+            guard let row = item as? [String: Any], let docID = row["id"] as? String,
+                  let revs = row["changes"] as? [Any] else {
+                throw CBLError(587, "Malformed row in the remote changes feed")
+            }
+            let revIDs = revs.compactMap { ($0 as? [String: Any])?["rev"] as? String }
+                .filter { RevisionID.isValid($0) }
+            // Design documents and invalid IDs are not replicated into a 1.x database by a pull
+            // of user data... except design docs, which 1.x did replicate; keep them.
+            guard !revIDs.isEmpty, CBLDatabase.isValidDocumentID(docID) else { continue }
+            changes.append(Change(sequence: row["seq"] ?? NSNull(), docID: docID, revIDs: revIDs))
+        }
+        return (changes, CheckpointValue.string(object["last_seq"]))
+    }
+
+    // MARK: Fetching and inserting
+
+    private func process(_ changes: [Change], bulkGet: Locked<Bool>) async throws {
+        let db = replicator.db
+        var request: [String: [String]] = [:]
+        for change in changes { request[change.docID, default: []].append(contentsOf: change.revIDs) }
+        let requestBox = Unchecked(value: request)
+        let diff = try await replicator.onDatabase { try db.syncRevsDiff(requestBox.value) }
+        var wanted: [Wanted] = []
+        var known = 0
+        for change in changes {
+            guard let entry = diff[change.docID] else {
+                known += change.revIDs.count
+                continue
+            }
+            for revID in change.revIDs {
+                if entry.missing.contains(revID) {
+                    wanted.append(Wanted(docID: change.docID, revID: revID, attsSince: entry.possibleAncestors))
+                } else {
+                    known += 1
+                }
+            }
+        }
+        if known > 0 { replicator.report { $0.completed &+= UInt32(clamping: known) } }
+        guard !wanted.isEmpty else { return }
+
+        // Fetch in batches, a few at a time; insert in feed order once all are here.
+        let batches = stride(from: 0, to: wanted.count, by: tuning.revsPerBulkGet).map {
+            Array(wanted[$0..<min($0 + tuning.revsPerBulkGet, wanted.count)])
+        }
+        var fetched = [[Unchecked<FetchResult>]](repeating: [], count: batches.count)
+        try await withThrowingTaskGroup(of: (Int, [Unchecked<FetchResult>]).self) { group in
+            var next = 0
+            func addNext() {
+                guard next < batches.count else { return }
+                let index = next
+                let batch = batches[index]
+                next += 1
+                group.addTask { (index, try await self.fetch(batch, bulkGet: bulkGet)) }
+            }
+            for _ in 0..<tuning.maxConcurrentFetches { addNext() }
+            while let (index, results) = try await group.next() {
+                fetched[index] = results
+                addNext()
+            }
+        }
+        let results = fetched.flatMap { $0 }
+        let source = replicator.remoteSource
+        let resultsBox = Unchecked(value: results)
+        let outcome = try await replicator.onDatabase { () -> (inserted: Int, failures: [CBLError], rejected: [CBLError]) in
+            var inserted = 0
+            var failures: [CBLError] = []
+            var rejected: [CBLError] = []
+            db.inTransaction {
+                for result in resultsBox.value {
+                    switch result.value {
+                    case .document(let docID, let body):
+                        do {
+                            try db.syncInsertRevision(docID: docID, body: body, source: source)
+                            inserted += 1
+                        } catch let e as CBLError where e.code == 403 || e.code == 401 {
+                            rejected.append(Replicator.documentError(e.code, docID, body["_rev"] as? String ?? "?", e.message))
+                        } catch {
+                            failures.append(Replicator.documentError(CBLReplication.asCBLError(error).code, docID,
+                                                                     body["_rev"] as? String ?? "?", "\(error)"))
+                        }
+                    case .skipped(let error):
+                        rejected.append(error)
+                    case .failed(let error):
+                        failures.append(error)
+                    }
+                }
+                return true
+            }
+            return (inserted, failures, rejected)
+        }
+        replicator.report {
+            $0.completed &+= UInt32(clamping: outcome.inserted + outcome.rejected.count)
+            if let last = outcome.rejected.last { $0.lastError = last }
+        }
+        if let failure = outcome.failures.first {
+            // The page is not checkpointed: the next attempt fetches what is still missing.
+            throw failure
+        }
+    }
+
+    enum FetchResult {
+        case document(docID: String, body: [String: Any])
+        /// The server says this revision is gone or forbidden (404/403/410): skip it for good.
+        case skipped(CBLError)
+        /// A failure worth retrying on the next run.
+        case failed(CBLError)
+    }
+
+    private func fetch(_ batch: [Wanted], bulkGet: Locked<Bool>) async throws -> [Unchecked<FetchResult>] {
+        if bulkGet.withLock({ $0 }) {
+            if let results = try await fetchBulk(batch) { return results }
+            bulkGet.withLock { $0 = false }
+        }
+        var results: [Unchecked<FetchResult>] = []
+        for wanted in batch { results.append(Unchecked(value: try await fetchOne(wanted))) }
+        return results
+    }
+
+    /// `POST _bulk_get?revs=true&attachments=true` (JSON answer); nil when the peer has no
+    /// `_bulk_get` (404/405/400 on the endpoint itself).
+    private func fetchBulk(_ batch: [Wanted]) async throws -> [Unchecked<FetchResult>]? {
+        let docs: [[String: Any]] = batch.map { wanted in
+            var entry: [String: Any] = ["id": wanted.docID, "rev": wanted.revID]
+            if !wanted.attsSince.isEmpty { entry["atts_since"] = wanted.attsSince }
+            return entry
+        }
+        let body = try JSON.canonicalData(["docs": docs])
+        let response = try await remote.send(.POST, "_bulk_get", query: [("revs", "true"), ("attachments", "true")],
+                                             body: .bytes(body), contentType: "application/json")
+        if [400, 404, 405, 501].contains(response.status) { return nil }
+        guard response.status < 300 else { throw RemoteDatabase.error(response, "_bulk_get failed") }
+        let object = try response.jsonObject()
+        guard let rows = object["results"] as? [Any] else { throw CBLError(502, "_bulk_get answer has no results") }
+        var byKey: [String: Unchecked<FetchResult>] = [:]
+        for row in rows {
+            guard let row = row as? [String: Any], let docs = row["docs"] as? [Any] else { continue }
+            for item in docs {
+                guard let item = item as? [String: Any] else { continue }
+                if let doc = item["ok"] as? [String: Any], let id = doc["_id"] as? String, let rev = doc["_rev"] as? String {
+                    byKey[id + "\u{0}" + rev] = Unchecked(value: .document(docID: id, body: doc))
+                } else if let error = item["error"] as? [String: Any], let id = error["id"] as? String,
+                          let rev = error["rev"] as? String {
+                    byKey[id + "\u{0}" + rev] = Unchecked(value: Puller.failure(id, rev, error))
+                }
+            }
+        }
+        return batch.map { wanted in
+            byKey[wanted.docID + "\u{0}" + wanted.revID]
+                ?? Unchecked(value: .failed(Replicator.documentError(502, wanted.docID, wanted.revID,
+                                                                     "missing from the _bulk_get answer")))
+        }
+    }
+
+    private static func failure(_ docID: String, _ revID: String, _ error: [String: Any]) -> FetchResult {
+        let name = error["error"] as? String ?? "unknown"
+        let reason = error["reason"] as? String ?? name
+        let status = (error["status"] as? Int) ?? {
+            switch name {
+            case "not_found": return 404
+            case "forbidden": return 403
+            case "unauthorized": return 401
+            case "gone": return 410
+            default: return 502
+            }
+        }()
+        let e = Replicator.documentError(status, docID, revID, reason)
+        return [403, 404, 410].contains(status) ? .skipped(e) : .failed(e)
+    }
+
+    /// `GET {doc}?rev=…&revs=true&attachments=true&atts_since=[…]` (JSON answer).
+    private func fetchOne(_ wanted: Wanted) async throws -> FetchResult {
+        var query: [(String, String)] = [("rev", wanted.revID), ("revs", "true"), ("attachments", "true")]
+        if !wanted.attsSince.isEmpty, let since = try? JSON.string(wanted.attsSince, sortedKeys: false) {
+            query.append(("atts_since", since))
+        }
+        let response = try await remote.send(.GET, RemoteDatabase.encodeDocID(wanted.docID), query: query)
+        switch response.status {
+        case 200..<300:
+            let doc = try response.jsonObject()
+            return .document(docID: wanted.docID, body: doc)
+        case 403, 404, 410:
+            return .skipped(Replicator.documentError(response.status, wanted.docID, wanted.revID,
+                                                     RemoteDatabase.reason(response) ?? "HTTP \(response.status)"))
+        case 401:
+            throw RemoteDatabase.error(response, "Unauthorized")
+        default:
+            return .failed(Replicator.documentError(response.status, wanted.docID, wanted.revID,
+                                                    RemoteDatabase.reason(response) ?? "HTTP \(response.status)"))
+        }
+    }
+}

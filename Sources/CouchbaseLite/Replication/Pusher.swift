@@ -1,0 +1,397 @@
+import Foundation
+import JSONCore
+import NIOCore
+
+/// Push (spec 9.5): local changes since the checkpoint (every leaf: winners and conflicts),
+/// through the app's filter / `documentIDs`, → `_revs_diff` → revisions the remote lacks go
+/// by `_bulk_docs` with `new_edits=false`, or alone as a `multipart/related`
+/// `PUT ?new_edits=false` when they carry attachments the remote lacks that are big enough to
+/// stream (read from the blob store while sending). The checkpoint is the local sequence up to
+/// which everything was sent.
+struct Pusher {
+    let replicator: Replicator
+    let remote: RemoteDatabase
+    var configuration: CBLReplication.Configuration { replicator.configuration }
+    var tuning: ReplicationTuning { replicator.tuning }
+
+    func run() async throws {
+        let db = replicator.db
+        // Listen before reading, so no change slips between the last read and the wait.
+        let (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        var token: CBLListenerToken?
+        if configuration.continuous {
+            token = db.addChangeListener { _ in signal.yield() }
+        }
+        defer {
+            if let token { db.removeChangeListener(token) }
+            signal.finish()
+        }
+
+        var (start, checkpoint, remoteMissing) = try await replicator.startCheckpoint(remote)
+        if configuration.createTarget && remoteMissing {
+            let response = try await remote.send(.PUT, "")
+            guard response.status < 300 || response.status == 412 || response.status == 405 else {
+                throw RemoteDatabase.error(response, "Cannot create the remote database")
+            }
+        } else {
+            try await replicator.checkRemoteDatabase(remote)
+        }
+        if start == nil { remoteMissing = true }
+        var since = start.flatMap { Int64($0) } ?? 0
+        replicator.report { $0.lastPushedSequence = since }
+        var iterator = signals.makeAsyncIterator()
+        while !Task.isCancelled {
+            let changes = try await readLocalChanges(since: since)
+            if changes.isEmpty {
+                if !configuration.continuous { return }
+                replicator.report { $0.status = .idle }
+                guard await iterator.next() != nil else { break }
+                continue
+            }
+            replicator.report { $0.status = .active }
+            let pushedThrough: Int64
+            do {
+                pushedThrough = try await push(changes)
+            } catch let failure as PushPageError {
+                if let through = failure.through, through > since {
+                    try await replicator.saveCheckpoint(checkpoint, String(through))
+                    replicator.report { $0.lastPushedSequence = through }
+                }
+                throw failure.error
+            }
+            if pushedThrough > since {
+                since = pushedThrough
+                try await replicator.saveCheckpoint(checkpoint, String(since))
+                replicator.report { $0.lastPushedSequence = since }
+            }
+        }
+        throw CancellationError()
+    }
+
+    /// A local revision to consider: its document's change sequence and its revision ID.
+    struct Candidate {
+        let sequence: Int64
+        let docID: String
+        let revID: String
+    }
+
+    private func readLocalChanges(since: Int64) async throws -> [SyncChange] {
+        let db = replicator.db
+        let limit = tuning.changesPageSize
+        let docIDs = configuration.documentIDs
+        return try await replicator.onDatabase {
+            try db.syncChanges(since: since, limit: limit, descending: false, allLeaves: true, docIDs: docIDs,
+                               activeOnly: false, includeDocs: false)
+        }
+    }
+
+    /// Pushes one page; returns the sequence through which everything is on the remote.
+    private func push(_ changes: [SyncChange]) async throws -> Int64 {
+        let db = replicator.db
+        let filterName = configuration.filter
+        let paramsBox = Unchecked(value: configuration.filterParams)
+        let changesBox = Unchecked(value: changes)
+        // Apply the app's filter to each leaf (on the database queue: it reads revisions).
+        let candidates: [Candidate] = try await replicator.onDatabase {
+            var out: [Candidate] = []
+            let block: CBLFilterBlock?
+            if let filterName {
+                guard let registered = db.filterNamed(filterName) else {
+                    throw CBLError(404, "No filter named '\(filterName)' is registered on \(db.name)")
+                }
+                block = registered
+            } else {
+                block = nil
+            }
+            for change in changesBox.value {
+                for revID in change.revIDs {
+                    if let block {
+                        guard let rev = db.existingDocument(withID: change.docID)?.revision(withID: revID),
+                              block(rev, paramsBox.value) else { continue }
+                    }
+                    out.append(Candidate(sequence: change.sequence, docID: change.docID, revID: revID))
+                }
+            }
+            return out
+        }
+        let pageEnd = changes.last!.sequence
+        replicator.report { $0.total &+= UInt32(clamping: candidates.count) }
+        guard !candidates.isEmpty else { return pageEnd }
+
+        // _revs_diff
+        var request: [String: [String]] = [:]
+        for c in candidates { request[c.docID, default: []].append(c.revID) }
+        let response = try await remote.send(.POST, "_revs_diff", body: .bytes(try JSON.canonicalData(request)),
+                                             contentType: "application/json")
+        guard response.status < 300 else { throw RemoteDatabase.error(response, "_revs_diff failed") }
+        let diff = try response.jsonObject()
+        var missing: [(Candidate, [String])] = []
+        var done = 0
+        for c in candidates {
+            guard let entry = diff[c.docID] as? [String: Any], let list = entry["missing"] as? [String],
+                  list.contains(c.revID) else {
+                done += 1
+                continue
+            }
+            missing.append((c, entry["possible_ancestors"] as? [String] ?? []))
+        }
+        if done > 0 { replicator.report { $0.completed &+= UInt32(clamping: done) } }
+
+        // Bodies, then uploads. The first failed sequence bounds the checkpoint.
+        var firstFailure: Int64?
+        var failureError: CBLError?
+        var bulk: [Unchecked<[String: Any]>] = []
+        var bulkCandidates: [Candidate] = []
+        var bulkBytes = 0
+
+        func flushBulk() async throws {
+            guard !bulk.isEmpty else { return }
+            let docs = bulk.map(\.value)
+            let body = try JSON.canonicalData(["docs": docs, "new_edits": false] as [String: Any])
+            let response = try await remote.send(.POST, "_bulk_docs", body: .bytes(body), contentType: "application/json")
+            guard response.status < 300 else { throw RemoteDatabase.error(response, "_bulk_docs failed") }
+            let items = (try? response.json() as? [Any]) ?? []
+            var errors: [String: [String: Any]] = [:]
+            for case let item as [String: Any] in items where item["error"] != nil {
+                if let id = item["id"] as? String { errors[id] = item }
+            }
+            var rejected: CBLError?
+            for candidate in bulkCandidates {
+                if let item = errors[candidate.docID] {
+                    let status = Pusher.status(item)
+                    let error = Replicator.documentError(status, candidate.docID, candidate.revID,
+                                                         item["reason"] as? String ?? item["error"] as? String ?? "error")
+                    if status == 401 || status == 403 {
+                        rejected = error
+                    } else if firstFailure.map({ candidate.sequence < $0 }) ?? true {
+                        firstFailure = candidate.sequence
+                        failureError = error
+                    }
+                }
+            }
+            let count = bulkCandidates.count
+            replicator.report {
+                $0.completed &+= UInt32(clamping: count)
+                if let rejected { $0.lastError = rejected }
+            }
+            bulk.removeAll()
+            bulkCandidates.removeAll()
+            bulkBytes = 0
+        }
+
+        for (candidate, ancestors) in missing {
+            let prepared = try await prepare(candidate, possibleAncestors: ancestors)
+            switch prepared {
+            case .gone:
+                replicator.report { $0.completed &+= 1 }
+            case .inline(let doc, let size):
+                bulk.append(doc)
+                bulkCandidates.append(candidate)
+                bulkBytes += size
+                if bulkBytes >= tuning.bulkDocsMaxBytes || bulk.count >= 100 { try await flushBulk() }
+            case .multipart(let upload):
+                let status = try await send(upload, candidate)
+                if status == 401 || status == 403 {
+                    replicator.report {
+                        $0.completed &+= 1
+                        $0.lastError = Replicator.documentError(status, candidate.docID, candidate.revID, "rejected by the remote")
+                    }
+                } else if status >= 300 {
+                    if firstFailure.map({ candidate.sequence < $0 }) ?? true {
+                        firstFailure = candidate.sequence
+                        failureError = Replicator.documentError(status, candidate.docID, candidate.revID, "upload failed")
+                    }
+                } else {
+                    replicator.report { $0.completed &+= 1 }
+                }
+            }
+        }
+        try await flushBulk()
+        if let firstFailure, let failureError {
+            // Everything in the changes before the failed document's is on the remote.
+            throw PushPageError(through: changes.filter { $0.sequence < firstFailure }.map(\.sequence).max(),
+                                error: failureError)
+        }
+        return pageEnd
+    }
+
+    static func status(_ item: [String: Any]) -> Int {
+        if let status = item["status"] as? Int, status >= 400 { return status }
+        switch item["error"] as? String {
+        case "unauthorized": return 401
+        case "forbidden": return 403
+        case "conflict": return 409
+        case "missing", "not_found": return 404
+        default: return 589
+        }
+    }
+
+    // MARK: Preparing a revision
+
+    enum Prepared {
+        case gone
+        case inline(Unchecked<[String: Any]>, size: Int)
+        case multipart(MultipartUpload)
+    }
+
+    /// A `PUT {doc}?new_edits=false` with the JSON first and one part per `follows` attachment.
+    struct MultipartUpload: @unchecked Sendable {
+        let docID: String
+        let json: [UInt8]
+        let attachments: [(name: String, contentType: String, source: AttachmentSource)]
+    }
+
+    enum AttachmentSource: @unchecked Sendable {
+        case file(URL, length: Int)
+        case data(Data)
+
+        var length: Int {
+            switch self {
+            case .file(_, let length): return length
+            case .data(let data): return data.count
+            }
+        }
+    }
+
+    private func prepare(_ candidate: Candidate, possibleAncestors: [String]) async throws -> Prepared {
+        let db = replicator.db
+        let threshold = tuning.multipartThreshold
+        return try await replicator.onDatabase { () -> Prepared in
+            guard let rev = try db.syncRevision(docID: candidate.docID, revID: candidate.revID), rev.body != nil else {
+                return .gone
+            }
+            if rev.properties?["_removed"] as? Bool == true { return .gone }
+            var options = SyncBodyOptions()
+            options.revs = true
+            options.attachments = true
+            options.attsSince = possibleAncestors
+            if let from = possibleAncestors.isEmpty ? nil : possibleAncestors { options.revsFrom = from }
+            let stored = rev.properties?["_attachments"] as? [String: Any] ?? [:]
+            // Which attachments travel, and are any of them big enough for multipart?
+            var doc = try db.syncDocumentBody(rev, options, followsAttachments: true)
+            var streamed: [(String, String, AttachmentSource)] = []
+            if var atts = doc["_attachments"] as? [String: Any] {
+                var big = false
+                for (_, value) in atts {
+                    if let meta = value as? [String: Any], meta["follows"] as? Bool == true,
+                       (meta["length"] as? Int ?? 0) >= threshold { big = true }
+                }
+                if !big {
+                    doc = try db.syncDocumentBody(rev, options, followsAttachments: false)
+                } else {
+                    for name in atts.keys.sorted() {
+                        guard var meta = atts[name] as? [String: Any], meta["follows"] as? Bool == true else { continue }
+                        let storedMeta = stored[name] as? [String: Any] ?? meta
+                        let source: AttachmentSource
+                        if storedMeta["encoding"] == nil, let url = db.syncAttachmentFile(meta: storedMeta) {
+                            source = .file(url, length: meta["length"] as? Int ?? 0)
+                        } else {
+                            source = .data(try db.syncAttachmentContent(meta: storedMeta, docID: rev.docID, name: name))
+                        }
+                        meta["length"] = source.length
+                        atts[name] = meta
+                        streamed.append((name, meta["content_type"] as? String ?? "application/octet-stream", source))
+                    }
+                    doc["_attachments"] = atts
+                    let json = try JSON.canonicalData(doc)
+                    return .multipart(MultipartUpload(docID: rev.docID, json: json, attachments: streamed))
+                }
+            }
+            let size = (rev.body?.count ?? 0) + 256
+                + ((doc["_attachments"] as? [String: Any])?.values.reduce(0) { total, value in
+                    total + (((value as? [String: Any])?["data"] as? String)?.utf8.count ?? 0)
+                } ?? 0)
+            return .inline(Unchecked(value: doc), size: size)
+        }
+    }
+
+    /// Sends a multipart upload, streaming file-backed attachments; returns the HTTP status.
+    private func send(_ upload: MultipartUpload, _ candidate: Candidate) async throws -> Int {
+        let boundary = "cbl-" + UUID().uuidString
+        var head = Array("--\(boundary)\r\nContent-Type: application/json\r\n\r\n".utf8)
+        head += upload.json
+        var pieces: [(prefix: [UInt8], source: AttachmentSource)] = []
+        for (name, contentType, source) in upload.attachments {
+            let escaped = name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            let prefix = Array("\r\n--\(boundary)\r\nContent-Disposition: attachment; filename=\"\(escaped)\"\r\nContent-Type: \(contentType)\r\n\r\n".utf8)
+            pieces.append((prefix, source))
+        }
+        let tail = Array("\r\n--\(boundary)--\r\n".utf8)
+        let length = head.count + pieces.reduce(0) { $0 + $1.prefix.count + $1.source.length } + tail.count
+        let body = RemoteBody.stream(length: length,
+                                     MultipartBodySequence(head: head, pieces: pieces, tail: tail))
+        let response = try await remote.send(.PUT, RemoteDatabase.encodeDocID(upload.docID), query: [("new_edits", "false")],
+                                             body: body, contentType: "multipart/related; boundary=\"\(boundary)\"")
+        return response.status
+    }
+}
+
+/// A multipart/related body produced on demand: the JSON part, then each attachment part,
+/// file-backed ones read 256 KB at a time as the connection takes them.
+struct MultipartBodySequence: AsyncSequence, @unchecked Sendable {
+    typealias Element = ByteBuffer
+    let head: [UInt8]
+    let pieces: [(prefix: [UInt8], source: Pusher.AttachmentSource)]
+    let tail: [UInt8]
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let body: MultipartBodySequence
+        var step = 0
+        var piece = 0
+        var handle: FileHandle?
+
+        mutating func next() async throws -> ByteBuffer? {
+            while true {
+                switch step {
+                case 0:
+                    step = 1
+                    return ByteBuffer(bytes: body.head)
+                case 1:
+                    guard piece < body.pieces.count else {
+                        step = 3
+                        continue
+                    }
+                    step = 2
+                    return ByteBuffer(bytes: body.pieces[piece].prefix)
+                case 2:
+                    switch body.pieces[piece].source {
+                    case .data(let data):
+                        piece += 1
+                        step = 1
+                        return ByteBuffer(bytes: data)
+                    case .file(let url, _):
+                        if handle == nil {
+                            do {
+                                handle = try FileHandle(forReadingFrom: url)
+                            } catch {
+                                throw CBLError(592, "Cannot read attachment file \(url.lastPathComponent): \(error)")
+                            }
+                        }
+                        if let chunk = try handle?.read(upToCount: 256 << 10), !chunk.isEmpty {
+                            return ByteBuffer(bytes: chunk)
+                        }
+                        try? handle?.close()
+                        handle = nil
+                        piece += 1
+                        step = 1
+                    }
+                case 3:
+                    step = 4
+                    return ByteBuffer(bytes: body.tail)
+                default:
+                    return nil
+                }
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(body: self) }
+}
+
+/// A page of a push stopped at a document that failed transiently: everything up to
+/// `through` is on the remote.
+struct PushPageError: Error, CustomStringConvertible {
+    let through: Int64?
+    let error: CBLError
+    var description: String { error.message }
+}

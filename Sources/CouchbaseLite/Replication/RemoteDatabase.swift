@@ -1,0 +1,280 @@
+import AsyncHTTPClient
+import Foundation
+import JSONCore
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// One HTTP response from the remote database, body collected.
+struct RemoteResponse: Sendable {
+    let status: Int
+    let headers: HTTPHeaders
+    let body: [UInt8]
+
+    /// The body parsed as JSON (a 502-style error when the peer sent something else).
+    func json() throws -> Any {
+        do {
+            return try JSON.parse(body)
+        } catch {
+            throw CBLError(502, "The remote sent invalid JSON (status \(status)): \(error)")
+        }
+    }
+
+    func jsonObject() throws -> [String: Any] {
+        guard let object = try json() as? [String: Any] else {
+            throw CBLError(502, "The remote sent a JSON value where an object was expected (status \(status))")
+        }
+        return object
+    }
+}
+
+/// A request body: bytes in memory, or a stream of chunks with a known length (multipart
+/// uploads whose attachment parts are read from the blob store as they are sent).
+enum RemoteBody: Sendable {
+    case bytes([UInt8])
+    case stream(length: Int, MultipartBodySequence)
+}
+
+/// The remote end of a replication: a CouchDB-protocol database URL reached over
+/// async-http-client, with the 1.x request headers, authentication (HTTP Basic from the URL or
+/// an authenticator, session cookies), and the 1.x retry rules for transient failures (spec 8).
+final class RemoteDatabase: Sendable {
+    /// The database URL without credentials, ending in `/`.
+    let baseURL: String
+    private let client: HTTPClient
+    private let extraHeaders: [(String, String)]
+    private let basicAuthorization: String?
+    private let cookies: Locked<[String: String]>
+    /// How long each request may take (a longpoll adds its own heartbeat budget).
+    let requestTimeout: TimeAmount
+    /// Retry delays for one request's transient failures (1.x: 4 s, 8 s).
+    let retryDelays: [Duration]
+    /// The `Server` header of the last response (Sync Gateway detection, spec 8.1).
+    let serverHeader = Locked<String?>(nil)
+
+    init(url: URL, headers: [String: String], authenticator: CBLAuthenticatorProtocol?,
+         cookies: [String: String], trustedRootCertificates: [NIOSSLCertificate], onlyTrustedRoots: Bool,
+         requestTimeout: TimeAmount, retryDelays: [Duration]) throws {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              components.host?.isEmpty == false else {
+            throw CBLError(400, "Invalid remote URL '\(url.absoluteString)': expected http(s)://host[:port]/db")
+        }
+        var user = components.user.flatMap { $0.removingPercentEncoding ?? $0 }
+        var password = components.password.flatMap { $0.removingPercentEncoding ?? $0 }
+        if let basic = authenticator as? CBLPasswordAuthenticator, basic.kind == .basic {
+            user = basic.username
+            password = basic.password
+        }
+        basicAuthorization = user.map { u in
+            "Basic " + Data("\(u):\(password ?? "")".utf8).base64EncodedString()
+        }
+        components.user = nil
+        components.password = nil
+        var path = components.percentEncodedPath
+        if !path.hasSuffix("/") { path += "/" }
+        components.percentEncodedPath = path
+        components.query = nil
+        components.fragment = nil
+        guard let base = components.string else { throw CBLError(400, "Invalid remote URL '\(url.absoluteString)'") }
+        baseURL = base
+        extraHeaders = headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        self.cookies = Locked(cookies)
+        self.requestTimeout = requestTimeout
+        self.retryDelays = retryDelays
+
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(15), read: nil)
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 8)
+        configuration.decompression = .enabled(limit: .none)
+        configuration.redirectConfiguration = .follow(max: 5, allowCycles: false)
+        if scheme == "https" {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if !trustedRootCertificates.isEmpty {
+                if onlyTrustedRoots {
+                    tls.trustRoots = .certificates(trustedRootCertificates)
+                } else {
+                    tls.additionalTrustRoots = [.certificates(trustedRootCertificates)]
+                }
+            }
+            configuration.tlsConfiguration = tls
+        }
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// Closes the connections (waits for none of the in-flight requests: they were cancelled).
+    func shutdown() async {
+        try? await client.shutdown()
+    }
+
+    // MARK: Cookies
+
+    func setCookie(_ name: String, _ value: String?) {
+        cookies.withLock { $0[name] = value }
+    }
+
+    private func rememberCookies(_ headers: HTTPHeaders) {
+        for line in headers["set-cookie"] {
+            guard let pair = line.split(separator: ";", maxSplits: 1).first,
+                  let eq = pair.firstIndex(of: "=") else { continue }
+            let name = pair[..<eq].trimmingCharacters(in: .whitespaces)
+            let value = pair[pair.index(after: eq)...].trimmingCharacters(in: .whitespaces)
+            let expired = line.lowercased().contains("max-age=0")
+            cookies.withLock { $0[name] = (value.isEmpty || expired) ? nil : value }
+        }
+    }
+
+    // MARK: Requests
+
+    /// The absolute URL of a path relative to the database (`""` is the database itself); a
+    /// path starting with `/` is relative to the server root.
+    func url(_ path: String, query: [(String, String)] = []) -> String {
+        var url: String
+        if path.hasPrefix("/") {
+            let root = URLComponents(string: baseURL).map { c -> String in
+                var c = c
+                c.percentEncodedPath = ""
+                return c.string ?? baseURL
+            } ?? baseURL
+            url = root + path
+        } else {
+            url = baseURL + path
+        }
+        if !query.isEmpty {
+            url += "?" + query.map { "\($0.0)=\(RemoteDatabase.encodeQueryValue($0.1))" }.joined(separator: "&")
+        }
+        return url
+    }
+
+    /// Percent-encodes a document ID for a URL path, `/` included (except after `_design/`
+    /// and `_local/`, which CouchDB expects literally).
+    static func encodeDocID(_ docID: String) -> String {
+        for prefix in ["_design/", "_local/"] where docID.hasPrefix(prefix) {
+            return prefix + encodePathSegment(String(docID.dropFirst(prefix.count)))
+        }
+        return encodePathSegment(docID)
+    }
+
+    static func encodePathSegment(_ s: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return s.addingPercentEncoding(withAllowedCharacters: allowed) ?? s
+    }
+
+    static func encodeQueryValue(_ s: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return s.addingPercentEncoding(withAllowedCharacters: allowed) ?? s
+    }
+
+    /// Sends one request; transient failures (connection errors, timeouts, 408, 429, 5xx) are
+    /// retried after `retryDelays`. Returns any response with a status below 500 (or a 5xx once
+    /// the retries are spent, as an error).
+    func send(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [],
+              body: RemoteBody? = nil, contentType: String? = nil, accept: String = "application/json",
+              headers: [(String, String)] = [], timeout: TimeAmount? = nil, retry: Bool = true) async throws -> RemoteResponse {
+        var attempt = 0
+        while true {
+            do {
+                let response = try await sendOnce(method, url(path, query: query), body: body, contentType: contentType,
+                                                  accept: accept, headers: headers, timeout: timeout ?? requestTimeout)
+                if RemoteDatabase.isTransient(status: response.status) {
+                    throw CBLError(response.status, RemoteDatabase.reason(response) ?? "HTTP \(response.status) from \(method) \(path)")
+                }
+                return response
+            } catch {
+                if Task.isCancelled { throw CancellationError() }
+                guard retry, attempt < retryDelays.count, RemoteDatabase.isTransient(error) else { throw error }
+                let delay = retryDelays[attempt]
+                attempt += 1
+                CBLLog.debug("Sync", "\(method) \(path) failed (\(error)); retry \(attempt) in \(delay)")
+                try await Task.sleep(for: delay)
+            }
+        }
+    }
+
+    private func sendOnce(_ method: HTTPMethod, _ url: String, body: RemoteBody?, contentType: String?,
+                          accept: String, headers: [(String, String)], timeout: TimeAmount) async throws -> RemoteResponse {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        request.headers.add(name: "Accept", value: accept)
+        request.headers.add(name: "User-Agent", value: "CouchbaseLite/1.3 (Linux Swift \(CBLVersion()))")
+        if let basicAuthorization { request.headers.add(name: "Authorization", value: basicAuthorization) }
+        let cookieHeader = cookies.withLock { jar in jar.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
+        if !cookieHeader.isEmpty { request.headers.add(name: "Cookie", value: cookieHeader) }
+        for (name, value) in extraHeaders { request.headers.replaceOrAdd(name: name, value: value) }
+        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        if let contentType { request.headers.replaceOrAdd(name: "Content-Type", value: contentType) }
+        switch body {
+        case .bytes(let bytes)?:
+            request.body = .bytes(ByteBuffer(bytes: bytes))
+        case .stream(let length, let sequence)?:
+            request.body = .stream(sequence, length: .known(Int64(length)))
+        case nil:
+            if method == .PUT || method == .POST { request.body = .bytes(ByteBuffer()) }
+        }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, timeout: timeout)
+        } catch let error as HTTPClientError {
+            throw RemoteDatabase.translate(error, url: url)
+        } catch let error as NIOSSLError {
+            throw CBLError(495, "TLS failure talking to \(url): \(error)")
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw RemoteTransportError(message: "\(error) (\(method) \(url))")
+        }
+        rememberCookies(response.headers)
+        if let server = response.headers.first(name: "server") { serverHeader.withLock { $0 = server } }
+        let collected: ByteBuffer
+        do {
+            collected = try await response.body.collect(upTo: 1 << 30)
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw RemoteTransportError(message: "The connection broke while reading the answer to \(method) \(url): \(error)")
+        }
+        return RemoteResponse(status: Int(response.status.code), headers: response.headers,
+                              body: Array(collected.readableBytesView))
+    }
+
+    /// CouchDB's `reason` (or `error`) member of an error body.
+    static func reason(_ response: RemoteResponse) -> String? {
+        guard let object = try? JSON.parseObject(response.body) else { return nil }
+        return (object["reason"] as? String) ?? (object["error"] as? String)
+    }
+
+    /// A CBLError carrying the response's status and reason.
+    static func error(_ response: RemoteResponse, _ what: String) -> CBLError {
+        CBLError(response.status, "\(what): \(reason(response) ?? "HTTP \(response.status)")")
+    }
+
+    // MARK: Error classification (spec 8.2)
+
+    static func isTransient(status: Int) -> Bool {
+        status == 408 || status == 429 || (500...599).contains(status) && status != 501
+    }
+
+    static func isTransient(_ error: Error) -> Bool {
+        if error is RemoteTransportError { return true }
+        if let e = error as? CBLError { return isTransient(status: e.code) }
+        return false
+    }
+
+    private static func translate(_ error: HTTPClientError, url: String) -> Error {
+        if [.invalidURL, .emptyHost, .emptyScheme].contains(error) {
+            return CBLError(400, "Invalid remote URL \(url): \(error)")
+        }
+        if [.deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout].contains(error) {
+            return CBLError(504, "Timed out talking to \(url)")
+        }
+        if error == .cancelled { return CancellationError() }
+        return RemoteTransportError(message: "\(error) (\(url))")
+    }
+}
+
+/// A connection-level failure (refused, reset, closed mid-answer): always transient.
+struct RemoteTransportError: Error, CustomStringConvertible, Sendable {
+    let message: String
+    var description: String { message }
+}

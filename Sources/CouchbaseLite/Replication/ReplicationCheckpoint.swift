@@ -1,0 +1,138 @@
+import Crypto
+import Foundation
+import JSONCore
+
+/// The parts of a replication that its checkpoint ID depends on (spec 9.1, iOS rule).
+struct CheckpointSpec: Sendable {
+    var push: Bool
+    var continuous: Bool
+    var filter: String?
+    var filterParams: [String: String]?
+    var docIDs: [String]?
+    var remoteURL: String
+    var remoteUUID: String?
+
+    /// `lowercase_hex(SHA-1(canonicalJSON(spec)))` for a local database UUID.
+    func checkpointID(localUUID: String) -> String {
+        var spec: [String: Any] = ["localUUID": localUUID, "push": push]
+        // iOS writes `continuous` only for non-continuous replications, as false.
+        if !continuous { spec["continuous"] = false }
+        if let filter { spec["filter"] = filter }
+        if let filterParams, !filterParams.isEmpty { spec["filterParams"] = filterParams }
+        if let docIDs { spec["docids"] = docIDs }
+        if let remoteUUID { spec["remoteUUID"] = remoteUUID } else { spec["remoteURL"] = remoteURL }
+        let json = (try? JSON.canonicalData(spec)) ?? []
+        return Insecure.SHA1.hash(data: json).map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+extension CBLDatabase {
+    static func checkpointInfoKey(_ checkpointID: String) -> String { "checkpoint/" + checkpointID }
+
+    /// The local checkpoint of a replication (spec 9.2): the `info` row `checkpoint/<id>`, or,
+    /// for a database installed from elsewhere, the row of the ID computed with the UUID kept in
+    /// `_local/CBL_LocalCheckpoint`. Returns the checkpoint ID in use and the sequence (nil if none).
+    func localCheckpoint(_ spec: CheckpointSpec) throws -> (id: String, lastSequence: String?) {
+        try withStore { store in
+            let uuid = try store.info("privateUUID") ?? ""
+            let id = spec.checkpointID(localUUID: uuid)
+            if let seq = try store.info(CBLDatabase.checkpointInfoKey(id)) { return (id, seq) }
+            if let (_, body) = try store.localDocument("_local/CBL_LocalCheckpoint"),
+               let imported = (try? JSON.parseObject(body))?["localUUID"] as? String, imported != uuid {
+                let importedID = spec.checkpointID(localUUID: imported)
+                if let seq = try store.info(CBLDatabase.checkpointInfoKey(importedID)) { return (id, seq) }
+            }
+            return (id, nil)
+        }
+    }
+
+    /// Records a replication's local checkpoint (after the remote one was saved).
+    func setLocalCheckpoint(_ checkpointID: String, lastSequence: String?) throws {
+        try write(atomic: true) { store in
+            try store.setInfo(CBLDatabase.checkpointInfoKey(checkpointID), lastSequence)
+        }
+    }
+}
+
+/// The remote half of a checkpoint: the `_local/<id>` document on the peer, saved by PUTting
+/// back what was fetched with `lastSequence` replaced (spec 9.6).
+actor RemoteCheckpoint {
+    let remote: RemoteDatabase
+    let checkpointID: String
+    private var body: [String: Any] = [:]
+
+    init(remote: RemoteDatabase, checkpointID: String) {
+        self.remote = remote
+        self.checkpointID = checkpointID
+    }
+
+    private var path: String { "_local/" + checkpointID }
+
+    /// Fetches the remote checkpoint; nil when the peer has none (404).
+    func fetch() async throws -> String? {
+        let response = try await remote.send(.GET, path)
+        if response.status == 404 {
+            body = [:]
+            return nil
+        }
+        guard response.status < 300 else { throw RemoteDatabase.error(response, "Cannot read the remote checkpoint") }
+        body = try response.jsonObject()
+        return CheckpointValue.string(body["lastSequence"])
+    }
+
+    /// Saves `lastSequence` on the peer: on 404 forget the old body, on 409 re-read its `_rev`;
+    /// one retry each.
+    func save(_ lastSequence: String) async throws {
+        for attempt in 0..<3 {
+            var doc = body
+            doc["_id"] = path
+            doc["lastSequence"] = lastSequence
+            let bytes = try JSON.canonicalData(doc)
+            let response = try await remote.send(.PUT, path, body: .bytes(bytes), contentType: "application/json")
+            switch response.status {
+            case 200..<300:
+                let answer = try response.jsonObject()
+                doc["_rev"] = answer["rev"]
+                body = doc
+                return
+            case 404 where attempt < 2:
+                body = [:]
+            case 409 where attempt < 2:
+                let current = try await remote.send(.GET, path)
+                if current.status == 200, let object = try? current.jsonObject() {
+                    body["_rev"] = object["_rev"]
+                } else {
+                    body["_rev"] = nil
+                }
+            default:
+                throw RemoteDatabase.error(response, "Cannot save the remote checkpoint")
+            }
+        }
+    }
+}
+
+/// Sequences are opaque: numbers (1.x, Sync Gateway), strings (CouchDB 2+), arrays (BigCouch).
+enum CheckpointValue {
+    /// The string form a checkpoint stores.
+    static func string(_ value: Any?) -> String? {
+        switch value {
+        case nil, is NSNull: return nil
+        case let s as String: return s
+        case let n as Int: return String(n)
+        case let n as Int64: return String(n)
+        case let d as Double where d == d.rounded() && abs(d) < 1e15: return String(Int64(d))
+        case let other?: return (try? JSON.string(other, sortedKeys: false)) ?? "\(other)"
+        }
+    }
+
+    /// The `since` value for the changes feed's URL: a stored string as it is (numbers and
+    /// CouchDB's strings both go verbatim; arrays/objects were stored as their JSON).
+    static func urlValue(_ stored: String) -> String { stored }
+
+    /// The `since` value for a JSON body: a non-negative integer string becomes a number.
+    static func jsonValue(_ stored: String) -> Any {
+        if let n = Int64(stored), n >= 0 { return n }
+        if let first = stored.first, first == "[" || first == "{", let parsed = try? JSON.parse(stored) { return parsed }
+        return stored
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import JSONCore
+import NIOCore
+
+/// A value carried across a concurrency boundary that the compiler cannot prove safe: JSON
+/// trees (`[String: Any]`) handed from the database queue to the replication task, each used
+/// by one side at a time.
+struct Unchecked<Value>: @unchecked Sendable {
+    var value: Value
+}
+
+/// One run of a replication: connects, finds the checkpoint, then pulls or pushes until done
+/// (one-shot) or stopped (continuous). Transient failures make a continuous run go offline
+/// and retry with backoff; permanent ones (401, 403, 404, bad URL) end it with `lastError`.
+final class Replicator: @unchecked Sendable {
+    unowned let replication: CBLReplication
+    let configuration: CBLReplication.Configuration
+    let runID: Int
+    let db: CBLDatabase
+    let spec: CheckpointSpec
+    var tuning: ReplicationTuning { configuration.tuning }
+
+    init(replication: CBLReplication, configuration: CBLReplication.Configuration, runID: Int) {
+        self.replication = replication
+        self.configuration = configuration
+        self.runID = runID
+        self.db = replication.localDatabase
+        self.spec = replication.checkpointSpec(configuration)
+    }
+
+    /// The remote URL as the `source` recorded on pulled revisions (spec 9.5: a push does not
+    /// send back what it just pulled from the same peer).
+    var remoteSource: String { replication.remoteURL.absoluteString }
+
+    func report(_ body: (inout CBLReplication.Progress) -> Void) {
+        replication.update(runID: runID, body)
+    }
+
+    /// Runs a database operation on the replication's database queue (SQLite work does not
+    /// block the cooperative thread pool).
+    func onDatabase<R>(_ body: @escaping () throws -> R) async throws -> R {
+        let work = Unchecked(value: body)
+        let result: Unchecked<R> = try await withCheckedThrowingContinuation { continuation in
+            replication.databaseQueue.async {
+                do {
+                    continuation.resume(returning: Unchecked(value: try work.value()))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+        return result.value
+    }
+
+    func run() async {
+        let remote: RemoteDatabase
+        do {
+            remote = try RemoteDatabase(
+                url: replication.remoteURL, headers: configuration.headers, authenticator: configuration.authenticator,
+                cookies: configuration.cookies, trustedRootCertificates: configuration.trustedRootCertificates,
+                onlyTrustedRoots: configuration.onlyTrustedRoots,
+                requestTimeout: .nanoseconds(Int64(tuning.requestTimeout.components.seconds) * 1_000_000_000
+                                             + tuning.requestTimeout.components.attoseconds / 1_000_000_000),
+                retryDelays: tuning.requestRetryDelays)
+        } catch {
+            report { $0.lastError = error }
+            return
+        }
+        defer { Task { await remote.shutdown() } }
+        var offlineDelay = tuning.offlineRetryDelay
+        while !Task.isCancelled {
+            do {
+                try await login(remote)
+                if replication.pull {
+                    try await Puller(replicator: self, remote: remote).run()
+                } else {
+                    try await Pusher(replicator: self, remote: remote).run()
+                }
+                return
+            } catch is CancellationError {
+                return
+            } catch {
+                if Task.isCancelled { return }
+                let cblError = CBLReplication.asCBLError(error)
+                CBLLog.warning("Sync", "\(replication) failed: \(cblError.message)")
+                guard configuration.continuous, RemoteDatabase.isTransient(error) else {
+                    report { $0.lastError = cblError }
+                    return
+                }
+                report {
+                    $0.lastError = cblError
+                    $0.status = .offline
+                }
+                do {
+                    try await Task.sleep(for: offlineDelay)
+                } catch {
+                    return
+                }
+                offlineDelay = min(offlineDelay * 2, tuning.maxOfflineRetryDelay)
+                report { $0.status = .active }
+            }
+        }
+    }
+
+    /// Session-cookie login (spec 8.1): `POST {db}/_session`, then `POST /_session` when the
+    /// database-level endpoint does not exist (CouchDB).
+    private func login(_ remote: RemoteDatabase) async throws {
+        guard let auth = configuration.authenticator as? CBLPasswordAuthenticator, auth.kind == .session else { return }
+        let body = try JSON.canonicalData(["name": auth.username, "password": auth.password])
+        var response = try await remote.send(.POST, "_session", body: .bytes(body), contentType: "application/json")
+        if [400, 401, 404, 405].contains(response.status) {
+            response = try await remote.send(.POST, "/_session", body: .bytes(body), contentType: "application/json")
+        }
+        guard response.status < 300 else { throw RemoteDatabase.error(response, "Login failed") }
+    }
+
+    /// Reads the checkpoints (spec 9.3): the local one first; the remote one only when a local
+    /// one exists. Returns the sequence to start after (nil = from the beginning), the remote
+    /// checkpoint handle, and whether the remote checkpoint was missing.
+    func startCheckpoint(_ remote: RemoteDatabase) async throws -> (since: String?, checkpoint: RemoteCheckpoint, remoteMissing: Bool) {
+        let spec = self.spec
+        let db = self.db
+        let (id, local) = try await onDatabase { try db.localCheckpoint(spec) }
+        let checkpoint = RemoteCheckpoint(remote: remote, checkpointID: id)
+        guard let local else {
+            return (nil, checkpoint, true)
+        }
+        let remoteSeq = try await checkpoint.fetch()
+        if remoteSeq == local { return (local, checkpoint, false) }
+        CBLLog.debug("Sync", "\(replication): checkpoint mismatch (local \(local), remote \(remoteSeq ?? "none")); starting over")
+        return (nil, checkpoint, remoteSeq == nil)
+    }
+
+    /// Saves a checkpoint on the remote, then locally (spec 9.6).
+    func saveCheckpoint(_ checkpoint: RemoteCheckpoint, _ sequence: String) async throws {
+        try await checkpoint.save(sequence)
+        let db = self.db
+        let id = checkpoint.checkpointID
+        try await onDatabase { try db.setLocalCheckpoint(id, lastSequence: sequence) }
+    }
+
+    /// Checks that the remote database exists (404 stops the replication).
+    func checkRemoteDatabase(_ remote: RemoteDatabase) async throws {
+        let response = try await remote.send(.GET, "")
+        guard response.status < 300 else {
+            throw RemoteDatabase.error(response, "Cannot open the remote database \(remote.baseURL)")
+        }
+    }
+
+    /// An error for a per-document failure.
+    static func documentError(_ status: Int, _ docID: String, _ revID: String, _ reason: String) -> CBLError {
+        CBLError(status, "\(docID) \(revID): \(reason)")
+    }
+}

@@ -1,0 +1,365 @@
+import CouchbaseLite
+import CouchbaseLiteListener
+import Crypto
+import Foundation
+import SQLiteKit
+import XCTest
+
+/// Two managers replicating through a real listener on 127.0.0.1: the "server" is the
+/// listener's manager, the "client" a second manager in its own directory.
+final class ReplicationTests: ListenerTestCase {
+    var clientDirectory: URL!
+    var clientManager: CBLManager!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        clientDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("cbl-client-\(UUID().uuidString)")
+        clientManager = try CBLManager(directory: clientDirectory.path)
+    }
+
+    override func tearDownWithError() throws {
+        clientManager?.close()
+        if let clientDirectory { try? FileManager.default.removeItem(at: clientDirectory) }
+        try super.tearDownWithError()
+    }
+
+    func remoteURL(_ db: String, user: String? = nil) -> URL {
+        let credentials = user.map { "\($0)@" } ?? ""
+        return URL(string: "http://\(credentials)127.0.0.1:\(listener.port)/\(db)")!
+    }
+
+    /// Starts a one-shot replication and waits (bounded) until it stops.
+    func runToCompletion(_ replication: CBLReplication, timeout: TimeInterval = 30,
+                         file: StaticString = #filePath, line: UInt = #line) {
+        replication.tuning = fastTuning(replication.tuning)
+        replication.start()
+        let deadline = Date().addingTimeInterval(timeout)
+        while replication.running && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertFalse(replication.running, "replication did not finish in \(timeout) s", file: file, line: line)
+        XCTAssertEqual(replication.status, .stopped, file: file, line: line)
+    }
+
+    func fastTuning(_ tuning: ReplicationTuning) -> ReplicationTuning {
+        var t = tuning
+        t.requestRetryDelays = [.milliseconds(50), .milliseconds(100)]
+        t.offlineRetryDelay = .milliseconds(100)
+        t.longpollTimeout = .seconds(2)
+        return t
+    }
+
+    func waitUntil(_ timeout: TimeInterval = 15, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return condition()
+    }
+
+    static func randomBytes(_ count: Int, seed: UInt64) -> Data {
+        var state = seed
+        var out = Data(count: count)
+        for i in 0..<count {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            out[i] = UInt8(truncatingIfNeeded: state >> 33)
+        }
+        return out
+    }
+
+    /// Fills a database with the shapes a replication must carry.
+    func populate(_ db: CBLDatabase) throws -> (small: Data, large: Data) {
+        for i in 0..<40 {
+            try db.document(withID: String(format: "doc%02d", i))!.putProperties(["i": i, "type": i % 2 == 0 ? "even" : "odd"])
+        }
+        let small = Data("hello, attachment".utf8)
+        let large = Self.randomBytes(100_000, seed: 7)
+        try db.document(withID: "doc01")!.update { rev in
+            rev.setAttachmentNamed("note.txt", withContentType: "text/plain", content: small)
+            return true
+        }
+        try db.document(withID: "doc02")!.update { rev in
+            rev.setAttachmentNamed("blob.bin", withContentType: "application/octet-stream", content: large)
+            return true
+        }
+        try db.document(withID: "doc03")!.delete()
+        return (small, large)
+    }
+
+    func assertSameContent(_ a: CBLDatabase, _ b: CBLDatabase, file: StaticString = #filePath, line: UInt = #line) throws {
+        let ids = (0..<40).map { String(format: "doc%02d", $0) }
+        for id in ids {
+            let da = a.document(withID: id), db = b.document(withID: id)
+            XCTAssertEqual(da?.currentRevisionID, db?.currentRevisionID, "\(id)", file: file, line: line)
+            XCTAssertEqual(da?.isDeleted, db?.isDeleted, "\(id)", file: file, line: line)
+            let leavesA = Set(try da?.getLeafRevisions().compactMap(\.revisionID) ?? [])
+            let leavesB = Set(try db?.getLeafRevisions().compactMap(\.revisionID) ?? [])
+            XCTAssertEqual(leavesA, leavesB, "leaves of \(id)", file: file, line: line)
+        }
+        XCTAssertEqual(a.documentCount, b.documentCount, file: file, line: line)
+    }
+
+    // MARK: One-shot push and pull
+
+    func testPushCreatesTargetThenPullReproducesEverything() throws {
+        let local = try clientManager.databaseNamed("local")
+        let (small, large) = try populate(local)
+
+        let push = local.createPushReplication(remoteURL("target"))
+        push.createTarget = true
+        runToCompletion(push)
+        XCTAssertNil(push.lastError)
+        let target = try manager.existingDatabaseNamed("target")
+        try assertSameContent(local, target)
+        XCTAssertEqual(target.existingDocument(withID: "doc01")?.currentRevision?.attachmentNamed("note.txt")?.content, small)
+        XCTAssertEqual(target.existingDocument(withID: "doc02")?.currentRevision?.attachmentNamed("blob.bin")?.content, large)
+        XCTAssertEqual(target.document(withID: "doc03")?.isDeleted, true)
+        XCTAssertEqual(target.document(withID: "doc03")?.currentRevisionID, local.document(withID: "doc03")?.currentRevisionID)
+        // 40 docs: one revision each is a leaf (doc01/doc02 at gen 2, doc03 a tombstone).
+        XCTAssertEqual(push.changesCount, 40)
+        XCTAssertEqual(push.completedChangesCount, 40)
+
+        let copy = try clientManager.databaseNamed("copy")
+        let pull = copy.createPullReplication(remoteURL("target"))
+        runToCompletion(pull)
+        XCTAssertNil(pull.lastError)
+        try assertSameContent(local, copy)
+        XCTAssertEqual(copy.existingDocument(withID: "doc02")?.currentRevision?.attachmentNamed("blob.bin")?.content, large)
+        XCTAssertEqual(copy.existingDocument(withID: "doc02")?.currentRevision?.attachmentNamed("blob.bin")?.metadata["digest"] as? String,
+                       local.existingDocument(withID: "doc02")?.currentRevision?.attachmentNamed("blob.bin")?.metadata["digest"] as? String)
+        // Revision histories arrive with the revisions.
+        XCTAssertEqual(try copy.existingDocument(withID: "doc01")?.getRevisionHistory().compactMap(\.revisionID),
+                       try local.existingDocument(withID: "doc01")?.getRevisionHistory().compactMap(\.revisionID))
+        // Pulled revisions are recorded as coming from the remote.
+        XCTAssertEqual(pull.completedChangesCount, 40)
+    }
+
+    func testPushToMissingDatabaseStopsWith404() throws {
+        let local = try clientManager.databaseNamed("local")
+        try local.document(withID: "a")!.putProperties(["x": 1])
+        let push = local.createPushReplication(remoteURL("nowhere"))
+        runToCompletion(push)
+        XCTAssertEqual((push.lastError as NSError?)?.code, 404)
+        XCTAssertFalse(manager.databaseExistsNamed("nowhere"))
+    }
+
+    // MARK: Conflicts
+
+    func testConflictsMadeOnBothSidesSurviveWithTheSameWinner() throws {
+        let local = try clientManager.databaseNamed("local")
+        let server = try createDB("shared")
+        try local.document(withID: "c")!.putProperties(["side": "local", "n": 1])
+        try server.document(withID: "c")!.putProperties(["side": "server"])
+        try local.document(withID: "onlyLocal")!.putProperties(["x": 1])
+        try server.document(withID: "onlyServer")!.putProperties(["x": 2])
+
+        runToCompletion(local.createPushReplication(remoteURL("shared")))
+        runToCompletion(local.createPullReplication(remoteURL("shared")))
+
+        for db in [local, server] {
+            let doc = try XCTUnwrap(db.existingDocument(withID: "c"))
+            XCTAssertEqual(try doc.getLeafRevisions().count, 2, "both branches in \(db.name)")
+            XCTAssertEqual(try doc.getConflictingRevisions().count, 2)
+            XCTAssertNotNil(db.existingDocument(withID: "onlyLocal"))
+            XCTAssertNotNil(db.existingDocument(withID: "onlyServer"))
+        }
+        XCTAssertEqual(local.existingDocument(withID: "c")?.currentRevisionID,
+                       server.existingDocument(withID: "c")?.currentRevisionID)
+        XCTAssertEqual(local.existingDocument(withID: "c")?["side"] as? String,
+                       server.existingDocument(withID: "c")?["side"] as? String)
+    }
+
+    // MARK: Checkpoints
+
+    func testCheckpointIDFollowsThe1xRuleAndIsStoredOnBothSides() throws {
+        let local = try clientManager.databaseNamed("local")
+        for i in 0..<10 { try local.document(withID: "d\(i)")!.putProperties(["i": i]) }
+        let url = remoteURL("cp")
+        _ = try createDB("cp")
+        let push = local.createPushReplication(url)
+        runToCompletion(push)
+
+        // spec 9.1: SHA-1 of the canonical JSON of the replication's identity (iOS rule).
+        let canonical = "{\"continuous\":false,\"localUUID\":\"\(local.privateUUID!)\",\"push\":true,\"remoteURL\":\"\(url.absoluteString)\"}"
+        let expected = Insecure.SHA1.hash(data: Data(canonical.utf8)).map { String(format: "%02x", $0) }.joined()
+        let remote = try get("/cp/_local/\(expected)")
+        expect(remote, 200)
+        XCTAssertEqual(remote.dict["lastSequence"] as? String, String(local.lastSequenceNumber))
+        // The local half is the info row checkpoint/<id> (read through SQLite, as 1.x would).
+        let info = try sqliteInfo(local, key: "checkpoint/\(expected)")
+        XCTAssertEqual(info, String(local.lastSequenceNumber))
+    }
+
+    func testSecondRunTransfersOnlyWhatIsNew() throws {
+        let local = try clientManager.databaseNamed("local")
+        _ = try createDB("inc")
+        for i in 0..<20 { try local.document(withID: "d\(i)")!.putProperties(["i": i]) }
+        let first = local.createPushReplication(remoteURL("inc"))
+        runToCompletion(first)
+        XCTAssertEqual(first.completedChangesCount, 20)
+
+        let again = local.createPushReplication(remoteURL("inc"))
+        runToCompletion(again)
+        XCTAssertEqual(again.changesCount, 0, "nothing new since the checkpoint")
+
+        for i in 20..<25 { try local.document(withID: "d\(i)")!.putProperties(["i": i]) }
+        let third = local.createPushReplication(remoteURL("inc"))
+        runToCompletion(third)
+        XCTAssertEqual(third.changesCount, 5)
+        XCTAssertEqual(try manager.existingDatabaseNamed("inc").documentCount, 25)
+
+        // Pull side: same rule against the remote's sequences.
+        let mirror = try clientManager.databaseNamed("mirror")
+        let pull1 = mirror.createPullReplication(remoteURL("inc"))
+        runToCompletion(pull1)
+        XCTAssertEqual(mirror.documentCount, 25)
+        try manager.existingDatabaseNamed("inc").document(withID: "new")!.putProperties(["n": 1])
+        let pull2 = mirror.createPullReplication(remoteURL("inc"))
+        runToCompletion(pull2)
+        XCTAssertEqual(pull2.changesCount, 1)
+        XCTAssertEqual(mirror.documentCount, 26)
+    }
+
+    func testResetCheckpointStartsOver() throws {
+        let local = try clientManager.databaseNamed("local")
+        _ = try createDB("reset")
+        for i in 0..<5 { try local.document(withID: "d\(i)")!.putProperties(["i": i]) }
+        runToCompletion(local.createPushReplication(remoteURL("reset")))
+        let again = local.createPushReplication(remoteURL("reset"))
+        again.resetCheckpoint()
+        runToCompletion(again)
+        XCTAssertEqual(again.changesCount, 5, "all local changes are looked at again")
+        XCTAssertEqual(again.completedChangesCount, 5)
+    }
+
+    // MARK: Continuous
+
+    func testContinuousPullGoesIdleAndFollowsNewChanges() throws {
+        let server = try createDB("live")
+        try server.document(withID: "first")!.putProperties(["n": 1])
+        let local = try clientManager.databaseNamed("local")
+        let pull = local.createPullReplication(remoteURL("live"))
+        pull.continuous = true
+        pull.tuning = fastTuning(pull.tuning)
+        let notified = Counter()
+        let observer = NotificationCenter.default.addObserver(forName: .cblReplicationChange, object: pull, queue: nil) { _ in
+            notified.increment()
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        pull.start()
+        XCTAssertTrue(waitUntil { pull.status == .idle && local.existingDocument(withID: "first") != nil })
+        try putDoc("/live/second", ["n": 2])
+        XCTAssertTrue(waitUntil { local.existingDocument(withID: "second") != nil }, "a change made later arrives")
+        XCTAssertTrue(pull.running)
+        pull.stop()
+        XCTAssertTrue(waitUntil { !pull.running && pull.status == .stopped })
+        XCTAssertGreaterThan(notified.value, 1)
+    }
+
+    func testContinuousPushFollowsLocalChangesAndCloseStopsIt() throws {
+        _ = try createDB("mirror")
+        let local = try clientManager.databaseNamed("local")
+        let push = local.createPushReplication(remoteURL("mirror"))
+        push.continuous = true
+        push.tuning = fastTuning(push.tuning)
+        push.start()
+        XCTAssertTrue(waitUntil { push.status == .idle })
+        XCTAssertEqual(local.allReplications.count, 1)
+        try local.document(withID: "late")!.putProperties(["n": 1])
+        XCTAssertTrue(waitUntil { (try? self.manager.existingDatabaseNamed("mirror").existingDocument(withID: "late")) != nil })
+        try local.close()
+        XCTAssertTrue(waitUntil(5) { !push.running })
+        XCTAssertEqual(push.status, .stopped)
+    }
+
+    // MARK: Filters
+
+    func testPushFilterAndDocumentIDs() throws {
+        let local = try clientManager.databaseNamed("local")
+        for i in 0..<10 { try local.document(withID: "d\(i)")!.putProperties(["i": i, "even": i % 2 == 0]) }
+        local.setFilterNamed("evens") { rev, params in
+            (rev["even"] as? Bool) == true && (params?["min"] as? Int).map { (rev["i"] as? Int ?? 0) >= $0 } ?? true
+        }
+        _ = try createDB("filtered")
+        let push = local.createPushReplication(remoteURL("filtered"))
+        push.filter = "evens"
+        push.filterParams = ["min": 4]
+        runToCompletion(push)
+        let server = try manager.existingDatabaseNamed("filtered")
+        XCTAssertEqual(Set((0..<10).filter { server.existingDocument(withID: "d\($0)") != nil }), [4, 6, 8])
+
+        let mirror = try clientManager.databaseNamed("mirror")
+        let pull = mirror.createPullReplication(remoteURL("filtered"))
+        pull.documentIDs = ["d6"]
+        runToCompletion(pull)
+        XCTAssertNotNil(mirror.existingDocument(withID: "d6"))
+        XCTAssertEqual(mirror.documentCount, 1)
+    }
+
+    // MARK: Authentication
+
+    func testAuthenticationBasicURLCredentialsAndSessionCookie() throws {
+        _ = try createDB("private")
+        try manager.existingDatabaseNamed("private").document(withID: "secret")!.putProperties(["x": 1])
+        listener.setPasswords(["alice": "wonder"])
+        let local = try clientManager.databaseNamed("local")
+
+        let anonymous = local.createPullReplication(remoteURL("private"))
+        runToCompletion(anonymous)
+        XCTAssertEqual((anonymous.lastError as NSError?)?.code, 401)
+        XCTAssertNil(local.existingDocument(withID: "secret"))
+
+        let wrong = local.createPullReplication(remoteURL("private"))
+        wrong.authenticator = CBLAuthenticator.basicAuthenticator(withName: "alice", password: "nope")
+        runToCompletion(wrong)
+        XCTAssertEqual((wrong.lastError as NSError?)?.code, 401)
+
+        let basic = local.createPullReplication(remoteURL("private"))
+        basic.authenticator = CBLAuthenticator.basicAuthenticator(withName: "alice", password: "wonder")
+        runToCompletion(basic)
+        XCTAssertNil(basic.lastError)
+        XCTAssertNotNil(local.existingDocument(withID: "secret"))
+
+        let viaURL = try clientManager.databaseNamed("viaurl").createPullReplication(remoteURL("private", user: "alice:wonder"))
+        runToCompletion(viaURL)
+        XCTAssertNil(viaURL.lastError)
+        XCTAssertNotNil(viaURL.localDatabase.existingDocument(withID: "secret"))
+
+        let session = try clientManager.databaseNamed("viasession").createPullReplication(remoteURL("private"))
+        session.authenticator = CBLAuthenticator.sessionCookieAuthenticator(withName: "alice", password: "wonder")
+        runToCompletion(session)
+        XCTAssertNil(session.lastError)
+        XCTAssertNotNil(session.localDatabase.existingDocument(withID: "secret"))
+    }
+
+    func testSessionCookieSetByTheApp() throws {
+        _ = try createDB("private")
+        try manager.existingDatabaseNamed("private").document(withID: "secret")!.putProperties(["x": 1])
+        listener.setPasswords(["bob": "builder"])
+        // Log in as an app would (its own HTTP call), then hand the cookie to the replication.
+        let login = try request("POST", "/_session", json: ["name": "bob", "password": "builder"])
+        expect(login, 200)
+        let cookie = try XCTUnwrap(login.header("set-cookie")?.split(separator: ";").first)
+        let parts = cookie.split(separator: "=", maxSplits: 1).map(String.init)
+        let local = try clientManager.databaseNamed("local")
+        let pull = local.createPullReplication(remoteURL("private"))
+        pull.setCookieNamed(parts[0], withValue: parts[1], path: "/", expirationDate: nil, secure: false)
+        runToCompletion(pull)
+        XCTAssertNil(pull.lastError)
+        XCTAssertNotNil(local.existingDocument(withID: "secret"))
+    }
+
+    // MARK: Helpers
+
+    func sqliteInfo(_ db: CBLDatabase, key: String) throws -> String? {
+        let path = db.internalURL.appendingPathComponent("db.sqlite3").path
+        let connection = try SQLiteConnection(path: path, mode: .init(readOnly: true, create: false))
+        return try connection.scalarString("SELECT value FROM info WHERE key=?", [.text(key)])
+    }
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.lock(); count += 1; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+}
