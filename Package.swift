@@ -137,7 +137,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CouchbaseLiteListenerTests",
-            dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "JSONCore", "SQLiteKit", "cbl",
+            dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "JSONCore", "SQLiteKit", "cbl", "CBLTestSupport",
                            .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Resources"]
         ),

@@ -5,9 +5,9 @@ import Foundation
 import SQLiteKit
 import XCTest
 
-/// Two managers replicating through a real listener on 127.0.0.1: the "server" is the
+/// Base of the replication tests: two managers replicating through a real listener on 127.0.0.1: the "server" is the
 /// listener's manager, the "client" a second manager in its own directory.
-final class ReplicationTests: ListenerTestCase {
+class ReplicationTestCase: ListenerTestCase {
     var clientDirectory: URL!
     var clientManager: CBLManager!
 
@@ -98,6 +98,17 @@ final class ReplicationTests: ListenerTestCase {
         XCTAssertEqual(a.documentCount, b.documentCount, file: file, line: line)
     }
 
+    // MARK: Helpers
+
+    func sqliteInfo(_ db: CBLDatabase, key: String) throws -> String? {
+        let path = db.internalURL.appendingPathComponent("db.sqlite3").path
+        let connection = try SQLiteConnection(path: path, mode: .init(readOnly: true, create: false))
+        return try connection.scalarString("SELECT value FROM info WHERE key=?", [.text(key)])
+    }
+}
+
+/// Push and pull between two managers through the listener.
+final class ReplicationTests: ReplicationTestCase {
     // MARK: One-shot push and pull
 
     func testPushCreatesTargetThenPullReproducesEverything() throws {
@@ -346,14 +357,6 @@ final class ReplicationTests: ListenerTestCase {
         runToCompletion(pull)
         XCTAssertNil(pull.lastError)
         XCTAssertNotNil(local.existingDocument(withID: "secret"))
-    }
-
-    // MARK: Helpers
-
-    func sqliteInfo(_ db: CBLDatabase, key: String) throws -> String? {
-        let path = db.internalURL.appendingPathComponent("db.sqlite3").path
-        let connection = try SQLiteConnection(path: path, mode: .init(readOnly: true, create: false))
-        return try connection.scalarString("SELECT value FROM info WHERE key=?", [.text(key)])
     }
 }
 

@@ -50,7 +50,7 @@ struct RawHTTPClient {
     }
 
     /// Sends raw bytes and reads until the server closes the connection.
-    func exchange(_ bytes: [UInt8], timeout: TimeInterval) throws -> [UInt8] {
+    func exchange(_ bytes: [UInt8], timeout: TimeInterval, halfClose: Bool = true) throws -> [UInt8] {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw HTTPClientError(description: "socket() failed") }
         defer { close(fd) }
@@ -73,7 +73,7 @@ struct RawHTTPClient {
             if n <= 0 { break }   // the server may answer (413) and close before reading everything
             sent += n
         }
-        shutdown(fd, Int32(SHUT_WR))
+        if halfClose { shutdown(fd, Int32(SHUT_WR)) }
         let deadline = Date().addingTimeInterval(timeout)
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)

@@ -1,0 +1,163 @@
+import CBLTestSupport
+import CouchbaseLite
+import CouchbaseLiteListener
+import Foundation
+import XCTest
+
+/// Replication through a fault-injecting proxy (dropped connections, 500/503 answers, stalls
+/// past the timeout, answers and uploads cut mid-stream): nothing is lost or duplicated, and a
+/// run that stopped part-way resumes from its checkpoint.
+final class ReplicationFaultTests: ReplicationTestCase {
+    var proxy: FaultProxy!
+
+    override func tearDownWithError() throws {
+        proxy?.stop()
+        try super.tearDownWithError()
+    }
+
+    func proxiedURL(_ db: String) -> URL { URL(string: "\(proxy.url)/\(db)")! }
+
+    override func fastTuning(_ tuning: ReplicationTuning) -> ReplicationTuning {
+        var t = super.fastTuning(tuning)
+        t.requestTimeout = .seconds(2)
+        t.requestRetryDelays = [.milliseconds(20), .milliseconds(40), .milliseconds(80)]
+        t.changesPageSize = 40
+        t.revsPerBulkGet = 15
+        return t
+    }
+
+    /// A seeded schedule: about one request in four misbehaves, in every way the proxy knows.
+    static func randomFaults(seed: UInt64) -> @Sendable (Int, String, String) -> FaultProxy.Fault {
+        { index, _, _ in
+            var rng = SplitMix64(seed: seed &+ UInt64(index) &* 0x9E37_79B9)
+            let roll = rng.next() % 100
+            switch roll {
+            case 0..<6: return .drop
+            case 6..<11: return .status(503)
+            case 11..<15: return .status(500)
+            case 15..<18: return .stall(2.5)
+            case 18..<22: return .cut(0.5)
+            case 22..<25: return .cutUpload
+            default: return .pass
+            }
+        }
+    }
+
+    /// Runs one-shot replications until one ends without error (bounded).
+    func replicateUntilClean(_ make: () -> CBLReplication, attempts: Int = 12) -> [CBLReplication] {
+        var runs: [CBLReplication] = []
+        for _ in 0..<attempts {
+            let r = make()
+            runToCompletion(r, timeout: 60)
+            runs.append(r)
+            if r.lastError == nil { break }
+        }
+        return runs
+    }
+
+    func assertIdentical(_ a: CBLDatabase, _ b: CBLDatabase, ids: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(a.documentCount, b.documentCount, file: file, line: line)
+        for id in ids {
+            let da = try XCTUnwrap(a.document(withID: id), file: file, line: line)
+            let db = try XCTUnwrap(b.document(withID: id), file: file, line: line)
+            XCTAssertEqual(da.currentRevisionID, db.currentRevisionID, id, file: file, line: line)
+            XCTAssertEqual(Set(try da.getLeafRevisions().compactMap(\.revisionID)),
+                           Set(try db.getLeafRevisions().compactMap(\.revisionID)), id, file: file, line: line)
+            XCTAssertEqual(try da.getRevisionHistory().compactMap(\.revisionID),
+                           try db.getRevisionHistory().compactMap(\.revisionID), id, file: file, line: line)
+            for name in da.currentRevision?.attachmentNames ?? [] {
+                XCTAssertEqual(da.currentRevision?.attachmentNamed(name)?.content,
+                               db.currentRevision?.attachmentNamed(name)?.content, "\(id)/\(name)", file: file, line: line)
+            }
+        }
+    }
+
+    func makeSource(_ db: CBLDatabase, count: Int) throws -> [String] {
+        var ids: [String] = []
+        try db.inTransaction {
+            for i in 0..<count {
+                let id = String(format: "f%04d", i)
+                ids.append(id)
+                try db.document(withID: id)!.putProperties(["i": i, "text": String(repeating: "x", count: 200)])
+            }
+            return true
+        }
+        for i in stride(from: 0, to: count, by: 25) {
+            try db.document(withID: ids[i])!.update { rev in
+                rev.setAttachmentNamed("a.bin", withContentType: "application/octet-stream",
+                                       content: Self.randomBytes(i % 50 == 0 ? 40_000 : 900, seed: UInt64(i)))
+                return true
+            }
+        }
+        for i in stride(from: 3, to: count, by: 30) { try db.document(withID: ids[i])!.delete() }
+        return ids
+    }
+
+    func testPullThroughFaultsLosesAndDuplicatesNothing() throws {
+        let server = try createDB("src")
+        let ids = try makeSource(server, count: 240)
+        proxy = try FaultProxy(upstreamPort: listener.port, decide: Self.randomFaults(seed: 11))
+        let local = try clientManager.databaseNamed("local")
+        let runs = replicateUntilClean { local.createPullReplication(proxiedURL("src")) }
+        XCTAssertNil(runs.last?.lastError, "a run finished cleanly within \(runs.count) attempts")
+        XCTAssertTrue(proxy.seen.contains { $0.fault != "pass" }, "faults were injected")
+        try assertIdentical(server, local, ids: ids)
+    }
+
+    func testPushThroughFaultsLosesAndDuplicatesNothing() throws {
+        let local = try clientManager.databaseNamed("local")
+        let ids = try makeSource(local, count: 240)
+        _ = try createDB("dst")
+        proxy = try FaultProxy(upstreamPort: listener.port, decide: Self.randomFaults(seed: 23))
+        let runs = replicateUntilClean { local.createPushReplication(proxiedURL("dst")) }
+        XCTAssertNil(runs.last?.lastError, "a run finished cleanly within \(runs.count) attempts")
+        XCTAssertTrue(proxy.seen.contains { $0.fault == "cutUpload" || $0.fault != "pass" })
+        try assertIdentical(local, try manager.existingDatabaseNamed("dst"), ids: ids)
+    }
+
+    func testPullThatDiesPartWayResumesFromItsCheckpoint() throws {
+        let server = try createDB("src")
+        let ids = try makeSource(server, count: 200)
+        // Serve the first pages, then the server "goes down" for good.
+        let budget = 14
+        proxy = try FaultProxy(upstreamPort: listener.port) { index, _, _ in index < budget ? .pass : .status(503) }
+        let local = try clientManager.databaseNamed("local")
+        let first = local.createPullReplication(proxiedURL("src"))
+        runToCompletion(first)
+        XCTAssertEqual((first.lastError as NSError?)?.code, 503)
+        let partial = Int(local.documentCount)
+        XCTAssertGreaterThan(first.completedChangesCount, 0)
+
+        proxy.setDecision { _, _, _ in .pass }
+        let second = local.createPullReplication(proxiedURL("src"))
+        runToCompletion(second)
+        XCTAssertNil(second.lastError)
+        try assertIdentical(server, local, ids: ids)
+        // The second run started from the saved checkpoint: it read fewer changes than exist.
+        XCTAssertLessThan(Int(second.changesCount), ids.count)
+        XCTAssertGreaterThanOrEqual(Int(second.changesCount) + partial, Int(server.documentCount))
+    }
+
+    func testContinuousPushGoesOfflineAndComesBack() throws {
+        _ = try createDB("dst")
+        let down = Counter()
+        proxy = try FaultProxy(upstreamPort: listener.port) { _, _, _ in .pass }
+        let local = try clientManager.databaseNamed("local")
+        let push = local.createPushReplication(proxiedURL("dst"))
+        push.continuous = true
+        push.tuning = fastTuning(push.tuning)
+        push.start()
+        defer { push.stop() }
+        XCTAssertTrue(waitUntil { push.status == .idle })
+        proxy.setDecision { _, _, _ in down.increment(); return .drop }
+        try local.document(withID: "while-down")!.putProperties(["n": 1])
+        XCTAssertTrue(waitUntil { push.status == .offline }, "status is \(push.status)")
+        XCTAssertNotNil(push.lastError)
+        proxy.setDecision { _, _, _ in .pass }
+        XCTAssertTrue(waitUntil(20) {
+            (try? self.manager.existingDatabaseNamed("dst").existingDocument(withID: "while-down")) != nil
+        })
+        XCTAssertTrue(waitUntil { push.status == .idle })
+        XCTAssertGreaterThan(down.value, 0)
+    }
+}

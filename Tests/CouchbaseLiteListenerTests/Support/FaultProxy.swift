@@ -1,0 +1,213 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An HTTP/1.1 proxy on 127.0.0.1 that sits between a replicator and a listener and injects
+/// faults: it reads each request (head + `Content-Length` body), asks `decide` what to do with
+/// it, and either forwards it (one upstream connection per request) or misbehaves. Every
+/// client connection is closed after one exchange, so each request is one decision.
+final class FaultProxy: @unchecked Sendable {
+    enum Fault: Sendable {
+        /// Forward and relay the answer.
+        case pass
+        /// Close the connection without answering (connection reset / dropped).
+        case drop
+        /// Answer this status with a JSON error body.
+        case status(Int)
+        /// Wait this long before closing without answering (past the client's timeout).
+        case stall(TimeInterval)
+        /// Forward, then relay only this fraction of the answer's bytes and close.
+        case cut(Double)
+        /// Read only part of the request body, then close (an upload cut mid-stream).
+        case cutUpload
+    }
+
+    struct Seen: Sendable {
+        let method: String
+        let path: String
+        let fault: String
+    }
+
+    let upstreamPort: UInt16
+    private(set) var port: UInt16 = 0
+    private var listenFD: Int32 = -1
+    private let lock = NSLock()
+    private var decideBlock: @Sendable (Int, String, String) -> Fault
+    private var requests: [Seen] = []
+    private var stopped = false
+
+    /// `decide(index, method, path)` is called for every request, counting from 0.
+    init(upstreamPort: UInt16, decide: @escaping @Sendable (Int, String, String) -> Fault) throws {
+        self.upstreamPort = upstreamPort
+        self.decideBlock = decide
+        listenFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var yes: Int32 = 1
+        setsockopt(listenFD, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = 0
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listenFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(listenFD, 64) == 0 else { throw HTTPClientError(description: "proxy bind/listen failed") }
+        var out = sockaddr_in()
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &out) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listenFD, $0, &len) }
+        }
+        port = UInt16(bigEndian: out.sin_port)
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    func setDecision(_ decide: @escaping @Sendable (Int, String, String) -> Fault) {
+        lock.lock(); decideBlock = decide; lock.unlock()
+    }
+
+    var seen: [Seen] {
+        lock.lock(); defer { lock.unlock() }
+        return requests
+    }
+
+    func stop() {
+        lock.lock()
+        stopped = true
+        lock.unlock()
+        shutdown(listenFD, Int32(SHUT_RDWR))
+        close(listenFD)
+    }
+
+    deinit { if !stopped { stop() } }
+
+    private func acceptLoop() {
+        while true {
+            let fd = accept(listenFD, nil, nil)
+            if fd < 0 {
+                lock.lock(); let done = stopped; lock.unlock()
+                if done { return }
+                if errno == EINTR { continue }
+                return
+            }
+            Thread { [self] in handle(fd) }.start()
+        }
+    }
+
+    private func handle(_ client: Int32) {
+        defer { close(client) }
+        var tv = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        guard let (head, initial) = readHead(client) else { return }
+        let headText = String(decoding: head, as: UTF8.self)
+        let requestLine = headText.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
+        let parts = requestLine.split(separator: " ")
+        let method = parts.first.map(String.init) ?? ""
+        let path = parts.count > 1 ? String(parts[1]) : ""
+        lock.lock()
+        let index = requests.count
+        let decide = decideBlock
+        lock.unlock()
+        let fault = decide(index, method, path)
+        lock.lock()
+        requests.append(Seen(method: method, path: path, fault: "\(fault)"))
+        lock.unlock()
+        if case .cutUpload = fault {
+            _ = readBody(client, head: head, initial: initial, limitFraction: 0.5)
+            return
+        }
+        guard let (finalHead, body) = readBody(client, head: head, initial: initial, limitFraction: nil) else { return }
+        switch fault {
+        case .drop:
+            return
+        case .stall(let seconds):
+            Thread.sleep(forTimeInterval: seconds)
+            return
+        case .status(let code):
+            let json = "{\"error\":\"injected\",\"reason\":\"fault proxy answered \(code)\"}"
+            let response = "HTTP/1.1 \(code) Injected\r\nContent-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\nConnection: close\r\n\r\n\(json)"
+            writeAll(client, Array(response.utf8))
+        case .cutUpload:
+            return
+        case .pass, .cut:
+            guard let answer = forward(head: String(decoding: finalHead, as: UTF8.self), body: body) else { return }
+            if case .cut(let fraction) = fault {
+                writeAll(client, Array(answer.prefix(max(1, Int(Double(answer.count) * fraction)))))
+            } else {
+                writeAll(client, answer)
+            }
+        }
+    }
+
+    /// Reads the request head; returns it and the body bytes read with it.
+    private func readHead(_ fd: Int32) -> ([UInt8], [UInt8])? {
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var headEnd: Int?
+        while headEnd == nil {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { return nil }
+            data += buffer[0..<n]
+            headEnd = RawHTTPClient.find([13, 10, 13, 10], in: data)
+        }
+        return (Array(data[0..<headEnd!]), Array(data[(headEnd! + 4)...]))
+    }
+
+    /// Reads a `Content-Length` body (chunked bodies to the terminator, then re-framed with a
+    /// length); with `limitFraction`, stops after that part of the declared length.
+    private func readBody(_ fd: Int32, head: [UInt8], initial: [UInt8], limitFraction: Double?) -> ([UInt8], [UInt8])? {
+        var body = initial
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let text = String(decoding: head, as: UTF8.self).lowercased()
+        if let range = text.range(of: "content-length:") {
+            let rest = text[range.upperBound...].prefix { $0 != "\r" }
+            let declared = Int(rest.trimmingCharacters(in: .whitespaces)) ?? 0
+            let length = limitFraction.map { Int(Double(declared) * $0) } ?? declared
+            while body.count < length {
+                let n = recv(fd, &buffer, buffer.count, 0)
+                if n <= 0 { return nil }
+                body += buffer[0..<n]
+            }
+        } else if text.contains("transfer-encoding: chunked") {
+            while RawHTTPClient.find([48, 13, 10, 13, 10], in: body) == nil {
+                if let limitFraction, body.count > Int(65536 * limitFraction) { return nil }
+                let n = recv(fd, &buffer, buffer.count, 0)
+                if n <= 0 { return nil }
+                body += buffer[0..<n]
+            }
+            body = (try? RawHTTPClient.dechunk(body)) ?? body
+            return (Array(rewriteHead(String(decoding: head, as: UTF8.self), length: body.count).utf8), body)
+        }
+        return (head, body)
+    }
+
+    private func rewriteHead(_ head: String, length: Int) -> String {
+        var lines = head.components(separatedBy: "\r\n").filter { !$0.lowercased().hasPrefix("transfer-encoding:") }
+        lines.append("Content-Length: \(length)")
+        return lines.joined(separator: "\r\n")
+    }
+
+    /// Sends the request upstream with `Connection: close` and returns the whole answer, with
+    /// `Connection: close` so the client does not reuse the connection.
+    private func forward(head: String, body: [UInt8]) -> [UInt8]? {
+        var lines = head.components(separatedBy: "\r\n").filter {
+            let l = $0.lowercased()
+            return !l.hasPrefix("connection:") && !l.hasPrefix("keep-alive:")
+        }
+        lines.append("Connection: close")
+        let request = Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8) + body
+        guard let raw = try? RawHTTPClient(port: upstreamPort, timeout: 60).exchange(request, timeout: 60, halfClose: false) else { return nil }
+        return raw
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return }
+            sent += n
+        }
+    }
+}
