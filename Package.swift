@@ -138,6 +138,7 @@ let package = Package(
         .testTarget(
             name: "CouchbaseLiteListenerTests",
             dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "JSONCore", "SQLiteKit", "cbl", "CBLTestSupport",
+                           "CBLCrashWriter",
                            .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Resources"]
         ),

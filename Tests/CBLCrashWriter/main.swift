@@ -12,6 +12,11 @@
 // When the new indices are used up it keeps updating earlier documents. It runs until killed.
 //
 // Exit codes: 2 = bad arguments, 3 = cannot open the database, 4 = a write failed.
+//
+// Pull mode: CBLCrashWriter pull <manager-directory> <db-name> <remote-url> <page-size>
+// runs a one-shot pull with small pages and prints `HAVE <n>` (documents stored so far) after
+// every committed batch, then `DONE` and exits 0 (6 if the pull failed). The replication
+// tests kill it with SIGKILL part-way and check that the next pull resumes without loss.
 
 import CouchbaseLite
 import Foundation
@@ -43,6 +48,25 @@ func fail(_ message: String, code: Int32) -> Never {
 }
 
 let args = CommandLine.arguments
+if args.count == 6, args[1] == "pull", let pageSize = Int(args[5]), let url = URL(string: args[4]) {
+    do {
+        let manager = try CBLManager(directory: args[2])
+        let db = try manager.databaseNamed(args[3])
+        let pull = db.createPullReplication(url)
+        var tuning = pull.tuning
+        tuning.changesPageSize = pageSize
+        tuning.revsPerBulkGet = max(1, pageSize / 2)
+        pull.tuning = tuning
+        _ = db.addChangeListener { _ in emit("HAVE \(db.documentCount)") }
+        pull.start()
+        while pull.running { usleep(2_000) }
+        if let error = pull.lastError { fail("pull failed: \(error)", code: 6) }
+        emit("DONE")
+        exit(0)
+    } catch {
+        fail("cannot open \(args[3]) in \(args[2]): \(error)", code: 3)
+    }
+}
 guard args.count == 5, let startIndex = Int(args[3]), let count = Int(args[4]), startIndex >= 0, count >= 0 else {
     fail("usage: CBLCrashWriter <manager-directory> <db-name> <start-index> <count>", code: 2)
 }

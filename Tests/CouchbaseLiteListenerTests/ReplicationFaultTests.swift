@@ -161,3 +161,61 @@ final class ReplicationFaultTests: ReplicationTestCase {
         XCTAssertGreaterThan(down.value, 0)
     }
 }
+
+/// A pulling process killed with SIGKILL part-way loses nothing: the next pull resumes from the
+/// last saved checkpoint and ends with exactly the server's revisions.
+final class ReplicationKillTests: ReplicationTestCase {
+    func testPullKilledWithSIGKILLResumesWithoutLoss() throws {
+        let writer = try XCTUnwrap(CrashWriterLocator.find(), "CBLCrashWriter not built (swift build --build-tests)")
+        let server = try createDB("big")
+        let total = 1500
+        try server.inTransaction {
+            for i in 0..<total {
+                try server.document(withID: String(format: "k%05d", i))!.putProperties(["i": i, "pad": String(repeating: "p", count: 300)])
+            }
+            return true
+        }
+        let process = Process()
+        process.executableURL = writer
+        process.arguments = ["pull", clientDirectory.path, "victim", "http://127.0.0.1:\(listener.port)/big", "50"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        // Kill it once it has stored some pages but not all.
+        var seen = 0
+        var buffer = ""
+        let deadline = Date().addingTimeInterval(60)
+        let handle = out.fileHandleForReading
+        while Date() < deadline && seen < 300 {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            buffer += String(decoding: chunk, as: UTF8.self)
+            for line in buffer.split(separator: "\n") where line.hasPrefix("HAVE ") {
+                seen = max(seen, Int(line.dropFirst(5)) ?? 0)
+            }
+            if let last = buffer.lastIndex(of: "\n") { buffer = String(buffer[buffer.index(after: last)...]) }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .uncaughtSignal)
+        XCTAssertGreaterThan(seen, 0)
+        XCTAssertLessThan(seen, total, "killed before the end")
+
+        let local = try clientManager.databaseNamed("victim")
+        let survived = Int(local.documentCount)
+        XCTAssertGreaterThanOrEqual(survived, seen, "every committed batch survived the kill")
+        let resume = local.createPullReplication(remoteURL("big"))
+        var tuning = resume.tuning
+        tuning.changesPageSize = 50
+        resume.tuning = tuning
+        runToCompletion(resume, timeout: 60)
+        XCTAssertNil(resume.lastError)
+        XCTAssertEqual(Int(local.documentCount), total)
+        XCTAssertLessThan(Int(resume.changesCount), total, "resumed from a checkpoint, not from the start")
+        for i in stride(from: 0, to: total, by: 97) {
+            let id = String(format: "k%05d", i)
+            XCTAssertEqual(local.existingDocument(withID: id)?.currentRevisionID, server.existingDocument(withID: id)?.currentRevisionID)
+            XCTAssertEqual(try local.existingDocument(withID: id)?.getLeafRevisions().count, 1)
+        }
+    }
+}
