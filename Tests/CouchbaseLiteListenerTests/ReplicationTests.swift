@@ -358,6 +358,105 @@ final class ReplicationTests: ReplicationTestCase {
         XCTAssertNil(pull.lastError)
         XCTAssertNotNil(local.existingDocument(withID: "secret"))
     }
+
+    // MARK: TLS
+
+    func testTLSToAListenerWithAPinnedSelfSignedIdentity() throws {
+        listener.stop()
+        let secure = CBLListener(manager: manager, port: 0)
+        secure.bindAddress = "127.0.0.1"
+        try secure.setAnonymousSSLIdentity(withLabel: "Replication Test")
+        try secure.start()
+        defer { secure.stop() }
+        let pem = try XCTUnwrap(secure.sslCertificatePEM)
+        _ = try createDB("tls")
+        let url = URL(string: "https://127.0.0.1:\(secure.port)/tls")!
+        let local = try clientManager.databaseNamed("local")
+        try local.document(withID: "over-tls")!.putProperties(["secure": true])
+
+        let untrusted = local.createPushReplication(url)
+        runToCompletion(untrusted)
+        XCTAssertNotNil(untrusted.lastError, "an unknown self-signed certificate is refused")
+        XCTAssertNil(try manager.existingDatabaseNamed("tls").existingDocument(withID: "over-tls"))
+
+        let pinned = local.createPushReplication(url)
+        try pinned.setAnchorCertificates(pem: [pem], onlyThese: true)
+        runToCompletion(pinned)
+        XCTAssertNil(pinned.lastError)
+        XCTAssertEqual(try manager.existingDatabaseNamed("tls").existingDocument(withID: "over-tls")?["secure"] as? Bool, true)
+
+        XCTAssertThrowsError(try pinned.setAnchorCertificates(pem: ["not a certificate"]))
+    }
+
+    // MARK: Attachments
+
+    func testGzipEncodedAttachmentsArriveDecodedAndIntact() throws {
+        let server = try createDB("gz")
+        let original = Data(String(repeating: "compressible text ", count: 500).utf8)
+        // A revision whose attachment is stored gzip-encoded, as 1.x stores `encoding: gzip`.
+        let gzipped = try gzip(original)
+        let put = try request("PUT", "/gz/zipped?new_edits=false", json: [
+            "_id": "zipped", "_rev": "1-abc",
+            "_attachments": ["t.txt": ["content_type": "text/plain", "encoding": "gzip",
+                                       "data": gzipped.base64EncodedString()]],
+        ])
+        expect(put, 201)
+        XCTAssertEqual(server.existingDocument(withID: "zipped")?.currentRevision?.attachmentNamed("t.txt")?.content, original)
+
+        let local = try clientManager.databaseNamed("local")
+        runToCompletion(local.createPullReplication(remoteURL("gz")))
+        XCTAssertEqual(local.existingDocument(withID: "zipped")?.currentRevision?.attachmentNamed("t.txt")?.content, original)
+        runToCompletion(local.createPushReplication(remoteURL("gz-copy")).configured { $0.createTarget = true })
+        XCTAssertEqual(try manager.existingDatabaseNamed("gz-copy").existingDocument(withID: "zipped")?
+            .currentRevision?.attachmentNamed("t.txt")?.content, original)
+    }
+
+    func testAttachmentEditsSendOnlyWhatTheRemoteLacks() throws {
+        let local = try clientManager.databaseNamed("local")
+        let big = Self.randomBytes(300_000, seed: 3)
+        let doc = local.document(withID: "album")!
+        try doc.update { rev in
+            rev["title"] = "v1"
+            rev.setAttachmentNamed("photo.jpg", withContentType: "image/jpeg", content: big)
+            return true
+        }
+        _ = try createDB("album")
+        runToCompletion(local.createPushReplication(remoteURL("album")))
+        // Edit only the JSON: the next push must not send the 300 KB again (a stub with revpos).
+        try doc.update { rev in rev["title"] = "v2"; return true }
+        runToCompletion(local.createPushReplication(remoteURL("album")))
+        let server = try manager.existingDatabaseNamed("album").existingDocument(withID: "album")
+        XCTAssertEqual(server?["title"] as? String, "v2")
+        XCTAssertEqual(server?.currentRevision?.attachmentNamed("photo.jpg")?.content, big)
+        XCTAssertEqual(server?.currentRevision?.attachmentNamed("photo.jpg")?.revpos, 1)
+    }
+
+    // MARK: Observation and pending documents
+
+    func testPendingDocumentsObserversAndStream() throws {
+        let local = try clientManager.databaseNamed("local")
+        for i in 0..<5 { try local.document(withID: "p\(i)")!.putProperties(["i": i]) }
+        _ = try createDB("pending")
+        let push = local.createPushReplication(remoteURL("pending"))
+        XCTAssertEqual(push.pendingDocumentIDs, Set((0..<5).map { "p\($0)" }))
+        XCTAssertTrue(push.isDocumentPending(local.existingDocument(withID: "p3")!))
+        XCTAssertNil(local.createPullReplication(remoteURL("pending")).pendingDocumentIDs)
+
+        let observer = StatusObserver()
+        push.addObserver(observer, forKeyPath: "status", options: [.new], context: nil)
+        let stream = push.changes()
+        let collected = Collected()
+        let reader = Task {
+            for await change in stream { collected.append(change.status) }
+        }
+        runToCompletion(push)
+        XCTAssertEqual(push.pendingDocumentIDs, [])
+        XCTAssertTrue(waitUntil { collected.values.last == .stopped })
+        reader.cancel()
+        XCTAssertTrue(waitUntil { observer.statuses.contains(CBLReplicationStatus.stopped.rawValue) })
+        XCTAssertTrue(collected.values.contains(.active))
+        push.removeObserver(observer, forKeyPath: "status")
+    }
 }
 
 final class Counter: @unchecked Sendable {
@@ -365,4 +464,45 @@ final class Counter: @unchecked Sendable {
     private var count = 0
     func increment() { lock.lock(); count += 1; lock.unlock() }
     var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+}
+
+final class StatusObserver: CBLKeyValueObserving, @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: [Int32] = []
+    func observeValue(forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?,
+                      context: UnsafeMutableRawPointer?) {
+        lock.lock(); defer { lock.unlock() }
+        if let status = change?[.newKey] as? Int32 { seen.append(status) }
+    }
+    var statuses: [Int32] { lock.lock(); defer { lock.unlock() }; return seen }
+}
+
+final class Collected: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [CBLReplicationStatus] = []
+    func append(_ s: CBLReplicationStatus) { lock.lock(); list.append(s); lock.unlock() }
+    var values: [CBLReplicationStatus] { lock.lock(); defer { lock.unlock() }; return list }
+}
+
+extension CBLReplication {
+    func configured(_ body: (CBLReplication) -> Void) -> CBLReplication {
+        body(self)
+        return self
+    }
+}
+
+/// gzip (RFC 1952) through the system's gzip tool, so the test does not use the code under test.
+func gzip(_ data: Data) throws -> Data {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["gzip", "-c"]
+    let input = Pipe(), output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    input.fileHandleForWriting.write(data)
+    try input.fileHandleForWriting.close()
+    let result = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return result
 }

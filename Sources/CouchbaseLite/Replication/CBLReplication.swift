@@ -480,7 +480,10 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
         localDatabase.unregisterReplication(self)
         if ended {
             notifyChanged()
-            for continuation in continuations.withLock({ Array($0.values) }) { continuation.finish() }
+            // After the final state was delivered (same queue), the streams end.
+            notificationQueue.async { [self] in
+                for continuation in continuations.withLock({ Array($0.values) }) { continuation.finish() }
+            }
         }
     }
 

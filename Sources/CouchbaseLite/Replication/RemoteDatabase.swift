@@ -86,6 +86,9 @@ final class RemoteDatabase: Sendable {
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(connect: .seconds(15), read: nil)
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 8)
+        // Failed connections surface at once; the replicator's own retry rules (spec 8.2)
+        // decide what happens next (a TLS failure is permanent, a refused connection is not).
+        configuration.connectionPool.retryConnectionEstablishment = false
         configuration.decompression = .enabled(limit: .none)
         configuration.redirectConfiguration = .follow(max: 5, allowCycles: false)
         if scheme == "https" {

@@ -59,14 +59,19 @@ final class Replicator: @unchecked Sendable {
                 url: replication.remoteURL, headers: configuration.headers, authenticator: configuration.authenticator,
                 cookies: configuration.cookies, trustedRootCertificates: configuration.trustedRootCertificates,
                 onlyTrustedRoots: configuration.onlyTrustedRoots,
-                requestTimeout: .nanoseconds(Int64(tuning.requestTimeout.components.seconds) * 1_000_000_000
-                                             + tuning.requestTimeout.components.attoseconds / 1_000_000_000),
+                requestTimeout: .nanoseconds(Int64(tuning.requestTimeout / .nanoseconds(1))),
                 retryDelays: tuning.requestRetryDelays)
         } catch {
             report { $0.lastError = error }
             return
         }
-        defer { Task { await remote.shutdown() } }
+        await run(remote)
+        // Close the connections before reporting the end, so a peer that stops right after
+        // the replication does not wait for idle keep-alive connections.
+        await remote.shutdown()
+    }
+
+    private func run(_ remote: RemoteDatabase) async {
         var offlineDelay = tuning.offlineRetryDelay
         while !Task.isCancelled {
             do {
