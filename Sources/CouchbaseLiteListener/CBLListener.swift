@@ -208,6 +208,7 @@ public final class CBLListener: @unchecked Sendable {
         boundPort = nil
         lock.unlock()
         guard let task else { return }
+        state.replicationTasks.stopAll()
         state.endServing()
         task.cancel()
         let done = DispatchSemaphore(value: 0)
@@ -269,6 +270,8 @@ final class ListenerState: @unchecked Sendable {
     static let workerThreads = 8
 
     let manager: CBLManager
+    /// Replications started with `POST /_replicate`.
+    let replicationTasks = ReplicationTasks()
     let serverUUID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
     /// Microseconds since 1970 when the listener object was made (CouchDB's `instance_start_time`).
     let instanceStartTime = String(Int64(Date().timeIntervalSince1970 * 1_000_000))

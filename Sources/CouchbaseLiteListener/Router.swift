@@ -196,11 +196,11 @@ final class RESTRouter: Sendable {
             return .json(200, ["uuids": uuids], headers: [("Cache-Control", "no-cache")])
         case "_active_tasks":
             try requireMethod(request, "GET")
-            return .json(200, [Any]())
+            return .json(200, activeTasks())
         case "_session":
             return try session(request)
         case "_replicate":
-            throw RESTError(501, "not_implemented", "This listener has no replicator: _replicate is not supported")
+            return try replicate(request)
         case "_up":
             return .json(200, ["status": "ok"])
         default:

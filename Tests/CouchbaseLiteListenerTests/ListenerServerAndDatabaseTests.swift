@@ -59,7 +59,7 @@ final class ListenerServerAndDatabaseTests: ListenerTestCase {
         XCTAssertTrue(ctx?["name"] is NSNull)
         XCTAssertEqual(ctx?["roles"] as? [String], ["_admin"])
 
-        expectError(try request("POST", "/_replicate", json: ["source": "a", "target": "b"]), 501, "not_implemented")
+        expectError(try request("POST", "/_replicate", json: ["source": "a", "target": "b"]), 404, "not_found")
         expectError(try get("/_nonsense"), 400, "illegal_database_name")
     }
 

@@ -19,7 +19,7 @@ final class ReplicationFaultTests: ReplicationTestCase {
 
     override func fastTuning(_ tuning: ReplicationTuning) -> ReplicationTuning {
         var t = super.fastTuning(tuning)
-        t.requestTimeout = .seconds(2)
+        t.requestTimeout = .seconds(1)
         t.requestRetryDelays = [.milliseconds(20), .milliseconds(40), .milliseconds(80)]
         t.changesPageSize = 40
         t.revsPerBulkGet = 15
@@ -35,7 +35,7 @@ final class ReplicationFaultTests: ReplicationTestCase {
             case 0..<6: return .drop
             case 6..<11: return .status(503)
             case 11..<15: return .status(500)
-            case 15..<18: return .stall(2.5)
+            case 15..<18: return .stall(1.5)
             case 18..<22: return .cut(0.5)
             case 22..<25: return .cutUpload
             default: return .pass

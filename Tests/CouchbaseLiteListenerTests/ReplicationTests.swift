@@ -506,3 +506,84 @@ func gzip(_ data: Data) throws -> Data {
     process.waitUntilExit()
     return result
 }
+
+/// `POST /_replicate` and `GET /_active_tasks`, driven over HTTP as CouchDB-style tools do.
+final class ListenerReplicateTests: ReplicationTestCase {
+    /// A second listener (the "remote" of replications the first one runs).
+    var remoteListener: CBLListener!
+    var remoteManager: CBLManager!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        remoteManager = clientManager
+        remoteListener = CBLListener(manager: remoteManager, port: 0)
+        remoteListener.bindAddress = "127.0.0.1"
+        try remoteListener.start()
+    }
+
+    override func tearDownWithError() throws {
+        remoteListener?.stop()
+        try super.tearDownWithError()
+    }
+
+    var remoteBase: String { "http://127.0.0.1:\(remoteListener.port)" }
+
+    func testOneShotPushAndPullWithCredentialsInTheURL() throws {
+        let local = try createDB("here")
+        for i in 0..<12 { try local.document(withID: "r\(i)")!.putProperties(["i": i]) }
+        remoteListener.setPasswords(["u": "p"])
+        let push = try request("POST", "/_replicate", json: [
+            "source": "here", "target": "http://u:p@127.0.0.1:\(remoteListener.port)/there", "create_target": true,
+        ])
+        expect(push, 200)
+        XCTAssertEqual(push.dict["ok"] as? Bool, true)
+        XCTAssertNotNil(push.dict["session_id"] as? String)
+        XCTAssertEqual(try remoteManager.existingDatabaseNamed("there").documentCount, 12)
+
+        try remoteManager.existingDatabaseNamed("there").document(withID: "back")!.putProperties(["x": 1])
+        let pull = try request("POST", "/_replicate", json: [
+            "source": ["url": "\(remoteBase)/there", "auth": ["basic": ["username": "u", "password": "p"]]],
+            "target": "here", "doc_ids": ["back"],
+        ])
+        expect(pull, 200)
+        XCTAssertNotNil(local.existingDocument(withID: "back"))
+        XCTAssertEqual(local.documentCount, 13)
+
+        let denied = try request("POST", "/_replicate", json: ["source": "here", "target": "\(remoteBase)/there"])
+        expectError(denied, 401, "unauthorized")
+        expectError(try request("POST", "/_replicate", json: ["source": "\(remoteBase)/x", "target": "\(remoteBase)/y"]),
+                    400, "bad_request")
+    }
+
+    func testContinuousReplicationIsListedAndCancelled() throws {
+        _ = try createDB("live")
+        _ = try remoteManager.databaseNamed("feed")
+        let start = try request("POST", "/_replicate", json: [
+            "source": "\(remoteBase)/feed", "target": "live", "continuous": true,
+        ])
+        expect(start, 202)
+        let session = try XCTUnwrap(start.dict["session_id"] as? String)
+        XCTAssertTrue(waitUntil {
+            let tasks = (try? self.get("/_active_tasks").array) ?? []
+            return (tasks.first as? [String: Any])?["status"] as? String == "Idle"
+        })
+        let task = try XCTUnwrap(try get("/_active_tasks").array.first as? [String: Any])
+        XCTAssertEqual(task["type"] as? String, "Replication")
+        XCTAssertEqual(task["task"] as? String, session)
+        XCTAssertEqual(task["source"] as? String, "\(remoteBase)/feed")
+        XCTAssertEqual(task["target"] as? String, "live")
+        XCTAssertEqual(task["continuous"] as? Bool, true)
+
+        try remoteManager.existingDatabaseNamed("feed").document(withID: "pushed-later")!.putProperties(["n": 1])
+        XCTAssertTrue(waitUntil { (try? self.manager.existingDatabaseNamed("live").existingDocument(withID: "pushed-later")) != nil })
+
+        let cancel = try request("POST", "/_replicate", json: [
+            "source": "\(remoteBase)/feed", "target": "live", "continuous": true, "cancel": true,
+        ])
+        expect(cancel, 200)
+        XCTAssertTrue(waitUntil { ((try? self.get("/_active_tasks").array) ?? [1]).isEmpty })
+        expectError(try request("POST", "/_replicate", json: [
+            "source": "\(remoteBase)/feed", "target": "live", "continuous": true, "cancel": true,
+        ]), 404, "not_found")
+    }
+}
