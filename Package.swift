@@ -103,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "CBLBenchmarks",
             dependencies: ["CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade",
-                           "CBLTestSupport"],
+                           "CouchbaseLiteListener", "CBLTestSupport"],
             path: "Benchmarks/CBLBenchmarks"
         ),
 

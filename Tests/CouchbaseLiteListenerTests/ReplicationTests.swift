@@ -457,6 +457,43 @@ final class ReplicationTests: ReplicationTestCase {
         XCTAssertTrue(collected.values.contains(.active))
         push.removeObserver(observer, forKeyPath: "status")
     }
+
+    // MARK: Validation
+
+    func testRejectedDocumentsAreSkippedAndReportedNotRetried() throws {
+        // Pull: the local validation rejects some revisions; the rest arrive.
+        let server = try createDB("v")
+        for i in 0..<6 { try server.document(withID: "v\(i)")!.putProperties(["i": i, "bad": i % 3 == 0]) }
+        let local = try clientManager.databaseNamed("local")
+        local.setValidationNamed("no-bad") { rev, context in
+            if rev["bad"] as? Bool == true { context.reject(withMessage: "bad documents are not welcome") }
+        }
+        let pull = local.createPullReplication(remoteURL("v"))
+        runToCompletion(pull)
+        XCTAssertEqual((pull.lastError as NSError?)?.code, 403, "the rejection is reported")
+        XCTAssertEqual(local.documentCount, 4)
+        XCTAssertNil(local.existingDocument(withID: "v0"))
+        XCTAssertEqual(pull.completedChangesCount, 6, "rejected revisions count as handled")
+
+        // Push: the remote's validation rejects some; the push completes, and the next run does
+        // not send them again.
+        local.setValidationNamed("no-bad", as: nil)
+        for i in 0..<4 { try local.document(withID: "p\(i)")!.putProperties(["i": i, "secret": i < 2]) }
+        let target = try createDB("guarded")
+        target.setValidationNamed("no-secrets") { rev, context in
+            if rev["secret"] as? Bool == true { context.reject(withMessage: "no secrets here") }
+        }
+        let push = local.createPushReplication(remoteURL("guarded"))
+        push.documentIDs = ["p0", "p1", "p2", "p3"]
+        runToCompletion(push)
+        XCTAssertEqual((push.lastError as NSError?)?.code, 403)
+        XCTAssertEqual(target.documentCount, 2)
+        XCTAssertNotNil(target.existingDocument(withID: "p3"))
+        let again = local.createPushReplication(remoteURL("guarded"))
+        again.documentIDs = ["p0", "p1", "p2", "p3"]
+        runToCompletion(again)
+        XCTAssertEqual(again.changesCount, 0, "rejected documents are not retried forever")
+    }
 }
 
 final class Counter: @unchecked Sendable {

@@ -300,6 +300,17 @@ extension CBLDatabase {
                 try finishAttachments(properties: &properties, newBlobs: newBlobs, generation: generation,
                                       parent: ancestor, store: store, keepRevpos: true)
             }
+            if !validations.isEmpty, try store.revision(docID: docID, revID: revID, withBody: false) == nil {
+                // Revisions from a peer are validated like local edits, against the current winner
+                // (1.x does the same; a rejection is a 403 the replicator counts as handled).
+                var fullProperties = properties
+                for key in CBLDatabase.strippedSpecialKeys { fullProperties[key] = nil }
+                fullProperties["_id"] = docID
+                fullProperties["_rev"] = revID
+                if deleted { fullProperties["_deleted"] = true }
+                try runValidations(newProperties: fullProperties, document: self.document(withID: docID)!, revID: revID,
+                                   deleted: deleted, parent: try store.winningRevision(docID: docID))
+            }
             let body = try CBLDatabase.storedBody(properties)
             let hasAttachments = (properties["_attachments"] as? [String: Any]).map { !$0.isEmpty } ?? false
             let (sequence, numericID) = try store.forceInsert(
