@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "CouchbaseLite", targets: ["CouchbaseLite"]),
         .library(name: "CouchbaseLiteSwift", targets: ["CouchbaseLiteSwift"]),
         .library(name: "CouchbaseLiteUpgrade", targets: ["CouchbaseLiteUpgrade"]),
+        .library(name: "CouchbaseLiteListener", targets: ["CouchbaseLiteListener"]),
         .executable(name: "cbl", targets: ["cbl"]),
     ],
     dependencies: [
@@ -132,7 +133,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CouchbaseLiteListenerTests",
-            dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "JSONCore", "cbl"],
+            dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "JSONCore", "cbl",
+                           .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Resources"]
         ),
     ]
