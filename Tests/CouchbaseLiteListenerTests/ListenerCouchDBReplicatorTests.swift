@@ -245,6 +245,20 @@ final class ListenerCouchDBReplicatorTests: ListenerTestCase {
         XCTAssertEqual(try get("/rec_push_target/doc02/file1").body.count, 120_000)
         XCTAssertEqual(try get("/rec_push_target/doc03/file2").header("content-type"), "image/png")
 
+        // What arrived gzip-encoded goes back out to a pulling replicator decoded, with the
+        // decoded length and no encoding, as the pull test checks for stored-plain attachments.
+        let again = try get("/rec_push_target/doc01?revs=true&open_revs=%5B%222-d3863f1f8eeb2b2251c70696509deee3%22%5D&latest=true",
+                            headers: ["Accept": "multipart/mixed"])
+        let againParts = try MultipartBody.parts(again.body, contentType: try XCTUnwrap(again.header("content-type")))
+        let againInner = try XCTUnwrap(againParts.first).subparts()
+        XCTAssertEqual(againInner.count, 2)
+        let file0 = (againInner.first?.dict["_attachments"] as? [String: Any])?["file0"] as? [String: Any]
+        XCTAssertEqual(file0?["length"] as? Int, 21)
+        XCTAssertNil(file0?["encoding"])
+        XCTAssertEqual(file0?["follows"] as? Bool, true)
+        XCTAssertNil(againInner.last?.headers["content-encoding"])
+        XCTAssertEqual(againInner.last.map { Data($0.body) }, doc01.body.isEmpty ? nil : Data(doc01.body))
+
         // The checkpoint: the second run's body, without the `_revisions` CouchDB sent with it.
         let checkpoint = try get("/rec_push_target/_local/fe0b3c1c1dc9328c472da1ecffc10151")
         var expected = try XCTUnwrap(substitute(try XCTUnwrap(exchanges[28].requestJSON)) as? [String: Any])
