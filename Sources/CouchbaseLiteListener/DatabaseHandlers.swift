@@ -212,11 +212,14 @@ extension RESTRouter {
                         case .missing(let missing): entries.append(failure(missing, "not_found", "missing"))
                         }
                     }
-                } else if let winner = try db.syncWinningRevision(docID: docID), !winner.deleted, winner.body != nil {
-                    revisions.append(winner)
                 } else {
-                    let deleted = try db.syncWinningRevision(docID: docID)?.deleted == true
-                    entries.append(failure(nil, "not_found", deleted ? "deleted" : "missing"))
+                    // No `rev`: the winner, as 1.x answered (CouchDB would list every leaf).
+                    let winner = try db.syncWinningRevision(docID: docID)
+                    if let winner, !winner.deleted, winner.body != nil {
+                        revisions.append(winner)
+                    } else {
+                        entries.append(failure(nil, "not_found", winner?.deleted == true ? "deleted" : "missing"))
+                    }
                 }
                 for rev in revisions {
                     if multipart {
