@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "CouchbaseLite", targets: ["CouchbaseLite"]),
         .library(name: "CouchbaseLiteSwift", targets: ["CouchbaseLiteSwift"]),
         .library(name: "CouchbaseLiteUpgrade", targets: ["CouchbaseLiteUpgrade"]),
+        .library(name: "CouchbaseLiteListener", targets: ["CouchbaseLiteListener"]),
         .executable(name: "cbl", targets: ["cbl"]),
     ],
     dependencies: [

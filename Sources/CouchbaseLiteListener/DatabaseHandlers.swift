@@ -173,57 +173,78 @@ extension RESTRouter {
             throw RESTError(400, "bad_request", "Missing JSON list of 'docs'.")
         }
         let q = QueryParams(values: request.query)
-        var options = try DocumentOptions(q)
-        let multipart = request.accepts("multipart/")
+        let queryOptions = try DocumentOptions(q)
+        let latest = try q.bool("latest")
+        // As CouchDB: JSON for a client that accepts it, multipart only for one that asks for
+        // nothing else (1.x pullers: `multipart/related`; PouchDB: `multipart/mixed`).
+        let multipart = !request.accepts("application/json")
+            && (request.accepts("multipart/mixed") || request.accepts("multipart/related"))
         var results: [Any] = []
         var parts: [MultipartPart] = []
         for item in docs {
             guard let spec = item as? [String: Any], let docID = spec["id"] as? String else {
-                results.append(["id": NSNull(), "docs": [["error": ["id": NSNull(), "rev": NSNull(), "error": "bad_request",
-                                                                        "reason": "Each doc needs an `id`"]]]])
+                let error: [String: Any] = ["id": NSNull(), "rev": NSNull(), "error": "bad_request",
+                                            "reason": "Each doc needs an `id`"]
+                results.append(["id": NSNull(), "docs": [["error": error]]])
+                if multipart { parts.append(Self.errorPart(error)) }
                 continue
             }
             let revID = spec["rev"] as? String
-            if let since = spec["atts_since"] as? [String] {
+            var options = queryOptions
+            // A non-empty `atts_since` asks for the attachments newer than those revisions; an
+            // empty one (what CouchDB's replicator sends, with `attachments=false`) asks nothing.
+            if let since = spec["atts_since"] as? [String], !since.isEmpty {
                 options.attsSince = since
                 options.attachments = true
-            } else {
-                options.attsSince = try q.json("atts_since", lenient: false) as? [String]
-                options.attachments = try q.bool("attachments")
             }
-            func failure(_ reason: String, _ error: String = "not_found") -> [String: Any] {
-                ["error": ["id": docID, "rev": revID ?? "undefined", "error": error, "reason": reason]]
+            func failure(_ rev: String?, _ error: String, _ reason: String) -> [String: Any] {
+                ["error": ["id": docID, "rev": rev ?? "undefined", "error": error, "reason": reason]]
             }
-            var entry: [String: Any]
+            // Each entry is `{"ok":doc}` or `{"error":…}`; in multipart form, each is a part.
+            var entries: [[String: Any]] = []
+            var entryParts: [MultipartPart] = []
             do {
-                let rev: SyncRevision?
+                var revisions: [SyncRevision] = []
                 if let revID {
-                    guard CBLDatabase.syncGeneration(revID) > 0 else { throw RESTError.badRev }
-                    rev = try db.syncRevision(docID: docID, revID: revID)
-                } else {
-                    rev = try db.syncWinningRevision(docID: docID)
-                }
-                if let rev, revID != nil || !rev.deleted, rev.body != nil {
-                    let doc = try documentJSON(db, rev, options, followsAttachments: multipart)
-                    if multipart {
-                        parts.append(try documentPart(db, doc: doc, rev: rev))
+                    for resolved in try openRevisions(db, docID: docID, revIDs: [revID], latest: latest) {
+                        switch resolved {
+                        case .found(let rev): revisions.append(rev)
+                        case .missing(let missing): entries.append(failure(missing, "not_found", "missing"))
+                        }
                     }
-                    entry = ["ok": doc]
                 } else {
-                    entry = failure(rev?.deleted == true && revID == nil ? "deleted" : "missing")
+                    // No `rev`: the winner, as 1.x answered (CouchDB would list every leaf).
+                    let winner = try db.syncWinningRevision(docID: docID)
+                    if let winner, !winner.deleted, winner.body != nil {
+                        revisions.append(winner)
+                    } else {
+                        entries.append(failure(nil, "not_found", winner?.deleted == true ? "deleted" : "missing"))
+                    }
+                }
+                for rev in revisions {
                     if multipart {
-                        parts.append(MultipartPart(headers: [("Content-Type", "application/json; error=\"true\"")],
-                                                   body: JSONText.bytes(failure("missing")["error"]!)))
+                        let doc = try documentJSON(db, rev, options, followsAttachments: true)
+                        entryParts.append(try documentPart(db, doc: doc, rev: rev,
+                                                           relatedHeaders: [("X-Doc-Id", docID), ("X-Rev-Id", rev.revID)]))
+                    } else {
+                        entries.append(["ok": try documentJSON(db, rev, options)])
                     }
                 }
             } catch {
                 let e = RESTError.from(error)
-                entry = failure(e.reason, e.error)
+                entries = [failure(revID, e.error, e.reason)]
+                entryParts = []
             }
-            results.append(["id": docID, "docs": [entry]])
+            if multipart {
+                parts += entryParts
+                for entry in entries {
+                    if let error = entry["error"] as? [String: Any] { parts.append(Self.errorPart(error)) }
+                }
+            }
+            results.append(["id": docID, "docs": entries])
         }
         if multipart {
-            return MultipartWriter.response(subtype: "mixed", parts: parts)
+            return MultipartWriter.response(subtype: request.accepts("multipart/mixed") ? "mixed" : "related", parts: parts)
         }
         return .json(200, ["results": results])
     }

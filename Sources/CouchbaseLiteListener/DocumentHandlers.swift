@@ -18,6 +18,8 @@ extension SyncBodyOptions {
         if let since = try q.json("atts_since", lenient: false) {
             guard let list = since as? [String] else { throw RESTError.queryParse("atts_since must be an array of revision IDs") }
             attsSince = list
+            // CouchDB: asking which attachments are newer than some revisions asks for them.
+            attachments = true
         }
         if let from = try q.json("revs_from", lenient: false) {
             guard let list = from as? [String] else { throw RESTError.queryParse("revs_from must be an array of revision IDs") }
@@ -49,27 +51,6 @@ extension RESTRouter {
     /// The decoded content of an attachment described by stored metadata.
     func attachmentContent(_ db: CBLDatabase, meta: [String: Any], docID: String, name: String) throws -> Data {
         try db.syncAttachmentContent(meta: meta, docID: docID, name: name)
-    }
-
-    /// A document with `follows` attachments as a multipart/related body (JSON part first,
-    /// then one part per attachment in name order), or a plain JSON part if it has none.
-    func documentPart(_ db: CBLDatabase, doc: [String: Any], rev: SyncRevision) throws -> MultipartPart {
-        let json = MultipartPart(headers: [("Content-Type", "application/json")], body: JSONText.bytes(doc))
-        guard let atts = doc["_attachments"] as? [String: Any] else { return json }
-        var parts = [json]
-        for name in atts.keys.sorted() {
-            guard let meta = atts[name] as? [String: Any], meta["follows"] as? Bool == true else { continue }
-            let stored = (rev.properties?["_attachments"] as? [String: Any])?[name] as? [String: Any] ?? meta
-            let content = try attachmentContent(db, meta: stored, docID: rev.docID, name: name)
-            parts.append(MultipartPart(headers: [
-                ("Content-Disposition", "attachment; filename=\"\(MultipartWriter.quoted(name))\""),
-                ("Content-Type", meta["content_type"] as? String ?? "application/octet-stream"),
-            ], body: Array(content)))
-        }
-        if parts.count == 1 { return json }
-        let boundary = MultipartWriter.newBoundary()
-        return MultipartPart(headers: [("Content-Type", "multipart/related; boundary=\"\(boundary)\"")],
-                             body: MultipartWriter.encode(parts, boundary: boundary))
     }
 
     // MARK: Saving
@@ -119,7 +100,20 @@ extension RESTRouter {
         guard body["_rev"] is String else {
             throw RESTError(400, "bad_request", "new_edits=false requires a _rev")
         }
-        return try db.syncInsertRevision(docID: docID, body: body)
+        return try reportingMissingStub(docID: docID) { try db.syncInsertRevision(docID: docID, body: body) }
+    }
+
+    /// CouchDB's `412 missing_stub` for a replicated revision whose stub names an attachment the
+    /// database does not have: its replicator answers that by fetching the revision again
+    /// without `atts_since` and sending it with the attachment bodies. (Local edits keep 1.x's
+    /// 400 "bad attachment".)
+    func reportingMissingStub<T>(docID: String, _ save: () throws -> T) throws -> T {
+        do {
+            return try save()
+        } catch {
+            guard let name = CBLDatabase.syncMissingStubAttachment(in: error) else { throw error }
+            throw RESTError(412, "missing_stub", "Invalid attachment stub in \(docID) for \(name)")
+        }
     }
 
     // MARK: /{db}/{docid}
@@ -168,8 +162,9 @@ extension RESTRouter {
             return try getOpenRevs(db, docID: docID, openRevs, options, request)
         }
         let rev: SyncRevision
-        if let revID = q["rev"] {
-            guard CBLDatabase.syncGeneration(revID) > 0 else { throw RESTError.badRev }
+        if let revID = q["rev"], CBLDatabase.syncGeneration(revID) == 0 { throw RESTError.badRev }
+        // `latest=true` without `open_revs`: CouchDB opens the winning revision whatever `rev` says.
+        if let revID = q["rev"], try !q.bool("latest") {
             guard let r = try db.syncRevision(docID: docID, revID: revID), r.body != nil else { throw RESTError.missing }
             rev = r
         } else {
@@ -190,46 +185,6 @@ extension RESTRouter {
             return response
         }
         return .json(200, doc, headers: [("ETag", etag)])
-    }
-
-    /// `open_revs=all` or `open_revs=[…]`: a JSON array of `{"ok":doc}` / `{"missing":rev}`.
-    private func getOpenRevs(_ db: CBLDatabase, docID: String, _ param: String, _ options: DocumentOptions,
-                             _ request: RESTRequest) throws -> RESTResponse {
-        var entries: [[String: Any]] = []
-        var revisions: [SyncRevision] = []
-        if param == "all" {
-            revisions = try db.syncLeaves(docID: docID, withBodies: true).sorted { $0.revID < $1.revID }
-            if revisions.isEmpty { throw RESTError.missing }
-            for rev in revisions { entries.append(["ok": try documentJSON(db, rev, options)]) }
-        } else {
-            guard let list = try? JSONText.parse(param) as? [Any], let revIDs = list as? [String] else {
-                throw RESTError(400, "bad_request", "Invalid open_revs: expected \"all\" or a JSON array of revision IDs")
-            }
-            for revID in revIDs {
-                guard CBLDatabase.syncGeneration(revID) > 0 else { throw RESTError.badRev }
-                if let rev = try db.syncRevision(docID: docID, revID: revID), rev.body != nil {
-                    revisions.append(rev)
-                    entries.append(["ok": try documentJSON(db, rev, options)])
-                } else {
-                    entries.append(["missing": revID])
-                }
-            }
-        }
-        if request.accepts("multipart/mixed") {
-            var parts: [MultipartPart] = []
-            for entry in entries {
-                if let doc = entry["ok"] as? [String: Any],
-                   let rev = revisions.first(where: { $0.revID == doc["_rev"] as? String }) {
-                    let followsDoc = try documentJSON(db, rev, options, followsAttachments: true)
-                    parts.append(try documentPart(db, doc: followsDoc, rev: rev))
-                } else {
-                    parts.append(MultipartPart(headers: [("Content-Type", "application/json; error=\"true\"")],
-                                               body: JSONText.bytes(entry)))
-                }
-            }
-            return MultipartWriter.response(subtype: "mixed", parts: parts)
-        }
-        return .json(200, entries)
     }
 
     // MARK: /{db}/{docid}/{attachment}
@@ -296,7 +251,9 @@ extension RESTRouter {
             let prevRevID = (body["_rev"] as? String) ?? request.query["rev"]
             do {
                 let revID = try db.syncPutLocalDocument(body, withID: docID, prevRevID: prevRevID)
-                return .json(201, ["ok": true, "id": docID, "rev": revID], headers: [("ETag", "\"\(revID)\"")])
+                return .json(201, ["ok": true, "id": docID, "rev": revID],
+                             headers: [("ETag", "\"\(revID)\""),
+                                       ("Location", state.absoluteURL(request, path: [db.name, docID]))])
             } catch let e as CBLError where e.code == 404 {
                 throw RESTError.conflict
             }

@@ -186,4 +186,162 @@ final class ListenerReplicationProtocolTests: ListenerTestCase {
         XCTAssertEqual(pulled.document(withID: "b")?.currentRevision?.attachmentNamed("big.bin")?.content, big)
         XCTAssertEqual(pulled.documentCount, 2)
     }
+
+    // MARK: What CouchDB's replicator relies on
+
+    /// `latest=true`, which CouchDB's replicator sends with every fetch: a revision superseded
+    /// since the changes feed listed it stands for the leaves of its branch.
+    func testLatestResolvesARevisionToTheLeavesOfItsBranch() throws {
+        let db = try manager.databaseNamed("db")
+        try db.syncInsertRevision(docID: "doc", body: ["_rev": "2-bbb", "_revisions": ["start": 2, "ids": ["bbb", "aaa"]], "v": 2])
+        try db.syncInsertRevision(docID: "doc", body: ["_rev": "3-ccc", "_revisions": ["start": 3, "ids": ["ccc", "bbb", "aaa"]], "v": 3])
+        try db.syncInsertRevision(docID: "doc", body: ["_rev": "2-xxx", "_revisions": ["start": 2, "ids": ["xxx", "aaa"]], "v": "x"])
+
+        func openRevs(_ revs: [String], latest: Bool) throws -> [[String: Any]] {
+            let list = try XCTUnwrap(String(data: JSONSerialization.data(withJSONObject: revs), encoding: .utf8))
+            let query = "open_revs=" + list.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! + (latest ? "&latest=true" : "")
+            let r = try get("/db/doc?\(query)", headers: ["Accept": "application/json"])
+            expect(r, 200)
+            return r.array as? [[String: Any]] ?? []
+        }
+        func summary(_ entries: [[String: Any]]) -> [String] {
+            entries.map { ($0["ok"] as? [String: Any])?["_rev"] as? String ?? "missing " + ($0["missing"] as? String ?? "?") }
+        }
+        XCTAssertEqual(summary(try openRevs(["2-bbb"], latest: true)), ["3-ccc"])
+        XCTAssertEqual(summary(try openRevs(["1-aaa"], latest: true)), ["3-ccc", "2-xxx"])
+        XCTAssertEqual(summary(try openRevs(["3-ccc", "2-xxx", "9-zzz"], latest: true)), ["3-ccc", "2-xxx", "missing 9-zzz"])
+        XCTAssertEqual(summary(try openRevs(["2-bbb", "1-aaa"], latest: false)), ["2-bbb", "missing 1-aaa"])
+
+        let bulk = try request("POST", "/db/_bulk_get?revs=true&latest=true", json: ["docs": [
+            ["id": "doc", "rev": "2-bbb"], ["id": "doc", "rev": "1-aaa"], ["id": "doc", "rev": "4-nope"],
+        ]], headers: ["Accept": "application/json"]).dict
+        let results = try XCTUnwrap(bulk["results"] as? [[String: Any]])
+        XCTAssertEqual(results.map { summary(($0["docs"] as? [[String: Any]] ?? []).map { $0["error"] == nil ? $0 : ["missing": "?"] }) },
+                       [["3-ccc"], ["3-ccc", "2-xxx"], ["missing ?"]])
+        let third = (results[2]["docs"] as? [[String: Any]])?.first?["error"] as? [String: Any]
+        XCTAssertTrue(jsonEqual(third, ["id": "doc", "rev": "4-nope", "error": "not_found", "reason": "missing"]))
+        let first = (results[0]["docs"] as? [[String: Any]])?.first?["ok"] as? [String: Any]
+        XCTAssertTrue(jsonEqual(first?["_revisions"], ["start": 3, "ids": ["ccc", "bbb", "aaa"]]))
+        let withoutLatest = try request("POST", "/db/_bulk_get", json: ["docs": [["id": "doc", "rev": "2-bbb"]]]).dict
+        XCTAssertEqual(((withoutLatest["results"] as? [[String: Any]])?.first?["docs"] as? [[String: Any]])?.count, 1)
+        XCTAssertEqual(summary((withoutLatest["results"] as? [[String: Any]])?.first?["docs"] as? [[String: Any]] ?? []), ["2-bbb"])
+
+        // A plain GET with latest=true opens the winner, as CouchDB does, whatever `rev` says.
+        XCTAssertEqual(try get("/db/doc?rev=2-bbb&latest=true").dict["_rev"] as? String, "3-ccc")
+        XCTAssertEqual(try get("/db/doc?rev=2-xxx&latest=true").dict["_rev"] as? String, "3-ccc")
+        XCTAssertEqual(try get("/db/doc?rev=2-bbb").dict["_rev"] as? String, "2-bbb")
+    }
+
+    /// `open_revs` with `Accept: multipart/mixed`: attachment bodies newer than `atts_since` as
+    /// parts even without `attachments=true`, in the order of the JSON's `_attachments`.
+    func testOpenRevsMultipartSendsAttachmentBodiesNewerThanAttsSince() throws {
+        _ = try manager.databaseNamed("db")
+        let rev1 = try putDoc("/db/att", ["kind": "photo"])
+        let small = try request("PUT", "/db/att/z.txt?rev=\(rev1)", body: Array("zzz".utf8), headers: ["Content-Type": "text/plain"])
+        let rev2 = try XCTUnwrap(small.dict["rev"] as? String)
+        let big = (0..<3000).map { UInt8(($0 * 7) % 256) }
+        let large = try request("PUT", "/db/att/a.bin?rev=\(rev2)", body: big, headers: ["Content-Type": "application/octet-stream"])
+        let rev3 = try XCTUnwrap(large.dict["rev"] as? String)
+
+        func fetch(_ query: String) throws -> [ParsedPart] {
+            let r = try get("/db/att?revs=true&latest=true&\(query)", headers: ["Accept": "multipart/mixed"])
+            expect(r, 200)
+            let type = try XCTUnwrap(r.header("content-type"))
+            XCTAssertTrue(type.hasPrefix("multipart/mixed; boundary=\""), type)
+            return try MultipartBody.parts(r.body, contentType: type)
+        }
+        let everything = try fetch("open_revs=%5B%22\(rev3)%22%2C%229-nope%22%5D")
+        XCTAssertEqual(everything.count, 2)
+        let inner = try everything[0].subparts()
+        XCTAssertEqual(inner.map { $0.headers["content-disposition"] ?? $0.contentType ?? "" },
+                       ["application/json", "attachment; filename=\"a.bin\"", "attachment; filename=\"z.txt\""])
+        let json = String(decoding: inner[0].body, as: UTF8.self)
+        XCTAssertLessThan(try XCTUnwrap(json.range(of: "\"a.bin\"")).lowerBound, try XCTUnwrap(json.range(of: "\"z.txt\"")).lowerBound)
+        let atts = try XCTUnwrap(inner[0].dict["_attachments"] as? [String: Any])
+        XCTAssertTrue(jsonEqual(atts["z.txt"], ["content_type": "text/plain", "revpos": 2, "length": 3, "follows": true,
+                                                "digest": (atts["z.txt"] as? [String: Any])?["digest"] ?? ""]))
+        XCTAssertEqual(inner[1].body, big)
+        XCTAssertEqual(inner[1].headers["content-length"], "3000")
+        XCTAssertEqual(inner[1].headers["content-type"], "application/octet-stream")
+        XCTAssertEqual(inner[2].body, Array("zzz".utf8))
+        XCTAssertEqual(everything[1].contentType, "application/json; error=\"true\"")
+        XCTAssertTrue(jsonEqual(everything[1].json, ["missing": "9-nope"]))
+
+        // The peer has rev2: only a.bin (revpos 3) comes along; z.txt is a stub it can resolve.
+        let since = try fetch("open_revs=%5B%22\(rev3)%22%5D&atts_since=%5B%22\(rev2)%22%5D")
+        let sinceInner = try since[0].subparts()
+        XCTAssertEqual(sinceInner.count, 2)
+        let sinceAtts = try XCTUnwrap(sinceInner[0].dict["_attachments"] as? [String: Any])
+        XCTAssertEqual((sinceAtts["z.txt"] as? [String: Any])?["stub"] as? Bool, true)
+        XCTAssertEqual((sinceAtts["a.bin"] as? [String: Any])?["follows"] as? Bool, true)
+        XCTAssertEqual(sinceInner[1].body, big)
+
+        // Nothing newer than rev3: the document alone, as a JSON part.
+        let none = try fetch("open_revs=%5B%22\(rev3)%22%5D&atts_since=%5B%22\(rev3)%22%5D")
+        XCTAssertEqual(none[0].contentType, "application/json")
+        XCTAssertEqual(none[0].dict["_rev"] as? String, rev3)
+
+        // A plain GET with atts_since asks for the newer attachments (CouchDB), inline.
+        let plain = try get("/db/att?atts_since=%5B%22\(rev2)%22%5D").dict["_attachments"] as? [String: Any]
+        XCTAssertEqual((plain?["a.bin"] as? [String: Any])?["data"] as? String, Data(big).base64EncodedString())
+        XCTAssertEqual((plain?["z.txt"] as? [String: Any])?["stub"] as? Bool, true)
+    }
+
+    /// `_bulk_get` in multipart form: only for a client that does not take JSON; the subtype it
+    /// asked for; `X-Doc-Id`/`X-Rev-Id` on documents with attachment parts.
+    func testBulkGetMultipartFollowsTheAcceptHeader() throws {
+        _ = try manager.databaseNamed("db")
+        let rev1 = try putDoc("/db/att", ["kind": "photo"])
+        let rev2 = try XCTUnwrap(try request("PUT", "/db/att/z.txt?rev=\(rev1)", body: Array("zzz".utf8),
+                                             headers: ["Content-Type": "text/plain"]).dict["rev"] as? String)
+        let plainRev = try putDoc("/db/plain", ["n": 1])
+        let docs: [String: Any] = ["docs": [["id": "att", "rev": rev2], ["id": "plain", "rev": plainRev], ["id": "gone", "rev": "1-x"]]]
+
+        let both = try request("POST", "/db/_bulk_get?revs=true&attachments=true", json: docs,
+                               headers: ["Accept": "multipart/mixed, application/json"])
+        XCTAssertEqual(both.header("content-type"), "application/json")
+
+        let related = try request("POST", "/db/_bulk_get?revs=true&attachments=true", json: docs,
+                                  headers: ["Accept": "multipart/related"])
+        let type = try XCTUnwrap(related.header("content-type"))
+        XCTAssertTrue(type.hasPrefix("multipart/related; boundary="), type)
+        let parts = try MultipartBody.parts(related.body, contentType: type)
+        XCTAssertEqual(parts.count, 3)
+        XCTAssertEqual(parts[0].headers["x-doc-id"], "att")
+        XCTAssertEqual(parts[0].headers["x-rev-id"], rev2)
+        XCTAssertEqual(try parts[0].subparts().last?.body, Array("zzz".utf8))
+        XCTAssertEqual(parts[1].contentType, "application/json")
+        XCTAssertEqual(parts[1].dict["_id"] as? String, "plain")
+        XCTAssertEqual(parts[2].contentType, "application/json; error=\"true\"")
+        XCTAssertTrue(jsonEqual(parts[2].json, ["id": "gone", "rev": "1-x", "error": "not_found", "reason": "missing"]))
+
+        // With attachments=false and an empty atts_since (CouchDB's replicator), stubs only.
+        let stubs = try request("POST", "/db/_bulk_get?revs=true&latest=true&attachments=false",
+                                json: ["docs": [["id": "att", "rev": rev2, "atts_since": [String]()]], "attachments": false],
+                                headers: ["Accept": "application/json"]).dict
+        let doc = ((stubs["results"] as? [[String: Any]])?.first?["docs"] as? [[String: Any]])?.first?["ok"] as? [String: Any]
+        XCTAssertEqual(((doc?["_attachments"] as? [String: Any])?["z.txt"] as? [String: Any])?["stub"] as? Bool, true)
+        // A non-empty atts_since per document asks for the newer bodies.
+        let newer = try request("POST", "/db/_bulk_get?revs=true",
+                                json: ["docs": [["id": "att", "rev": rev2, "atts_since": [rev1]]]]).dict
+        let newerDoc = ((newer["results"] as? [[String: Any]])?.first?["docs"] as? [[String: Any]])?.first?["ok"] as? [String: Any]
+        XCTAssertEqual(((newerDoc?["_attachments"] as? [String: Any])?["z.txt"] as? [String: Any])?["data"] as? String, "enp6")
+    }
+
+    /// A replicated revision whose stub names an attachment we lack: CouchDB's `412
+    /// missing_stub`, on which its replicator fetches the revision again with the bodies.
+    func testReplicatedRevisionWithAnUnknownStubIsMissingStub() throws {
+        _ = try manager.databaseNamed("db")
+        let doc: [String: Any] = [
+            "_id": "stubby", "_rev": "2-abc", "_revisions": ["start": 2, "ids": ["abc", "def"]],
+            "_attachments": ["x.bin": ["stub": true, "revpos": 1, "digest": "md5-AAAAAAAAAAAAAAAAAAAAAA==", "length": 3]],
+        ]
+        expectError(try request("PUT", "/db/stubby?new_edits=false", json: doc), 412, "missing_stub",
+                    "Invalid attachment stub in stubby for x.bin")
+        let bulk = try request("POST", "/db/_bulk_docs", json: ["docs": [doc], "new_edits": false])
+        expect(bulk, 201)
+        XCTAssertTrue(jsonEqual(bulk.json, [["id": "stubby", "rev": "2-abc", "error": "missing_stub",
+                                             "reason": "Invalid attachment stub in stubby for x.bin"]]), bulk.text)
+        expectError(try get("/db/stubby"), 404, "not_found", "missing")
+    }
 }

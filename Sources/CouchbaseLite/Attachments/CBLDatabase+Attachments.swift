@@ -115,7 +115,7 @@ extension CBLDatabase {
                           store.blobStore.contains(key) {
                     if meta["revpos"] == nil { meta["revpos"] = generation }
                 } else {
-                    throw CBLError.badAttachment("stub '\(name)' refers to an unknown attachment")
+                    throw CBLError.missingStub(name)
                 }
             } else if (meta["follows"] as? Bool) == true {
                 guard let digest = meta["digest"] as? String, let key = BlobKey(digest: digest),
@@ -137,5 +137,23 @@ extension CBLDatabase {
             result[name] = meta
         }
         properties["_attachments"] = result.isEmpty ? nil : result
+    }
+}
+
+extension CBLError {
+    private static let missingStubPrefix = "Invalid attachment: stub '"
+    private static let missingStubSuffix = "' refers to an unknown attachment"
+
+    /// A stub naming an attachment that neither the revision's ancestors nor the blob store
+    /// have (spec 4.3); a 400 "bad attachment", as 1.x answers.
+    static func missingStub(_ name: String) -> CBLError {
+        CBLError(400, missingStubPrefix + name + missingStubSuffix)
+    }
+
+    /// The attachment named by a ``missingStub(_:)`` error.
+    var missingStubName: String? {
+        guard code == 400, message.hasPrefix(Self.missingStubPrefix), message.hasSuffix(Self.missingStubSuffix),
+              message.count >= Self.missingStubPrefix.count + Self.missingStubSuffix.count else { return nil }
+        return String(message.dropFirst(Self.missingStubPrefix.count).dropLast(Self.missingStubSuffix.count))
     }
 }

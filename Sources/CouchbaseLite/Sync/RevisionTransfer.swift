@@ -127,6 +127,14 @@ extension CBLDatabase {
         return raw
     }
 
+    /// The attachment name when `error` says a revision's stub refers to an attachment this
+    /// database has nowhere (no ancestor has it, no blob matches its digest). CouchDB answers
+    /// that with `412 missing_stub`, and its replicator then fetches the revision again
+    /// without `atts_since`, so the bodies come along.
+    package static func syncMissingStubAttachment(in error: Error) -> String? {
+        (error as? CBLError)?.missingStubName
+    }
+
     /// `new_edits=false`: inserts the revision named by `_rev` of `body`, with the history in
     /// `_revisions` (the revision alone when absent, allowed only for generation 1 by CouchDB but
     /// accepted here as 1.x did). Returns the revision ID; nothing changes when it was present.

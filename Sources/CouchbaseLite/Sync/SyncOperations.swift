@@ -126,6 +126,33 @@ extension CBLDatabase {
         }
     }
 
+    /// The leaves descending from a revision (itself when it is a leaf), winner first, with
+    /// bodies; empty when the revision is unknown. This is what CouchDB's `latest=true` returns
+    /// for a requested revision (`couch_key_tree:get_key_leafs`): a replicator that asked for a
+    /// revision superseded meanwhile gets the current leaves of that branch instead of nothing.
+    package func syncLatestLeaves(docID: String, from revID: String) throws -> [SyncRevision] {
+        try withStore { store in
+            guard let id = try store.numericID(of: docID) else { return [] }
+            let tree = try store.revisionTree(numericID: id)
+            guard let start = tree.first(where: { $0.revID == revID }) else { return [] }
+            if start.current {
+                return try store.revision(docID: docID, numericID: id, revID: revID).map { [SyncRevision($0)] } ?? []
+            }
+            var children: [Int64: [Int64]] = [:]
+            for node in tree {
+                if let parent = node.parent { children[parent, default: []].append(node.sequence) }
+            }
+            var descendants = Set<Int64>()
+            var pending = [start.sequence]
+            while let sequence = pending.popLast() {
+                if descendants.insert(sequence).inserted { pending += children[sequence] ?? [] }
+            }
+            return try store.leaves(docID: docID, numericID: id, withBodies: true)
+                .filter { descendants.contains($0.sequence) }
+                .map(SyncRevision.init)
+        }
+    }
+
     /// The history of a revision, itself first, with availability of each body.
     package func syncHistory(docID: String, revID: String) throws -> [SyncHistoryEntry] {
         try withStore { store in
