@@ -56,6 +56,7 @@ if args.count == 6, args[1] == "pull", let pageSize = Int(args[5]), let url = UR
         var tuning = pull.tuning
         tuning.changesPageSize = pageSize
         tuning.revsPerBulkGet = max(1, pageSize / 2)
+        tuning.checkpointInterval = .zero
         pull.tuning = tuning
         _ = db.addChangeListener { _ in emit("HAVE \(db.documentCount)") }
         pull.start()

@@ -207,6 +207,7 @@ final class ReplicationKillTests: ReplicationTestCase {
         let resume = local.createPullReplication(remoteURL("big"))
         var tuning = resume.tuning
         tuning.changesPageSize = 50
+        tuning.checkpointInterval = .zero
         resume.tuning = tuning
         runToCompletion(resume, timeout: 60)
         XCTAssertNil(resume.lastError)

@@ -44,6 +44,7 @@ class ReplicationTestCase: ListenerTestCase {
         t.requestRetryDelays = [.milliseconds(50), .milliseconds(100)]
         t.offlineRetryDelay = .milliseconds(100)
         t.longpollTimeout = .seconds(2)
+        t.checkpointInterval = .zero
         return t
     }
 

@@ -83,6 +83,7 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
     private let observers = Locked<[ReplicationObserver]>([])
     private let notificationQueue = DispatchQueue(label: "CouchbaseLite.replication.notifications")
     let databaseQueue = DispatchQueue(label: "CouchbaseLite.replication.database")
+    let readQueue = DispatchQueue(label: "CouchbaseLite.replication.reads")
 
     init(database: CBLDatabase, remote: URL, pull: Bool) {
         localDatabase = database
@@ -517,6 +518,9 @@ package struct ReplicationTuning: Sendable {
     package var revsPerBulkGet = 100
     /// Concurrent fetch requests.
     package var maxConcurrentFetches = 4
+    /// How often checkpoints are saved while a replication is transferring (1.x: 5 s after a
+    /// change; always when it catches up, goes idle or stops).
+    package var checkpointInterval: Duration = .seconds(2)
     /// Attachments at least this long go as multipart `follows` parts.
     package var multipartThreshold = 2048
     /// `_bulk_docs` requests are flushed when their estimated size exceeds this.

@@ -25,20 +25,49 @@ struct Puller {
         let attsSince: [String]
     }
 
+    /// A page of the feed with its missing revisions fetched, ready to insert.
+    struct Page: @unchecked Sendable {
+        let changes: [Change]
+        let lastSeq: String?
+        /// Revisions the local store already had.
+        let known: Int
+        let fetched: [Unchecked<FetchResult>]
+
+        var end: String? { lastSeq ?? changes.last.flatMap { CheckpointValue.string($0.sequence) } }
+    }
+
     func run() async throws {
         try await replicator.checkRemoteDatabase(remote)
         let (start, checkpoint, _) = try await replicator.startCheckpoint(remote)
         var since = start
+        var saved = start
+        var lastSave = ContinuousClock.now
         let bulkGet = Locked(true)
         var caughtUp = false
+        // While one page is inserted, the next is read and fetched (pipelining: the peer and the
+        // network work while the local store writes).
+        var prefetch: Task<Page, Error>?
+        defer { prefetch?.cancel() }
+
+        func checkpointIfDue(force: Bool) async throws {
+            guard let since, since != saved else { return }
+            guard force || ContinuousClock.now - lastSave >= tuning.checkpointInterval else { return }
+            try await replicator.saveCheckpoint(checkpoint, since)
+            saved = since
+            lastSave = ContinuousClock.now
+        }
+
         while !Task.isCancelled {
-            let feed = caughtUp ? "longpoll" : "normal"
-            let (changes, lastSeq) = try await readChanges(since: since, feed: feed)
-            if changes.isEmpty {
-                if let lastSeq, lastSeq != since {
-                    since = lastSeq
-                    try await replicator.saveCheckpoint(checkpoint, lastSeq)
-                }
+            let page: Page
+            if let pending = prefetch {
+                prefetch = nil
+                page = try await pending.value
+            } else {
+                page = try await fetchPage(since: since, feed: caughtUp ? "longpoll" : "normal", bulkGet: bulkGet)
+            }
+            if page.changes.isEmpty {
+                if let lastSeq = page.lastSeq { since = lastSeq }
+                try await checkpointIfDue(force: true)
                 if !configuration.continuous { return }
                 if !caughtUp {
                     caughtUp = true
@@ -46,26 +75,40 @@ struct Puller {
                 }
                 continue
             }
+            let full = page.changes.count >= tuning.changesPageSize
+            if full, let next = page.end {
+                let puller = self
+                prefetch = Task { try await puller.fetchPage(since: next, feed: "normal", bulkGet: bulkGet) }
+            }
             replicator.report {
                 $0.status = .active
-                $0.total &+= UInt32(clamping: changes.reduce(0) { $0 + $1.revIDs.count })
+                $0.total &+= UInt32(clamping: page.changes.reduce(0) { $0 + $1.revIDs.count })
+                $0.completed &+= UInt32(clamping: page.known)
             }
-            try await process(changes, bulkGet: bulkGet)
-            let pageEnd = lastSeq ?? CheckpointValue.string(changes.last!.sequence)
-            if let pageEnd {
-                since = pageEnd
-                try await replicator.saveCheckpoint(checkpoint, pageEnd)
-            }
-            if configuration.continuous && caughtUp {
-                replicator.report { $0.status = .idle }
-            }
-            if !caughtUp && changes.count < tuning.changesPageSize {
+            try await insert(page)
+            if let end = page.end { since = end }
+            if !full {
+                try await checkpointIfDue(force: true)
                 if !configuration.continuous { return }
-                caughtUp = true
+                if !caughtUp {
+                    caughtUp = true
+                }
                 replicator.report { $0.status = .idle }
+            } else {
+                try await checkpointIfDue(force: false)
             }
         }
         throw CancellationError()
+    }
+
+    /// Reads one page of the feed, asks the local store which revisions are missing, and
+    /// fetches them.
+    func fetchPage(since: String?, feed: String, bulkGet: Locked<Bool>) async throws -> Page {
+        let (changes, lastSeq) = try await readChanges(since: since, feed: feed)
+        guard !changes.isEmpty else { return Page(changes: [], lastSeq: lastSeq, known: 0, fetched: []) }
+        let (wanted, known) = try await missingRevisions(changes)
+        let fetched = try await fetch(wanted, bulkGet: bulkGet)
+        return Page(changes: changes, lastSeq: lastSeq, known: known, fetched: fetched)
     }
 
     // MARK: Changes feed
@@ -138,12 +181,14 @@ struct Puller {
 
     // MARK: Fetching and inserting
 
-    private func process(_ changes: [Change], bulkGet: Locked<Bool>) async throws {
+    /// The feed's revisions the local store lacks, with the local ancestors to offer as
+    /// `atts_since`; and how many it already has.
+    private func missingRevisions(_ changes: [Change]) async throws -> ([Wanted], Int) {
         let db = replicator.db
         var request: [String: [String]] = [:]
         for change in changes { request[change.docID, default: []].append(contentsOf: change.revIDs) }
         let requestBox = Unchecked(value: request)
-        let diff = try await replicator.onDatabase { try db.syncRevsDiff(requestBox.value) }
+        let diff = try await replicator.onDatabase(reading: true) { try db.syncRevsDiff(requestBox.value) }
         var wanted: [Wanted] = []
         var known = 0
         for change in changes {
@@ -159,10 +204,12 @@ struct Puller {
                 }
             }
         }
-        if known > 0 { replicator.report { $0.completed &+= UInt32(clamping: known) } }
-        guard !wanted.isEmpty else { return }
+        return (wanted, known)
+    }
 
-        // Fetch in batches, a few at a time; insert in feed order once all are here.
+    /// Fetches revisions in `_bulk_get` batches, a few requests at a time, in feed order.
+    private func fetch(_ wanted: [Wanted], bulkGet: Locked<Bool>) async throws -> [Unchecked<FetchResult>] {
+        guard !wanted.isEmpty else { return [] }
         let batches = stride(from: 0, to: wanted.count, by: tuning.revsPerBulkGet).map {
             Array(wanted[$0..<min($0 + tuning.revsPerBulkGet, wanted.count)])
         }
@@ -174,7 +221,7 @@ struct Puller {
                 let index = next
                 let batch = batches[index]
                 next += 1
-                group.addTask { (index, try await self.fetch(batch, bulkGet: bulkGet)) }
+                group.addTask { (index, try await self.fetchBatch(batch, bulkGet: bulkGet)) }
             }
             for _ in 0..<tuning.maxConcurrentFetches { addNext() }
             while let (index, results) = try await group.next() {
@@ -182,15 +229,21 @@ struct Puller {
                 addNext()
             }
         }
-        let results = fetched.flatMap { $0 }
+        return fetched.flatMap { $0 }
+    }
+
+    /// Inserts a fetched page in one transaction, with each revision's history.
+    private func insert(_ page: Page) async throws {
+        guard !page.fetched.isEmpty else { return }
+        let db = replicator.db
         let source = replicator.remoteSource
-        let resultsBox = Unchecked(value: results)
+        let results = page.fetched
         let outcome = try await replicator.onDatabase { () -> (inserted: Int, failures: [CBLError], rejected: [CBLError]) in
             var inserted = 0
             var failures: [CBLError] = []
             var rejected: [CBLError] = []
             db.inTransaction {
-                for result in resultsBox.value {
+                for result in results {
                     switch result.value {
                     case .document(let docID, let body):
                         do {
@@ -230,7 +283,7 @@ struct Puller {
         case failed(CBLError)
     }
 
-    private func fetch(_ batch: [Wanted], bulkGet: Locked<Bool>) async throws -> [Unchecked<FetchResult>] {
+    private func fetchBatch(_ batch: [Wanted], bulkGet: Locked<Bool>) async throws -> [Unchecked<FetchResult>] {
         if bulkGet.withLock({ $0 }) {
             if let results = try await fetchBulk(batch) { return results }
             bulkGet.withLock { $0 = false }

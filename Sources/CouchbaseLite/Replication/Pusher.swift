@@ -137,82 +137,109 @@ struct Pusher {
         }
         if done > 0 { replicator.report { $0.completed &+= UInt32(clamping: done) } }
 
-        // Bodies, then uploads. The first failed sequence bounds the checkpoint.
+        // Bodies (prepared 100 at a time on the database queue), then uploads: `_bulk_docs`
+        // requests overlap (two in flight) with preparing the next bodies; multipart uploads go
+        // one at a time. The first failed sequence bounds the checkpoint.
         var firstFailure: Int64?
         var failureError: CBLError?
+        func noteFailure(_ candidate: Candidate, _ error: CBLError) {
+            if firstFailure.map({ candidate.sequence < $0 }) ?? true {
+                firstFailure = candidate.sequence
+                failureError = error
+            }
+        }
+        var inflight: [Task<BulkOutcome, Error>] = []
+        defer { for task in inflight { task.cancel() } }
+        func collect(_ outcome: BulkOutcome) {
+            for (candidate, error) in outcome.failures { noteFailure(candidate, error) }
+            let handled = outcome.count - outcome.failures.count
+            replicator.report {
+                $0.completed &+= UInt32(clamping: handled)
+                if let rejected = outcome.rejected { $0.lastError = rejected }
+            }
+        }
         var bulk: [Unchecked<[String: Any]>] = []
         var bulkCandidates: [Candidate] = []
         var bulkBytes = 0
-
         func flushBulk() async throws {
             guard !bulk.isEmpty else { return }
-            let docs = bulk.map(\.value)
-            let body = try JSON.canonicalData(["docs": docs, "new_edits": false] as [String: Any])
-            let response = try await remote.send(.POST, "_bulk_docs", body: .bytes(body), contentType: "application/json")
-            guard response.status < 300 else { throw RemoteDatabase.error(response, "_bulk_docs failed") }
-            let items = (try? response.json() as? [Any]) ?? []
-            var errors: [String: [String: Any]] = [:]
-            for case let item as [String: Any] in items where item["error"] != nil {
-                if let id = item["id"] as? String { errors[id] = item }
-            }
-            var rejected: CBLError?
-            for candidate in bulkCandidates {
-                if let item = errors[candidate.docID] {
-                    let status = Pusher.status(item)
-                    let error = Replicator.documentError(status, candidate.docID, candidate.revID,
-                                                         item["reason"] as? String ?? item["error"] as? String ?? "error")
-                    if status == 401 || status == 403 {
-                        rejected = error
-                    } else if firstFailure.map({ candidate.sequence < $0 }) ?? true {
-                        firstFailure = candidate.sequence
-                        failureError = error
-                    }
-                }
-            }
-            let count = bulkCandidates.count
-            replicator.report {
-                $0.completed &+= UInt32(clamping: count)
-                if let rejected { $0.lastError = rejected }
-            }
+            if inflight.count >= 2 { collect(try await inflight.removeFirst().value) }
+            let docs = bulk, candidates = bulkCandidates
+            let pusher = self
+            inflight.append(Task { try await pusher.bulkDocs(docs, candidates) })
             bulk.removeAll()
             bulkCandidates.removeAll()
             bulkBytes = 0
         }
 
-        for (candidate, ancestors) in missing {
-            let prepared = try await prepare(candidate, possibleAncestors: ancestors)
-            switch prepared {
-            case .gone:
-                replicator.report { $0.completed &+= 1 }
-            case .inline(let doc, let size):
-                bulk.append(doc)
-                bulkCandidates.append(candidate)
-                bulkBytes += size
-                if bulkBytes >= tuning.bulkDocsMaxBytes || bulk.count >= 100 { try await flushBulk() }
-            case .multipart(let upload):
-                let status = try await send(upload, candidate)
-                if status == 401 || status == 403 {
-                    replicator.report {
-                        $0.completed &+= 1
-                        $0.lastError = Replicator.documentError(status, candidate.docID, candidate.revID, "rejected by the remote")
-                    }
-                } else if status >= 300 {
-                    if firstFailure.map({ candidate.sequence < $0 }) ?? true {
-                        firstFailure = candidate.sequence
-                        failureError = Replicator.documentError(status, candidate.docID, candidate.revID, "upload failed")
-                    }
-                } else {
+        for start in stride(from: 0, to: missing.count, by: 100) {
+            let chunk = Array(missing[start..<min(start + 100, missing.count)])
+            let preparedChunk = try await prepare(chunk)
+            for ((candidate, _), prepared) in zip(chunk, preparedChunk) {
+                switch prepared {
+                case .gone:
                     replicator.report { $0.completed &+= 1 }
+                case .inline(let doc, let size):
+                    bulk.append(doc)
+                    bulkCandidates.append(candidate)
+                    bulkBytes += size
+                    if bulkBytes >= tuning.bulkDocsMaxBytes || bulk.count >= 100 { try await flushBulk() }
+                case .multipart(let upload):
+                    let status = try await send(upload, candidate)
+                    if status == 401 || status == 403 {
+                        replicator.report {
+                            $0.completed &+= 1
+                            $0.lastError = Replicator.documentError(status, candidate.docID, candidate.revID, "rejected by the remote")
+                        }
+                    } else if status >= 300 {
+                        noteFailure(candidate, Replicator.documentError(status, candidate.docID, candidate.revID, "upload failed"))
+                    } else {
+                        replicator.report { $0.completed &+= 1 }
+                    }
                 }
             }
         }
         try await flushBulk()
+        while !inflight.isEmpty { collect(try await inflight.removeFirst().value) }
         if let firstFailure, let failureError {
             // Everything in the changes before the failed document's is on the remote.
             throw PushPageError(through: changes.filter { $0.sequence < firstFailure }.map(\.sequence).max(),
                                 error: failureError)
         }
         return pageEnd
+    }
+
+    /// What one `_bulk_docs` request did: documents sent, per-document failures worth a retry,
+    /// and the last rejection (401/403: handled, reported).
+    struct BulkOutcome: Sendable {
+        var count: Int
+        var failures: [(Candidate, CBLError)] = []
+        var rejected: CBLError?
+    }
+
+    /// `POST _bulk_docs` with `new_edits=false`.
+    private func bulkDocs(_ docs: [Unchecked<[String: Any]>], _ candidates: [Candidate]) async throws -> BulkOutcome {
+        let body = try JSON.canonicalData(["docs": docs.map(\.value), "new_edits": false] as [String: Any])
+        let response = try await remote.send(.POST, "_bulk_docs", body: .bytes(body), contentType: "application/json")
+        guard response.status < 300 else { throw RemoteDatabase.error(response, "_bulk_docs failed") }
+        let items = (try? response.json() as? [Any]) ?? []
+        var errors: [String: [String: Any]] = [:]
+        for case let item as [String: Any] in items where item["error"] != nil {
+            if let id = item["id"] as? String { errors[id] = item }
+        }
+        var outcome = BulkOutcome(count: candidates.count)
+        for candidate in candidates {
+            guard let item = errors[candidate.docID] else { continue }
+            let status = Pusher.status(item)
+            let error = Replicator.documentError(status, candidate.docID, candidate.revID,
+                                                 item["reason"] as? String ?? item["error"] as? String ?? "error")
+            if status == 401 || status == 403 {
+                outcome.rejected = error
+            } else {
+                outcome.failures.append((candidate, error))
+            }
+        }
+        return outcome
     }
 
     static func status(_ item: [String: Any]) -> Int {
@@ -253,56 +280,63 @@ struct Pusher {
         }
     }
 
-    private func prepare(_ candidate: Candidate, possibleAncestors: [String]) async throws -> Prepared {
+    /// Loads the bodies to send for a batch of revisions (one trip to the database queue).
+    private func prepare(_ batch: [(Candidate, [String])]) async throws -> [Prepared] {
         let db = replicator.db
         let threshold = tuning.multipartThreshold
-        return try await replicator.onDatabase { () -> Prepared in
-            guard let rev = try db.syncRevision(docID: candidate.docID, revID: candidate.revID), rev.body != nil else {
-                return .gone
-            }
-            if rev.properties?["_removed"] as? Bool == true { return .gone }
-            var options = SyncBodyOptions()
-            options.revs = true
-            options.attachments = true
-            options.attsSince = possibleAncestors
-            if let from = possibleAncestors.isEmpty ? nil : possibleAncestors { options.revsFrom = from }
-            let stored = rev.properties?["_attachments"] as? [String: Any] ?? [:]
-            // Which attachments travel, and are any of them big enough for multipart?
-            var doc = try db.syncDocumentBody(rev, options, followsAttachments: true)
-            var streamed: [(String, String, AttachmentSource)] = []
-            if var atts = doc["_attachments"] as? [String: Any] {
-                var big = false
-                for (_, value) in atts {
-                    if let meta = value as? [String: Any], meta["follows"] as? Bool == true,
-                       (meta["length"] as? Int ?? 0) >= threshold { big = true }
-                }
-                if !big {
-                    doc = try db.syncDocumentBody(rev, options, followsAttachments: false)
-                } else {
-                    for name in atts.keys.sorted() {
-                        guard var meta = atts[name] as? [String: Any], meta["follows"] as? Bool == true else { continue }
-                        let storedMeta = stored[name] as? [String: Any] ?? meta
-                        let source: AttachmentSource
-                        if storedMeta["encoding"] == nil, let url = db.syncAttachmentFile(meta: storedMeta) {
-                            source = .file(url, length: meta["length"] as? Int ?? 0)
-                        } else {
-                            source = .data(try db.syncAttachmentContent(meta: storedMeta, docID: rev.docID, name: name))
-                        }
-                        meta["length"] = source.length
-                        atts[name] = meta
-                        streamed.append((name, meta["content_type"] as? String ?? "application/octet-stream", source))
-                    }
-                    doc["_attachments"] = atts
-                    let json = try JSON.canonicalData(doc)
-                    return .multipart(MultipartUpload(docID: rev.docID, json: json, attachments: streamed))
-                }
-            }
-            let size = (rev.body?.count ?? 0) + 256
-                + ((doc["_attachments"] as? [String: Any])?.values.reduce(0) { total, value in
-                    total + (((value as? [String: Any])?["data"] as? String)?.utf8.count ?? 0)
-                } ?? 0)
-            return .inline(Unchecked(value: doc), size: size)
+        return try await replicator.onDatabase(reading: true) {
+            try batch.map { try Pusher.prepare($0.0, possibleAncestors: $0.1, db: db, threshold: threshold) }
         }
+    }
+
+    /// The body to send for one revision: inline JSON (attachments as base64 or stubs), or a
+    /// multipart upload when an attachment the remote lacks is at least `threshold` bytes.
+    static func prepare(_ candidate: Candidate, possibleAncestors: [String], db: CBLDatabase, threshold: Int) throws -> Prepared {
+        guard let rev = try db.syncRevision(docID: candidate.docID, revID: candidate.revID), rev.body != nil else {
+            return .gone
+        }
+        if rev.properties?["_removed"] as? Bool == true { return .gone }
+        var options = SyncBodyOptions()
+        options.revs = true
+        options.attachments = true
+        options.attsSince = possibleAncestors
+        if let from = possibleAncestors.isEmpty ? nil : possibleAncestors { options.revsFrom = from }
+        let stored = rev.properties?["_attachments"] as? [String: Any] ?? [:]
+        // Which attachments travel, and are any of them big enough for multipart?
+        var doc = try db.syncDocumentBody(rev, options, followsAttachments: true)
+        var streamed: [(String, String, AttachmentSource)] = []
+        if var atts = doc["_attachments"] as? [String: Any] {
+            var big = false
+            for (_, value) in atts {
+                if let meta = value as? [String: Any], meta["follows"] as? Bool == true,
+                   (meta["length"] as? Int ?? 0) >= threshold { big = true }
+            }
+            if !big {
+                doc = try db.syncDocumentBody(rev, options, followsAttachments: false)
+            } else {
+                for name in atts.keys.sorted() {
+                    guard var meta = atts[name] as? [String: Any], meta["follows"] as? Bool == true else { continue }
+                    let storedMeta = stored[name] as? [String: Any] ?? meta
+                    let source: AttachmentSource
+                    if storedMeta["encoding"] == nil, let url = db.syncAttachmentFile(meta: storedMeta) {
+                        source = .file(url, length: meta["length"] as? Int ?? 0)
+                    } else {
+                        source = .data(try db.syncAttachmentContent(meta: storedMeta, docID: rev.docID, name: name))
+                    }
+                    meta["length"] = source.length
+                    atts[name] = meta
+                    streamed.append((name, meta["content_type"] as? String ?? "application/octet-stream", source))
+                }
+                doc["_attachments"] = atts
+                let json = try JSON.canonicalData(doc)
+                return .multipart(MultipartUpload(docID: rev.docID, json: json, attachments: streamed))
+            }
+        }
+        let size = (rev.body?.count ?? 0) + 256
+            + ((doc["_attachments"] as? [String: Any])?.values.reduce(0) { total, value in
+                total + (((value as? [String: Any])?["data"] as? String)?.utf8.count ?? 0)
+            } ?? 0)
+        return .inline(Unchecked(value: doc), size: size)
     }
 
     /// Sends a multipart upload, streaming file-backed attachments; returns the HTTP status.

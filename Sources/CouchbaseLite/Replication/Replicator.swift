@@ -38,10 +38,13 @@ final class Replicator: @unchecked Sendable {
 
     /// Runs a database operation on the replication's database queue (SQLite work does not
     /// block the cooperative thread pool).
-    func onDatabase<R>(_ body: @escaping () throws -> R) async throws -> R {
+    /// Reads go to their own queue so they do not wait behind a page being inserted (the
+    /// store serves reads from WAL readers while the writer works).
+    func onDatabase<R>(reading: Bool = false, _ body: @escaping () throws -> R) async throws -> R {
         let work = Unchecked(value: body)
+        let queue = reading ? replication.readQueue : replication.databaseQueue
         let result: Unchecked<R> = try await withCheckedThrowingContinuation { continuation in
-            replication.databaseQueue.async {
+            queue.async {
                 do {
                     continuation.resume(returning: Unchecked(value: try work.value()))
                 } catch {
