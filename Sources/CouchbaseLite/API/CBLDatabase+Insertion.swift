@@ -112,6 +112,7 @@ extension CBLDatabase {
         }
 
         return try write { store in
+            let validations = validationBlocks
             if mayBeNewDocument, validations.isEmpty,
                let saved = try insertNewDocument(store: store, docID: docID, properties: properties,
                                                  hasSpecialKeys: hasSpecialKeys, document: knownDocument) {
@@ -166,7 +167,7 @@ extension CBLDatabase {
                 fullProperties["_id"] = docID
                 fullProperties["_rev"] = revID
                 if isDeletion { fullProperties["_deleted"] = true }
-                try runValidations(newProperties: fullProperties, document: document, revID: revID,
+                try runValidations(validations, newProperties: fullProperties, document: document, revID: revID,
                                    deleted: isDeletion, parent: parent)
             }
 
@@ -212,7 +213,7 @@ extension CBLDatabase {
     ///
     /// Returns nil, having written nothing, when the document already has a `docs` row or the
     /// body cannot be encoded; the general path then decides (and reports errors in its order).
-    /// Called under the lock inside `write`.
+    /// Called holding the writer, inside `write`.
     private func insertNewDocument(store: SQLiteStore, docID: String, properties: [String: Any], hasSpecialKeys: Bool,
                                    document knownDocument: CBLDocument?) throws -> CBLSavedRevision? {
         bodyWriter.removeAll()
@@ -247,7 +248,9 @@ extension CBLDatabase {
         assert(cachedDocument(docID) === document)
         let change = CBLDatabaseChange(firstRevisionOf: docID, revID: revID, sequence: sequence)
         pendingChanges.append(change)
-        document.revisionAdded(change, revision: saved)
+        lock.lock()
+        document.revisionAdded(change, revision: saved, serial: transactionSerial)
+        lock.unlock()
         return saved
     }
 
