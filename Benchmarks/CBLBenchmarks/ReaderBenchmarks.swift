@@ -103,6 +103,31 @@ func measureReadsDuringWrite(dir: URL, writes: Corpus, forceWriter: Bool, seed: 
     return ReadsDuringWrite(latencies: latencies.sorted(), transaction: shared.lock.withLock { shared.transaction })
 }
 
+/// Random single-document reads with no write going on, on the reader pool or through the
+/// writer: what checking out a reader and its read transaction cost per read.
+func measureUncontendedReads(dir: URL, corpus: Corpus, reads: Int, seed: UInt64) throws -> (pool: Duration, writer: Duration) {
+    let manager = try CBLManager(directory: dir.path)
+    defer { manager.close() }
+    let db = try manager.databaseNamed("uncontended")
+    try db.inTransaction {
+        for i in 0..<corpus.ids.count { try db.document(withID: corpus.ids[i])!.putProperties(corpus.properties[i]) }
+        return true
+    }
+    let order = randomIndices(reads, below: corpus.ids.count, seed: seed)
+    func run(forceWriter: Bool) throws -> Duration {
+        db.readsWaitForWriter = forceWriter
+        var keys = 0
+        let elapsed = clock.measure {
+            for i in order { keys &+= db.existingDocument(withID: corpus.ids[i])?.properties?.count ?? 0 }
+        }
+        guard keys == reads * 10 else { throw CBLError(500, "uncontended reads returned unexpected data") }
+        return elapsed
+    }
+    let (writer, pool) = try bestOf(3, { try run(forceWriter: true) }, { try run(forceWriter: false) })
+    try db.close()
+    return (pool, writer)
+}
+
 func runReaderBenchmarks(options: Options, fresh: (String) -> URL) throws -> ([BenchRow], [String]) {
     let writes = Corpus(count: options.docs, prefix: "write", seed: options.seed &+ 11)
     // Warm-up: both modes once on a small write (code paths, page cache, allocator).
@@ -114,6 +139,8 @@ func runReaderBenchmarks(options: Options, fresh: (String) -> URL) throws -> ([B
                                                     seed: options.seed &+ 13)
     let pool = try measureReadsDuringWrite(dir: fresh("readers-pool"), writes: writes, forceWriter: false,
                                            seed: options.seed &+ 13)
+    let uncontended = try measureUncontendedReads(dir: fresh("readers-uncontended"), corpus: writes,
+                                                  reads: options.reads, seed: options.seed &+ 14)
     func micros(_ d: Duration) -> String { fmt(seconds(d) * 1e6, 0) + " µs" }
     func line(_ label: String, _ r: ReadsDuringWrite) -> String {
         "\(label): \(r.latencies.count) reads, median \(micros(r.median)), p99 \(micros(r.p99)), max \(micros(r.max)); "
@@ -124,6 +151,7 @@ func runReaderBenchmarks(options: Options, fresh: (String) -> URL) throws -> ([B
                  percent: true),
         BenchRow(name: "read during write, p99", base: throughWriter.p99, api: pool.p99, budget: nil, ops: 1,
                  percent: true),
+        BenchRow(name: "uncontended reads", base: uncontended.writer, api: uncontended.pool, budget: nil, ops: options.reads),
     ]
     let notes = [
         "readers: single-document reads (existingDocument(withID:).properties of \(preloadedDocuments) preloaded docs), "
@@ -132,6 +160,8 @@ func runReaderBenchmarks(options: Options, fresh: (String) -> URL) throws -> ([B
             + "base = reads forced through the writer (before the pool), API = reads on the reader pool.",
         line("reads through the writer", throughWriter),
         line("reads on the reader pool", pool),
+        "uncontended reads: \(options.reads) random existingDocument(withID:).properties with no write going on "
+            + "(best of 3); base = through the writer, API = on the reader pool (a reader check-out and a read transaction per read).",
     ]
     return (rows, notes)
 }
