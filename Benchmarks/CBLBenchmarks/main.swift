@@ -3,7 +3,7 @@
 //   swift run -c release CBLBenchmarks            # 100k documents, 100k random reads
 //   swift run -c release CBLBenchmarks --quick    # 10k / 10k, for CI smoke runs
 //   options: --docs N  --reads N  --seed N  --keep (keep the temp directories)
-//            --only docs|views|collation|upgrade|replication (one group; comma-separated list allowed)
+//            --only docs|views|collation|upgrade|readers|replication (one group; comma-separated list allowed)
 //            --plans (print EXPLAIN QUERY PLAN of the view statements)
 //
 // Groups (all by default; ratios are against a baseline measured in the same run):
@@ -14,6 +14,8 @@
 //              20-row key-range query ≤ 2× the same SQL; grouped reduce vs a raw ORDER BY key scan (info).
 //   collation: cbl_json_collate(JSON) on realistic keys ≤ 1.3× ICU ucol_strcollUTF8 on the same strings.
 //   upgrade:   converting the API-written 1.x database to 2.x ≤ 3× a plain read of the same source rows.
+//   readers:   latency (median, p99) of single-document reads while another thread inserts --docs documents
+//              in one transaction: reads on the reader pool vs reads forced through the writer (info).
 //   replication: pulling 10k ~1 KB documents through our listener on loopback ≤ 3× the store's bulk
 //              insert of the same documents; push, and 200 documents with 100 KB attachments (info).
 //
@@ -54,12 +56,12 @@ struct Options {
                 let names = (it.next() ?? "").split(separator: ",").map(String.init)
                 let parsed = names.compactMap(BenchGroup.init(rawValue:))
                 guard !parsed.isEmpty, parsed.count == names.count else {
-                    FileHandle.standardError.write(Data("--only takes docs, views, collation, upgrade or replication\n".utf8))
+                    FileHandle.standardError.write(Data("--only takes docs, views, collation, upgrade, readers or replication\n".utf8))
                     exit(2)
                 }
                 groups = Set(parsed)
             case "-h", "--help":
-                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|replication] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans]")
+                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|replication] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown option \(arg)\n".utf8))
@@ -70,7 +72,7 @@ struct Options {
 }
 
 enum BenchGroup: String, CaseIterable, Sendable {
-    case docs, views, collation, upgrade, replication
+    case docs, views, collation, upgrade, readers, replication
 }
 
 
@@ -433,6 +435,12 @@ do {
             rows += viewRows
             notes += viewNotes
         }
+    }
+
+    if options.groups.contains(.readers) {
+        let (readerRows, readerNotes) = try runReaderBenchmarks(options: options, fresh: { fresh($0) })
+        rows += readerRows
+        notes += readerNotes
     }
 
     if options.groups.contains(.replication) {

@@ -47,7 +47,8 @@ extension CBLDatabase {
     public func existingDocumentWithID(_ docID: String) -> CBLDocument? { existingDocument(withID: docID) }
 
     func cachedDocument(_ docID: String) -> CBLDocument? {
-        documentCache[docID]?.document
+        lock.lock(); defer { lock.unlock() }
+        return documentCache[docID]?.document
     }
 
     private func sweepDocumentCache() {

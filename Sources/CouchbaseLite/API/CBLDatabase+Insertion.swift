@@ -112,6 +112,7 @@ extension CBLDatabase {
         }
 
         return try write { store in
+            let validations = validationBlocks
             if mayBeNewDocument, validations.isEmpty,
                let saved = try insertNewDocument(store: store, docID: docID, properties: properties,
                                                  hasSpecialKeys: hasSpecialKeys, document: knownDocument) {
@@ -166,7 +167,7 @@ extension CBLDatabase {
                 fullProperties["_id"] = docID
                 fullProperties["_rev"] = revID
                 if isDeletion { fullProperties["_deleted"] = true }
-                try runValidations(newProperties: fullProperties, document: document, revID: revID,
+                try runValidations(validations, newProperties: fullProperties, document: document, revID: revID,
                                    deleted: isDeletion, parent: parent)
             }
 
@@ -212,7 +213,7 @@ extension CBLDatabase {
     ///
     /// Returns nil, having written nothing, when the document already has a `docs` row or the
     /// body cannot be encoded; the general path then decides (and reports errors in its order).
-    /// Called under the lock inside `write`.
+    /// Called holding the writer, inside `write`.
     private func insertNewDocument(store: SQLiteStore, docID: String, properties: [String: Any], hasSpecialKeys: Bool,
                                    document knownDocument: CBLDocument?) throws -> CBLSavedRevision? {
         bodyWriter.removeAll()
@@ -247,7 +248,9 @@ extension CBLDatabase {
         assert(cachedDocument(docID) === document)
         let change = CBLDatabaseChange(firstRevisionOf: docID, revID: revID, sequence: sequence)
         pendingChanges.append(change)
-        document.revisionAdded(change, revision: saved)
+        lock.lock()
+        document.revisionAdded(change, revision: saved, serial: transactionSerial)
+        lock.unlock()
         return saved
     }
 
@@ -300,6 +303,7 @@ extension CBLDatabase {
                 try finishAttachments(properties: &properties, newBlobs: newBlobs, generation: generation,
                                       parent: ancestor, store: store, keepRevpos: true)
             }
+            let validations = validationBlocks
             if !validations.isEmpty, try store.revision(docID: docID, revID: revID, withBody: false) == nil {
                 // Revisions from a peer are validated like local edits, against the current winner
                 // (1.x does the same; a rejection is a 403 the replicator counts as handled).
@@ -308,7 +312,7 @@ extension CBLDatabase {
                 fullProperties["_id"] = docID
                 fullProperties["_rev"] = revID
                 if deleted { fullProperties["_deleted"] = true }
-                try runValidations(newProperties: fullProperties, document: self.document(withID: docID)!, revID: revID,
+                try runValidations(validations, newProperties: fullProperties, document: self.document(withID: docID)!, revID: revID,
                                    deleted: deleted, parent: try store.winningRevision(docID: docID))
             }
             let body = try CBLDatabase.storedBody(properties)

@@ -10,7 +10,7 @@ extension CBLDatabase {
     /// The properties of a local document (with `_id` and `_rev`), or nil.
     public func existingLocalDocument(withID localDocID: String) -> [String: Any]? {
         let fullID = CBLDatabase.localDocID(localDocID)
-        guard let (revID, body) = try? withStore({ try $0.localDocument(fullID) }) ?? nil else { return nil }
+        guard let (revID, body) = try? read({ try $0.localDocument(fullID) }) ?? nil else { return nil }
         var props = (body.isEmpty ? [:] : (try? JSON.parseObject(body))) ?? [:]
         props["_id"] = fullID
         props["_rev"] = revID

@@ -8,7 +8,7 @@ extension CBLDatabase {
     /// deletes blobs no leaf revision refers to any more.
     public func compact() throws {
         try checkWritable()
-        try withStore { store in
+        try withWriter { store in
             guard store.connection.transactionDepth == 0 else {
                 throw CBLError.conflict("Cannot compact inside a transaction")
             }
@@ -75,7 +75,7 @@ extension CBLDatabase {
     /// whole document (spec 3.8). Returns the revision IDs actually purged.
     func purgeRevisions(docID: String, revIDs: [String]) throws -> [String] {
         if revIDs.contains("*") {
-            let all = try withStore { store -> [String] in
+            let all = try read { store -> [String] in
                 guard let id = try store.numericID(of: docID) else { return [] }
                 return try store.revisionTree(numericID: id).map(\.revID)
             }
@@ -125,7 +125,7 @@ extension CBLDatabase {
 
     /// A document's expiration date, or nil.
     func expirationDate(ofDocument docID: String) throws -> Date? {
-        try withStore { store in
+        try read { store in
             guard store.hasExpiryColumn else { return nil }
             guard let seconds = try store.connection.scalarInt("SELECT expiry_timestamp FROM docs WHERE docid=?",
                                                                [.text(docID)]), seconds > 0 else { return nil }
@@ -146,7 +146,7 @@ extension CBLDatabase {
     /// Purges every document whose expiration has passed, then schedules the next check.
     @discardableResult
     func purgeExpiredDocuments() -> Int {
-        let expired: [String] = (try? withStore { store -> [String] in
+        let expired: [String] = (try? read { store -> [String] in
             guard store.hasExpiryColumn, !isReadOnly else { return [] }
             let now = Int64(Date().timeIntervalSince1970)
             let stmt = try store.connection.cached(
@@ -163,13 +163,15 @@ extension CBLDatabase {
 
     /// Arms a timer for the next expiration.
     func scheduleExpirationTimer() {
+        let next = isReadOnly ? nil : (try? read { store -> Int64? in
+            guard store.hasExpiryColumn else { return nil }
+            return try store.connection.scalarInt(
+                "SELECT MIN(expiry_timestamp) FROM docs WHERE expiry_timestamp IS NOT NULL AND expiry_timestamp > 0")
+        }) ?? nil
         lock.lock(); defer { lock.unlock() }
         expirationTimer?.cancel()
         expirationTimer = nil
-        guard let store = storeIfOpen, store.hasExpiryColumn, !isReadOnly,
-              let next = try? store.connection.scalarInt(
-                "SELECT MIN(expiry_timestamp) FROM docs WHERE expiry_timestamp IS NOT NULL AND expiry_timestamp > 0")
-        else { return }
+        guard let next, storeIfOpen != nil else { return }
         let delay = max(0, TimeInterval(next) - Date().timeIntervalSince1970)
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
         timer.schedule(deadline: .now() + delay + 0.05)

@@ -4,21 +4,50 @@ import Foundation
 public final class CBLListenerToken: NSObject, @unchecked Sendable {}
 
 extension CBLDatabase {
-    /// Records a change made inside the current transaction and updates the cached document.
+    /// Records a change made inside the current transaction and updates the cached document
+    /// (its uncommitted state, seen only on the writer's thread until the commit).
     func noteChange(_ change: RevisionChange, revision: CBLSavedRevision?) {
         let recorded = CBLDatabaseChange(change)
         pendingChanges.append(recorded)
-        cachedDocument(change.docID)?.revisionAdded(recorded, revision: revision)
+        lock.lock()
+        cachedDocument(change.docID)?.revisionAdded(recorded, revision: revision, serial: transactionSerial)
+        lock.unlock()
     }
 
-    /// Delivers the changes of a committed transaction.
-    func postPendingChanges() {
+    /// Called on the writer just before the outermost commit: the changed documents that are in
+    /// memory drop their committed state (readers load it from their snapshot until the commit
+    /// has landed, and cache nothing meanwhile). Returns them, each with its change.
+    func commitWillLand() -> [(CBLDocument, CBLDatabaseChange)] {
+        guard !pendingChanges.isEmpty else { return [] }
+        lock.lock()
+        defer { lock.unlock() }
+        let documents = documentsToNotify(pendingChanges)
+        commitGeneration &+= 1
+        isCommitting = true
+        for (document, _) in documents { document.commitWillLand() }
+        return documents
+    }
+
+    /// Called on the writer after the outermost commit landed (or failed): the documents take
+    /// their state from the transaction (or reload it).
+    func commitDidEnd(_ documents: [(CBLDocument, CBLDatabaseChange)], landed: Bool) {
+        guard !pendingChanges.isEmpty else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        for (document, _) in documents { document.commitDidEnd(serial: transactionSerial, landed: landed) }
+        commitGeneration &+= 1
+        isCommitting = false
+    }
+
+    /// Delivers the changes of a committed transaction (`documents`: from `commitWillLand`).
+    func postPendingChanges(_ documents: [(CBLDocument, CBLDatabaseChange)]) {
         guard !pendingChanges.isEmpty else { return }
         let changes = pendingChanges
         pendingChanges = []
-        let documents = documentsToNotify(changes)
+        lock.lock()
         let listeners = Array(changeListeners.values)
         let continuations = Array(changeContinuations.values)
+        lock.unlock()
         let deliver = { [self] in
             for (document, change) in documents { document.postChange(change) }
             for listener in listeners { listener(changes) }
@@ -39,6 +68,7 @@ extension CBLDatabase {
     /// listeners hear about it). For a transaction with more changes than the identity map has
     /// entries, the map is scanned once for live documents instead of being looked up per change:
     /// after a bulk insert whose documents are gone that is one short scan and no lookups.
+    /// Called under `lock`.
     private func documentsToNotify(_ changes: [CBLDatabaseChange]) -> [(CBLDocument, CBLDatabaseChange)] {
         guard documentCache.count < changes.count else {
             return changes.compactMap { change in cachedDocument(change.documentID).map { ($0, change) } }

@@ -3,19 +3,47 @@ import Foundation
 /// A document: a JSON object with a revision history, identified by its ID.
 ///
 /// One instance per ID while referenced (`database.document(withID:)` returns the same object).
-/// Safe to use from any thread: its cached state is guarded by the database lock.
+/// Safe to use from any thread: its cached state is guarded by the database lock. It caches
+/// the state of the last commit, which every thread sees, and, while a transaction on the
+/// writer changes the document, that transaction's state, which only the writer's thread sees.
 public final class CBLDocument: NSObject, @unchecked Sendable {
     /// The database holding the document.
     public let database: CBLDatabase
     /// The document ID.
     public let documentID: String
 
+    /// What the document knows of its current revision.
+    struct State {
+        /// The live winning revision's data (not a `CBLSavedRevision`: that would hold this document and leak it).
+        var current: RevisionBody?
+        var hasLeaves: Bool
+        var purged: Bool
+
+        init(current: RevisionBody?, hasLeaves: Bool, purged: Bool = false) {
+            self.current = current
+            self.hasLeaves = hasLeaves
+            self.purged = purged
+        }
+
+        /// From the winning revision as stored (nil: the document has none).
+        init(winner: StoredRevision?) {
+            hasLeaves = winner != nil
+            purged = false
+            if let winner, !winner.deleted {
+                current = RevisionBody(winner, bodyMissing: winner.body == nil)
+            } else {
+                current = nil
+            }
+        }
+    }
+
     // Guarded by database.lock:
-    private var currentLoaded = false
-    /// The live winning revision's data (not a `CBLSavedRevision`: that would hold this document and leak it).
-    private var current: RevisionBody?
-    private var hasLeaves = false
-    private var purged = false
+    /// The state as of the last commit; nil until loaded, and while a commit changing it lands.
+    private var committed: State?
+    /// The state inside transaction `pendingSerial` on the writer (nil: load it from the writer).
+    private var pending: State?
+    /// The outermost transaction `pending` belongs to; 0 for none (serials start at 1).
+    private var pendingSerial: UInt64 = 0
     private var listeners: [ObjectIdentifier: (CBLDatabaseChange) -> Void] = [:]
     /// An app's model object for this document (1.x `modelObject`).
     public weak var modelObject: AnyObject?
@@ -32,70 +60,111 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
 
     // MARK: Current revision
 
-    private func loadCurrent() {
-        guard !currentLoaded else { return }
-        let winner = try? database.withStore { try $0.winningRevision(docID: documentID) }
-        currentLoaded = true
-        if let winner {
-            hasLeaves = true
-            current = winner.deleted ? nil : RevisionBody(winner, bodyMissing: winner.body == nil)
-        } else {
-            hasLeaves = false
-            current = nil
+    /// The state this thread sees: the open transaction's on the writer's thread inside one, else
+    /// the last commit's. Loaded outside the lock when not cached, on a reader (or the writer).
+    private func state() -> State {
+        let serial = database.currentTransactionSerial
+        let lock = database.lock
+        lock.lock()
+        if let serial {
+            if pendingSerial == serial, let pending {
+                lock.unlock()
+                return pending
+            }
+        } else if let committed {
+            lock.unlock()
+            return committed
         }
+        let generation = database.commitGeneration
+        lock.unlock()
+
+        let loaded: State
+        do {
+            loaded = State(winner: try database.read { try $0.winningRevision(docID: documentID) })
+        } catch {
+            return State(winner: nil)   // closed or unreadable: nothing to show, nothing cached
+        }
+        lock.lock()
+        if let serial {
+            pending = loaded
+            pendingSerial = serial
+        } else if committed == nil, database.commitGeneration == generation, !database.isCommitting {
+            // No commit started since the read began, so its snapshot is still the latest.
+            committed = loaded
+        }
+        lock.unlock()
+        return loaded
     }
 
     /// The current (winning, non-deleted) revision, or nil if the document is new or deleted.
     public var currentRevision: CBLSavedRevision? {
-        database.lock.lock(); defer { database.lock.unlock() }
-        loadCurrent()
-        return current.map { CBLSavedRevision(document: self, data: $0) }
+        state().current.map { CBLSavedRevision(document: self, data: $0) }
     }
 
     /// The current revision's ID.
     public var currentRevisionID: String? {
-        database.lock.lock(); defer { database.lock.unlock() }
-        loadCurrent()
-        return current?.revID
+        state().current?.revID
     }
 
     /// True if the document has been deleted (its winning revision is a tombstone).
     public var isDeleted: Bool {
-        database.lock.lock(); defer { database.lock.unlock() }
-        loadCurrent()
-        return current == nil && hasLeaves
+        let s = state()
+        return s.current == nil && s.hasLeaves
     }
 
     /// True if the document is deleted or was purged.
     public var isGone: Bool {
-        database.lock.lock(); defer { database.lock.unlock() }
-        loadCurrent()
-        return purged || (current == nil && hasLeaves)
+        let s = state()
+        return s.purged || (s.current == nil && s.hasLeaves)
     }
 
-    /// Called (under the database lock) after a revision of this document was inserted.
-    func revisionAdded(_ change: CBLDatabaseChange, revision: CBLSavedRevision?) {
+    /// Called on the writer, under the database lock, after a revision of this document was
+    /// inserted in transaction `serial`.
+    func revisionAdded(_ change: CBLDatabaseChange, revision: CBLSavedRevision?, serial: UInt64) {
+        let before = pendingSerial == serial ? pending : nil
         if change.isPurge {
-            purged = true
-            current = nil
-            hasLeaves = false
-            currentLoaded = true
-            return
+            pending = State(current: nil, hasLeaves: false, purged: true)
+        } else if change.isCurrentRevision, let revision {
+            pending = State(current: change.isDeletion ? nil : revision.data, hasLeaves: true)
+        } else if let before, change.winningRevisionID == before.current?.revID {
+            pending = State(current: before.current, hasLeaves: true)
+        } else {
+            pending = nil
         }
-        purged = false
-        hasLeaves = true
-        if change.isCurrentRevision, let revision {
-            current = change.isDeletion ? nil : revision.data
-            currentLoaded = true
-        } else if change.winningRevisionID != current?.revID {
-            currentLoaded = false
-        }
+        pendingSerial = serial
     }
 
-    /// Drops the cached current revision (after a rollback), so it is reloaded.
-    func forgetCurrentRevision() {
-        currentLoaded = false
-        current = nil
+    /// Called on the writer, under the database lock, when a change of this document made in
+    /// transaction `serial` was rolled back: the transaction's state is reloaded when next read.
+    func forgetPendingState(serial: UInt64) {
+        pending = nil
+        pendingSerial = serial
+    }
+
+    /// Called under the database lock just before a commit that changed this document.
+    func commitWillLand() {
+        committed = nil
+    }
+
+    /// Called under the database lock after that commit landed (the transaction's state becomes
+    /// the committed one) or failed (the committed state is reloaded when next read).
+    func commitDidEnd(serial: UInt64, landed: Bool) {
+        if landed && pendingSerial == serial { committed = pending }
+        pending = nil
+        pendingSerial = 0
+    }
+
+    /// Drops the state this thread sees, so it is reloaded.
+    private func forgetState() {
+        let serial = database.currentTransactionSerial
+        database.lock.lock()
+        if let serial {
+            pending = nil
+            pendingSerial = serial
+        } else {
+            committed = nil
+        }
+        database.lock.unlock()
     }
 
     // MARK: Properties
@@ -148,9 +217,7 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
             do {
                 return try revision.save()
             } catch let error as CBLError where error.code == 409 {
-                database.lock.lock()
-                currentLoaded = false
-                database.lock.unlock()
+                forgetState()
                 continue
             }
         }
@@ -182,7 +249,7 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
     /// The revision with this ID, or nil.
     public func revision(withID revID: String) -> CBLSavedRevision? {
         if let current = currentRevision, current.revisionID == revID { return current }
-        guard let stored = try? database.withStore({ try $0.revision(docID: documentID, revID: revID) }) else { return nil }
+        guard let stored = try? database.read({ try $0.revision(docID: documentID, revID: revID) }) else { return nil }
         return CBLSavedRevision(document: self, stored: stored, bodyMissing: stored.body == nil)
     }
 
@@ -208,7 +275,7 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
     }
 
     private func leafRevisions(includeDeleted: Bool) throws -> [CBLSavedRevision] {
-        let leaves = try database.withStore { store -> [StoredRevision] in
+        let leaves = try database.read { store -> [StoredRevision] in
             guard let numericID = try store.numericID(of: documentID) else { return [] }
             return try store.leaves(docID: documentID, numericID: numericID, withBodies: true)
         }

@@ -118,7 +118,7 @@ public class CBLQueryRow: NSObject, @unchecked Sendable {
     private var emittingRevisionProperties: [String: Any]? {
         if let body = prefetchedBody { return emittingRevisionProperties(body: body) }
         guard sequenceNumber > 0,
-              let body = try? database.withStore({ try $0.body(sequence: Int64(sequenceNumber)) }) ?? nil else {
+              let body = try? database.read({ try $0.body(sequence: Int64(sequenceNumber)) }) ?? nil else {
             return nil
         }
         return emittingRevisionProperties(body: body)

@@ -201,7 +201,7 @@ public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
     public override var properties: [String: Any]? {
         data.properties { [database, seq] in
             guard seq > 0 else { return nil }
-            return (try? database.withStore { try $0.body(sequence: seq) }) ?? nil
+            return (try? database.read { try $0.body(sequence: seq) }) ?? nil
         }
     }
 
@@ -215,7 +215,7 @@ public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
     public override var hash: Int { data.revID.hashValue ^ document.documentID.hashValue }
 
     public override var parentRevisionID: String? {
-        let history = try? database.withStore { store -> [String] in
+        let history = try? database.read { store -> [String] in
             guard let numericID = try store.numericID(of: document.documentID),
                   let sequence = try sequenceInStore(store, numericID: numericID) else { return [] }
             return try store.historyRevIDs(docID: document.documentID, numericID: numericID, sequence: sequence)
@@ -230,7 +230,7 @@ public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
     }
 
     public override func getHistory() throws -> [CBLSavedRevision] {
-        let stored = try database.withStore { store -> [StoredRevision] in
+        let stored = try database.read { store -> [StoredRevision] in
             guard let numericID = try store.numericID(of: document.documentID),
                   let sequence = try sequenceInStore(store, numericID: numericID) else { return [] }
             return try store.history(docID: document.documentID, numericID: numericID, sequence: sequence)

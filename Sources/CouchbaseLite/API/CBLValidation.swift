@@ -93,9 +93,15 @@ extension CBLDatabase {
         return filters[name]
     }
 
+    /// The registered validation functions (a snapshot: they run outside the lock).
+    var validationBlocks: [String: CBLValidationBlock] {
+        lock.lock(); defer { lock.unlock() }
+        return validations
+    }
+
     /// Runs every validation function; throws 403 with the rejection message.
-    func runValidations(newProperties: [String: Any], document: CBLDocument, revID: String, deleted: Bool,
-                        parent: StoredRevision?) throws {
+    func runValidations(_ validations: [String: CBLValidationBlock], newProperties: [String: Any],
+                        document: CBLDocument, revID: String, deleted: Bool, parent: StoredRevision?) throws {
         let newRevision = CBLSavedRevision(document: document, revID: revID, sequence: 0, deleted: deleted,
                                            body: nil, properties: newProperties)
         let current = parent.map { CBLSavedRevision(document: document, stored: $0) }

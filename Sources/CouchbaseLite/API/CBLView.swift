@@ -60,11 +60,13 @@ public final class CBLView: NSObject, @unchecked Sendable {
     @discardableResult
     public func setMapBlock(_ mapBlock: @escaping CBLMapBlock, reduce reduceBlock: CBLReduceBlock?, version: String) -> Bool {
         database.lock.lock()
-        defer { database.lock.unlock() }
         map = mapBlock
         reduce = reduceBlock
-        guard self.version != version else { return true }
+        let changed = self.version != version
         self.version = version
+        database.lock.unlock()
+        guard changed else { return true }
+        // Registered holding the writer, not the lock (a read must never wait for the writer through it).
         do {
             try database.write(atomic: true) { store in _ = try store.registerView(named: name, version: version) }
             return true
@@ -80,7 +82,7 @@ public final class CBLView: NSObject, @unchecked Sendable {
     }
 
     private var record: SQLiteStore.ViewRecord? {
-        try? database.withStore { try $0.viewRecord(named: name) }
+        try? database.read { try $0.viewRecord(named: name) }
     }
 
     /// The database sequence the index is up to date with.
@@ -96,7 +98,7 @@ public final class CBLView: NSObject, @unchecked Sendable {
         try? updateIndex()
         guard let record else { return 0 }
         if record.totalRows >= 0 { return UInt(record.totalRows) }
-        return UInt((try? database.withStore { try $0.countRows(record) }) ?? 0)
+        return UInt((try? database.read { try $0.countRows(record) }) ?? 0)
     }
 
     /// Brings the index up to date with the database (and the other views of the same group).
@@ -169,17 +171,17 @@ extension CBLDatabase {
 
     /// The view if it exists in the database or was created in this process; nil otherwise.
     public func existingViewNamed(_ name: String) -> CBLView? {
-        lock.lock(); defer { lock.unlock() }
-        if let view = views[name] { return view }
-        guard (try? storeIfOpen?.viewRecord(named: name)) != nil else { return nil }
-        let view = CBLView(database: self, name: name)
-        views[name] = view
-        return view
+        lock.lock()
+        let known = views[name]
+        lock.unlock()
+        if let known { return known }
+        guard (try? read({ try $0.viewRecord(named: name) })) != nil else { return nil }
+        return viewNamed(name)
     }
 
     /// Every view registered in the database file.
     public var allViews: [CBLView] {
-        let names: [String] = (try? withStore { store -> [String] in
+        let names: [String] = (try? read { store -> [String] in
             var out: [String] = []
             try store.connection.prepare("SELECT name FROM views ORDER BY name").forEachRow { out.append($0.string(0) ?? "") }
             return out
@@ -203,6 +205,16 @@ extension CBLDatabase {
             throw CBLError.notFound("View '\(view.name)' has no map function")
         }
         if isReadOnly { return }
+        // An index already up to date with the last commit needs no writer, so a query on it
+        // never waits for a write in progress (inside a transaction this reads the writer).
+        let upToDate = (try? read { store -> Bool in
+            let last = try store.lastSequence
+            return try group.allSatisfy { view in
+                guard let record = try store.viewRecord(named: view.name) else { return true }
+                return record.lastSequence >= last
+            }
+        }) ?? false
+        if upToDate { return }
         _ = try write(atomic: true) { store in
             try ViewIndexer(store: store, views: group).run()
         }

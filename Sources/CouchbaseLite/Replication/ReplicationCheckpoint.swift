@@ -33,7 +33,7 @@ extension CBLDatabase {
     /// for a database installed from elsewhere, the row of the ID computed with the UUID kept in
     /// `_local/CBL_LocalCheckpoint`. Returns the checkpoint ID in use and the sequence (nil if none).
     func localCheckpoint(_ spec: CheckpointSpec) throws -> (id: String, lastSequence: String?) {
-        try withStore { store in
+        try read { store in
             let uuid = try store.info("privateUUID") ?? ""
             let id = spec.checkpointID(localUUID: uuid)
             if let seq = try store.info(CBLDatabase.checkpointInfoKey(id)) { return (id, seq) }

@@ -4,7 +4,11 @@ import SQLiteKit
 
 /// The 1.x SQLite storage of one database directory (`NAME.cblite2/`): every SQL statement that
 /// reads or writes documents, revisions, local documents and the `info` table lives in this type
-/// and its extensions. Not thread-safe: `CBLDatabase` serialises access with its lock.
+/// and its extensions.
+///
+/// One store object works on one connection and is not thread-safe. The store that opens the
+/// directory works on the writer connection (`CBLDatabase` serialises it); each read on a
+/// reader connection of the database's pool gets a reader store sharing everything else.
 package final class SQLiteStore: @unchecked Sendable {
     let connection: SQLiteConnection
     /// The `.cblite2` directory.
@@ -62,6 +66,35 @@ package final class SQLiteStore: @unchecked Sendable {
             connection.close()
             throw error
         }
+    }
+
+    /// A store working on `reader`, another connection on the same file (see ``openReader()``).
+    init(reader: SQLiteConnection, sharing store: SQLiteStore) {
+        connection = reader
+        directory = store.directory
+        readOnly = store.readOnly
+        hasExpiryColumn = store.hasExpiryColumn
+        blobStore = store.blobStore
+    }
+
+    /// Opens one more connection on this store's file for the reader pool, configured for reading
+    /// as the writer is (same collations). It is `query_only`: a write routed to it by mistake
+    /// fails instead of bypassing the writer.
+    func openReader() throws -> SQLiteConnection {
+        let reader: SQLiteConnection
+        do {
+            reader = try SQLiteConnection(path: databasePath, mode: .init(readOnly: readOnly, create: false))
+        } catch let e as SQLiteError {
+            throw Self.openError(e, subject: databasePath)
+        }
+        do {
+            try Self.registerCollations(on: reader)
+            if !readOnly { try reader.execute("PRAGMA query_only = 1") }
+        } catch {
+            reader.close()
+            throw error
+        }
+        return reader
     }
 
     func close() {

@@ -100,7 +100,7 @@ extension CBLDatabase {
 
     /// Documents whose winning revision is a deletion.
     package var syncDeletedDocumentCount: Int {
-        (try? withStore { store in
+        (try? read { store in
             Int(try store.connection.scalarInt(
                 "SELECT COUNT(DISTINCT doc_id) FROM revs r WHERE current=1 AND deleted=1 AND NOT EXISTS (SELECT 1 FROM revs l WHERE l.doc_id=r.doc_id AND l.current=1 AND l.deleted=0)") ?? 0)
         }) ?? 0
@@ -110,17 +110,17 @@ extension CBLDatabase {
 
     /// The winning revision (it may be a tombstone), with its body; nil if the document is unknown.
     package func syncWinningRevision(docID: String) throws -> SyncRevision? {
-        try withStore { store in try store.winningRevision(docID: docID).map(SyncRevision.init) }
+        try read { store in try store.winningRevision(docID: docID).map(SyncRevision.init) }
     }
 
     /// A specific revision with its body (nil body when not available); nil if unknown.
     package func syncRevision(docID: String, revID: String) throws -> SyncRevision? {
-        try withStore { store in try store.revision(docID: docID, revID: revID).map(SyncRevision.init) }
+        try read { store in try store.revision(docID: docID, revID: revID).map(SyncRevision.init) }
     }
 
     /// Every leaf of a document, winner first (deleted leaves included).
     package func syncLeaves(docID: String, withBodies: Bool) throws -> [SyncRevision] {
-        try withStore { store in
+        try read { store in
             guard let id = try store.numericID(of: docID) else { return [] }
             return try store.leaves(docID: docID, numericID: id, withBodies: withBodies).map(SyncRevision.init)
         }
@@ -131,7 +131,7 @@ extension CBLDatabase {
     /// for a requested revision (`couch_key_tree:get_key_leafs`): a replicator that asked for a
     /// revision superseded meanwhile gets the current leaves of that branch instead of nothing.
     package func syncLatestLeaves(docID: String, from revID: String) throws -> [SyncRevision] {
-        try withStore { store in
+        try read { store in
             guard let id = try store.numericID(of: docID) else { return [] }
             let tree = try store.revisionTree(numericID: id)
             guard let start = tree.first(where: { $0.revID == revID }) else { return [] }
@@ -155,7 +155,7 @@ extension CBLDatabase {
 
     /// The history of a revision, itself first, with availability of each body.
     package func syncHistory(docID: String, revID: String) throws -> [SyncHistoryEntry] {
-        try withStore { store in
+        try read { store in
             guard let id = try store.numericID(of: docID) else { return [] }
             let tree = try store.revisionTree(numericID: id)
             var bySeq: [Int64: SQLiteStore.TreeNode] = [:]
@@ -174,7 +174,7 @@ extension CBLDatabase {
     /// `_revs_diff` (spec 9.5): which of the given revisions are missing, and which local
     /// revisions with bodies could be their ancestors.
     package func syncRevsDiff(_ request: [String: [String]]) throws -> [String: SyncRevsDiff] {
-        try withStore { store in
+        try read { store in
             var result: [String: SyncRevsDiff] = [:]
             for (docID, revIDs) in request {
                 let tree: [SQLiteStore.TreeNode]
@@ -210,7 +210,7 @@ extension CBLDatabase {
     ///   - limit: maximum rows (nil = all).
     package func syncChanges(since: Int64, limit: Int?, descending: Bool, allLeaves: Bool, docIDs: [String]?,
                              activeOnly: Bool, includeDocs: Bool) throws -> [SyncChange] {
-        try withStore { store in
+        try read { store in
             var sql = "SELECT revs.doc_id, docs.docid, MAX(revs.sequence) AS s FROM revs, docs WHERE revs.doc_id = docs.doc_id AND revs.current=1 AND revs.sequence > ?"
             var params: [SQLiteValue] = [.integer(since)]
             if let docIDs {

@@ -61,7 +61,7 @@ struct QueryRunner {
             reduce = requested && (reduceBlock != nil || grouped)
         }
         let usePostFilter = options.postFilter != nil
-        return try database.withStore { store in
+        return try database.read { store in
             guard let record = try store.viewRecord(named: view.name) else {
                 throw CBLError.notFound("View '\(view.name)' not found")
             }
@@ -279,7 +279,7 @@ struct QueryRunner {
 
     func runAllDocs() throws -> CBLQueryEnumerator {
         let mode = options.allDocsMode
-        return try database.withStore { store in
+        return try database.read { store in
             let lastSequence = try store.lastSequence
             var rows: [CBLQueryRow] = []
             if let keys = options.keys {

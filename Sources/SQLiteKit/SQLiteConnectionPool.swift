@@ -1,0 +1,211 @@
+import CSQLite
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One writer connection and a few reader connections on one WAL database file (the shape of
+/// GRDB's `DatabasePool`): writes are serialised on the writer, and each read checks out a reader
+/// and runs in its own read transaction, so it sees the last committed state and never waits for
+/// a write in progress on another thread.
+///
+/// Two reads are routed differently, so that they neither deadlock nor miss data:
+/// - on the thread that holds the writer, a read runs on the writer (it must see that thread's
+///   uncommitted writes, and it must not wait for a reader while holding the writer);
+/// - a read nested in another read on the same thread reuses the outer read's connection and
+///   snapshot (it must not wait for a second reader while holding one).
+public final class SQLiteConnectionPool: @unchecked Sendable {
+    /// The one connection that writes. Use it only inside ``write(_:)``.
+    public let writer: SQLiteConnection
+    /// How many reader connections may be open at once.
+    public let maximumReaderCount: Int
+    private let openReader: () throws -> SQLiteConnection
+    /// Serialises writes; recursive, because a write may call code that writes.
+    private let writerLock = NSRecursiveLock()
+    private let condition = NSCondition()
+
+    // Guarded by `condition`:
+    private var writerOwner: UInt?
+    private var writerDepth = 0
+    private var idleReaders: [SQLiteConnection] = []
+    /// Readers open, idle or in use.
+    private var readerCount = 0
+    /// The reader each thread is reading on, and how deeply its reads nest.
+    private var activeReads: [UInt: (connection: SQLiteConnection, depth: Int)] = [:]
+    private var isClosed = false
+
+    /// - Parameters:
+    ///   - writer: the open writer connection (in WAL mode, or read-only).
+    ///   - maximumReaderCount: readers opened on demand, at most this many (at least 1).
+    ///   - openReader: opens one more reader connection on the same file, configured as the
+    ///     writer is (collations, functions); called outside any lock.
+    public init(writer: SQLiteConnection, maximumReaderCount: Int,
+                openReader: @escaping () throws -> SQLiteConnection) {
+        self.writer = writer
+        self.maximumReaderCount = max(1, maximumReaderCount)
+        self.openReader = openReader
+    }
+
+    deinit { close() }
+
+    /// True when the calling thread is inside ``write(_:)``.
+    public var currentThreadIsWriter: Bool {
+        let me = Self.currentThread()
+        condition.lock(); defer { condition.unlock() }
+        return writerOwner == me
+    }
+
+    /// Reader connections open right now (idle or in use).
+    public var openReaderCount: Int {
+        condition.lock(); defer { condition.unlock() }
+        return readerCount
+    }
+
+    /// Runs `body` with the writer, after any write in progress on another thread.
+    public func write<R>(_ body: (SQLiteConnection) throws -> R) rethrows -> R {
+        writerLock.lock()
+        let me = Self.currentThread()
+        condition.lock()
+        writerOwner = me
+        writerDepth += 1
+        condition.unlock()
+        defer {
+            condition.lock()
+            writerDepth -= 1
+            if writerDepth == 0 { writerOwner = nil }
+            condition.unlock()
+            writerLock.unlock()
+        }
+        return try body(writer)
+    }
+
+    /// Runs `body` on a reader inside a read transaction (one snapshot of the last commit), or on
+    /// the writer when this thread holds it. Waits only while every reader is busy with another read.
+    public func read<R>(_ body: (SQLiteConnection) throws -> R) throws -> R {
+        let me = Self.currentThread()
+        condition.lock()
+        if writerOwner == me {
+            condition.unlock()
+            return try body(writer)
+        }
+        if let active = activeReads[me] {
+            activeReads[me] = (active.connection, active.depth + 1)
+            condition.unlock()
+            defer {
+                condition.lock()
+                activeReads[me] = (active.connection, active.depth)
+                condition.unlock()
+            }
+            return try body(active.connection)
+        }
+        let reader = try checkOut()   // unlocks `condition`
+        condition.lock()
+        activeReads[me] = (reader, 1)
+        condition.unlock()
+        defer { checkIn(reader, thread: me) }
+        try reader.beginReadTransaction()
+        let result: R
+        do {
+            result = try body(reader)
+        } catch {
+            reader.endReadTransaction()
+            throw error
+        }
+        reader.endReadTransaction()
+        return result
+    }
+
+    /// Takes an idle reader, opens a new one, or waits for one. Called with `condition` locked;
+    /// returns (or throws) with it unlocked.
+    private func checkOut() throws -> SQLiteConnection {
+        while true {
+            if isClosed {
+                condition.unlock()
+                throw Self.closedError
+            }
+            if let reader = idleReaders.popLast() {
+                condition.unlock()
+                return reader
+            }
+            if readerCount < maximumReaderCount {
+                readerCount += 1
+                condition.unlock()
+                do {
+                    return try openReader()
+                } catch {
+                    condition.lock()
+                    readerCount -= 1
+                    condition.broadcast()
+                    condition.unlock()
+                    throw error
+                }
+            }
+            condition.wait()
+        }
+    }
+
+    private func checkIn(_ reader: SQLiteConnection, thread: UInt) {
+        condition.lock()
+        activeReads[thread] = nil
+        let closeIt = isClosed
+        if closeIt {
+            readerCount -= 1
+        } else {
+            idleReaders.append(reader)
+        }
+        condition.broadcast()
+        condition.unlock()
+        if closeIt { reader.close() }
+    }
+
+    /// Closes the writer and every reader; a reader in use closes when its read ends. Reads
+    /// started afterwards throw. Waits for a write in progress on another thread.
+    public func close() {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        condition.lock()
+        isClosed = true
+        let idle = idleReaders
+        idleReaders.removeAll()
+        readerCount -= idle.count
+        condition.broadcast()
+        condition.unlock()
+        for reader in idle { reader.close() }
+        writer.close()
+    }
+
+    /// What a read on a closed pool throws.
+    public static let closedError = SQLiteError(code: SQLITE_MISUSE, message: "connection pool is closed")
+
+    @inline(__always)
+    private static func currentThread() -> UInt {
+        #if canImport(Glibc)
+        return UInt(pthread_self())
+        #else
+        return UInt(bitPattern: pthread_self())
+        #endif
+    }
+}
+
+extension SQLiteConnection {
+    /// Starts a read transaction: the snapshot is taken by its first read (WAL).
+    func beginReadTransaction() throws {
+        try cached(static: "BEGIN DEFERRED").run()
+    }
+
+    /// Ends a read transaction. A statement left mid-step would keep the snapshot open past the
+    /// transaction (later reads on this connection would then see old data), so any is reset first.
+    func endReadTransaction() {
+        var stmt = sqlite3_next_stmt(handle, nil)
+        while let s = stmt {
+            if sqlite3_stmt_busy(s) != 0 { sqlite3_reset(s) }
+            stmt = sqlite3_next_stmt(handle, s)
+        }
+        guard isInTransaction else { return }
+        if (try? cached(static: "COMMIT").run()) == nil {
+            try? cached(static: "ROLLBACK").run()
+        }
+    }
+}
