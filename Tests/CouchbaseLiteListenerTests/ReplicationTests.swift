@@ -495,6 +495,47 @@ final class ReplicationTests: ReplicationTestCase {
         runToCompletion(again)
         XCTAssertEqual(again.changesCount, 0, "rejected documents are not retried forever")
     }
+
+    // MARK: Server-side filters and installed databases
+
+    func testChannelsBecomeTheSyncGatewayByChannelFilter() throws {
+        let server = try createDB("channels")
+        // Our listener runs Swift filters by name; this one does what Sync Gateway's does.
+        server.setFilterNamed("sync_gateway/bychannel") { rev, params in
+            let wanted = Set(((params?["channels"] as? String) ?? "").split(separator: ",").map(String.init))
+            return !(Set(rev["channels"] as? [String] ?? []).isDisjoint(with: wanted))
+        }
+        try server.document(withID: "a1")!.putProperties(["channels": ["team-a"]])
+        try server.document(withID: "b1")!.putProperties(["channels": ["team-b"]])
+        try server.document(withID: "ab")!.putProperties(["channels": ["team-a", "team-b"]])
+        try server.document(withID: "c1")!.putProperties(["channels": ["team-c"]])
+        let local = try clientManager.databaseNamed("local")
+        let pull = local.createPullReplication(remoteURL("channels"))
+        pull.channels = ["team-a", "team-c"]
+        runToCompletion(pull)
+        XCTAssertNil(pull.lastError)
+        XCTAssertEqual(Set(["a1", "b1", "ab", "c1"].filter { local.existingDocument(withID: $0) != nil }), ["a1", "ab", "c1"])
+    }
+
+    func testAnInstalledCopyResumesFromTheOriginalsCheckpoint() throws {
+        let original = try clientManager.databaseNamed("original")
+        for i in 0..<30 { try original.document(withID: "d\(i)")!.putProperties(["i": i]) }
+        _ = try createDB("shared")
+        runToCompletion(original.createPushReplication(remoteURL("shared")))
+        try original.close()
+        // Install a copy of the folder as another database (a new private UUID; the old one is
+        // kept in _local/CBL_LocalCheckpoint, spec 1.6).
+        let folder = clientDirectory.appendingPathComponent("original.cblite2").path
+        try clientManager.replaceDatabaseNamed("installed", withDatabaseDir: folder)
+        let installed = try clientManager.existingDatabaseNamed("installed")
+        XCTAssertNotEqual(installed.privateUUID, try clientManager.existingDatabaseNamed("original").privateUUID)
+        try installed.document(withID: "new")!.putProperties(["fresh": true])
+        let push = installed.createPushReplication(remoteURL("shared"))
+        runToCompletion(push)
+        XCTAssertNil(push.lastError)
+        XCTAssertEqual(push.changesCount, 1, "only the change made after the copy is looked at")
+        XCTAssertEqual(try manager.existingDatabaseNamed("shared").documentCount, 31)
+    }
 }
 
 final class Counter: @unchecked Sendable {

@@ -274,7 +274,7 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
     /// Forgets the local checkpoint, so the next run starts from the beginning.
     public func resetCheckpoint() {
         let spec = checkpointSpec(configuration.withLock { $0 })
-        if let (id, _) = try? localDatabase.localCheckpoint(spec) {
+        if let (id, _, _) = try? localDatabase.localCheckpoint(spec) {
             try? localDatabase.setLocalCheckpoint(id, lastSequence: nil)
         }
     }

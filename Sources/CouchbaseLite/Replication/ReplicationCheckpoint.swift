@@ -31,18 +31,19 @@ extension CBLDatabase {
 
     /// The local checkpoint of a replication (spec 9.2): the `info` row `checkpoint/<id>`, or,
     /// for a database installed from elsewhere, the row of the ID computed with the UUID kept in
-    /// `_local/CBL_LocalCheckpoint`. Returns the checkpoint ID in use and the sequence (nil if none).
-    func localCheckpoint(_ spec: CheckpointSpec) throws -> (id: String, lastSequence: String?) {
+    /// `_local/CBL_LocalCheckpoint`. Returns the checkpoint ID in use, the sequence (nil if
+    /// none), and whether that sequence is the imported one.
+    func localCheckpoint(_ spec: CheckpointSpec) throws -> (id: String, lastSequence: String?, imported: Bool) {
         try read { store in
             let uuid = try store.info("privateUUID") ?? ""
             let id = spec.checkpointID(localUUID: uuid)
-            if let seq = try store.info(CBLDatabase.checkpointInfoKey(id)) { return (id, seq) }
+            if let seq = try store.info(CBLDatabase.checkpointInfoKey(id)) { return (id, seq, false) }
             if let (_, body) = try store.localDocument("_local/CBL_LocalCheckpoint"),
                let imported = (try? JSON.parseObject(body))?["localUUID"] as? String, imported != uuid {
                 let importedID = spec.checkpointID(localUUID: imported)
-                if let seq = try store.info(CBLDatabase.checkpointInfoKey(importedID)) { return (id, seq) }
+                if let seq = try store.info(CBLDatabase.checkpointInfoKey(importedID)) { return (id, seq, true) }
             }
-            return (id, nil)
+            return (id, nil, false)
         }
     }
 

@@ -128,13 +128,16 @@ final class Replicator: @unchecked Sendable {
     func startCheckpoint(_ remote: RemoteDatabase) async throws -> (since: String?, checkpoint: RemoteCheckpoint, remoteMissing: Bool) {
         let spec = self.spec
         let db = self.db
-        let (id, local) = try await onDatabase { try db.localCheckpoint(spec) }
+        let (id, local, imported) = try await onDatabase(reading: true) { try db.localCheckpoint(spec) }
         let checkpoint = RemoteCheckpoint(remote: remote, checkpointID: id)
         guard let local else {
             return (nil, checkpoint, true)
         }
         let remoteSeq = try await checkpoint.fetch()
         if remoteSeq == local { return (local, checkpoint, false) }
+        // An installed copy of a database (spec 9.2/9.3): no checkpoint under its own ID on
+        // either side counts as equal, and the one recorded under its previous UUID is used.
+        if imported && remoteSeq == nil { return (local, checkpoint, true) }
         CBLLog.debug("Sync", "\(replication): checkpoint mismatch (local \(local), remote \(remoteSeq ?? "none")); starting over")
         return (nil, checkpoint, remoteSeq == nil)
     }
