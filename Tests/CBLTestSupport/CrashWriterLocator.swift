@@ -4,7 +4,13 @@ private final class BundleAnchor {}
 
 /// Finds the CBLCrashWriter executable SwiftPM built next to the test bundle.
 public enum CrashWriterLocator {
-    public static func find() -> URL? {
+    public static func find() -> URL? { BuiltExecutable.find("CBLCrashWriter") }
+}
+
+/// Finds an executable of this package (`cbl`, `CBLCrashWriter`) that SwiftPM built next to the
+/// test bundle.
+public enum BuiltExecutable {
+    public static func find(_ name: String) -> URL? {
         let fm = FileManager.default
         var candidates: [URL] = []
         // On Linux the tests run as `<products>/CouchbaseLitePackageTests.xctest`, a plain executable,
@@ -23,7 +29,7 @@ public enum CrashWriterLocator {
         candidates.append(packageRoot.appendingPathComponent(".build/debug"))
         candidates.append(packageRoot.appendingPathComponent(".build/release"))
         for dir in candidates {
-            let url = dir.appendingPathComponent("CBLCrashWriter")
+            let url = dir.appendingPathComponent(name)
             var isDir: ObjCBool = false
             if fm.fileExists(atPath: url.path, isDirectory: &isDir), !isDir.boolValue,
                fm.isExecutableFile(atPath: url.path) {

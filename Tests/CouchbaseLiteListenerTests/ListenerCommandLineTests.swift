@@ -1,22 +1,11 @@
+import CBLTestSupport
 import CouchbaseLite
 import Foundation
 import XCTest
 
 /// `cbl serve`: prints its URL, serves until interrupted, then exits cleanly.
 final class ListenerCommandLineTests: XCTestCase {
-    private func findCBL() -> URL? {
-        let fm = FileManager.default
-        let bundleURL = Bundle(for: ListenerCommandLineTests.self).bundleURL
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let candidates = [bundleURL.deletingLastPathComponent(), bundleURL, Bundle.main.bundleURL,
-                          URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-                          packageRoot.appendingPathComponent(".build/debug")]
-        return candidates.map { $0.appendingPathComponent("cbl") }.first {
-            var isDir: ObjCBool = false
-            return fm.fileExists(atPath: $0.path, isDirectory: &isDir) && !isDir.boolValue && fm.isExecutableFile(atPath: $0.path)
-        }
-    }
+    private func findCBL() -> URL? { BuiltExecutable.find("cbl") }
 
     private func serve(_ extra: [String], directory: URL) throws -> (Process, URL, URL) {
         guard let cbl = findCBL() else { throw XCTSkip("cbl executable not found; build with `swift build --build-tests`") }

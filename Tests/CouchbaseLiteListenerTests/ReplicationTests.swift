@@ -1,3 +1,4 @@
+import CBLTestSupport
 import CouchbaseLite
 import CouchbaseLiteListener
 import Crypto
@@ -664,5 +665,47 @@ final class ListenerReplicateTests: ReplicationTestCase {
         expectError(try request("POST", "/_replicate", json: [
             "source": "\(remoteBase)/feed", "target": "live", "continuous": true, "cancel": true,
         ]), 404, "not_found")
+    }
+}
+
+/// `cbl replicate` against a listener on 127.0.0.1.
+final class ReplicateCommandTests: ReplicationTestCase {
+    func runCBL(_ arguments: [String]) throws -> (Int32, String) {
+        guard let cbl = BuiltExecutable.find("cbl") else { throw XCTSkip("cbl not built (swift build --build-tests)") }
+        let process = Process()
+        process.executableURL = cbl
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning { process.terminate(); XCTFail("cbl replicate did not finish") }
+        return (process.terminationStatus, String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    func testPullIntoANewFileThenPushBack() throws {
+        let server = try createDB("source")
+        for i in 0..<25 { try server.document(withID: "c\(i)")!.putProperties(["i": i]) }
+        let folder = clientDirectory.appendingPathComponent("cli")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("copy.cblite2").path
+        let (status, output) = try runCBL(["replicate", remoteURL("source").absoluteString, path, "--create-target"])
+        XCTAssertEqual(status, 0, output)
+        XCTAssertTrue(output.contains("25/25"), output)
+        let manager = try CBLManager(directory: folder.path)
+        XCTAssertEqual(try manager.existingDatabaseNamed("copy").documentCount, 25)
+        manager.close()
+
+        let (pushStatus, pushOutput) = try runCBL(["replicate", path, remoteURL("backup").absoluteString, "--create-target"])
+        XCTAssertEqual(pushStatus, 0, pushOutput)
+        XCTAssertEqual(try self.manager.existingDatabaseNamed("backup").documentCount, 25)
+
+        let (failed, message) = try runCBL(["replicate", remoteURL("missing").absoluteString, path])
+        XCTAssertEqual(failed, 1)
+        XCTAssertTrue(message.contains("404"), message)
+        let (usage, _) = try runCBL(["replicate", path, path])
+        XCTAssertNotEqual(usage, 0)
     }
 }
