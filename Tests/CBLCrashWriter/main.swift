@@ -13,10 +13,12 @@
 //
 // Exit codes: 2 = bad arguments, 3 = cannot open the database, 4 = a write failed.
 //
-// Pull mode: CBLCrashWriter pull <manager-directory> <db-name> <remote-url> <page-size>
-// runs a one-shot pull with small pages and prints `HAVE <n>` (documents stored so far) after
-// every committed batch, then `DONE` and exits 0 (6 if the pull failed). The replication
-// tests kill it with SIGKILL part-way and check that the next pull resumes without loss.
+// Replication mode: CBLCrashWriter pull|push <manager-directory> <db-name> <remote-url> <page-size>
+// runs a one-shot pull (or push, creating the target) with small pages and prints `HAVE <n>`
+// (documents stored so far) after every committed batch, then `DONE <peak RSS in KiB>` and exits 0
+// (6 if the replication failed). The replication tests kill a pull with SIGKILL part-way and check
+// that the next pull resumes without loss, and read the peak RSS to check that a large attachment
+// is streamed rather than held in memory.
 
 import CouchbaseLite
 import Foundation
@@ -48,11 +50,12 @@ func fail(_ message: String, code: Int32) -> Never {
 }
 
 let args = CommandLine.arguments
-if args.count == 6, args[1] == "pull", let pageSize = Int(args[5]), let url = URL(string: args[4]) {
+if args.count == 6, args[1] == "pull" || args[1] == "push", let pageSize = Int(args[5]), let url = URL(string: args[4]) {
     do {
         let manager = try CBLManager(directory: args[2])
         let db = try manager.databaseNamed(args[3])
-        let pull = db.createPullReplication(url)
+        let pull = args[1] == "pull" ? db.createPullReplication(url) : db.createPushReplication(url)
+        pull.createTarget = true
         var tuning = pull.tuning
         tuning.changesPageSize = pageSize
         tuning.revsPerBulkGet = max(1, pageSize / 2)
@@ -62,7 +65,10 @@ if args.count == 6, args[1] == "pull", let pageSize = Int(args[5]), let url = UR
         pull.start()
         while pull.running { usleep(2_000) }
         if let error = pull.lastError { fail("pull failed: \(error)", code: 6) }
-        emit("DONE")
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }?
+            .split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "0"
+        emit("DONE \(peak)")
         exit(0)
     } catch {
         fail("cannot open \(args[3]) in \(args[2]): \(error)", code: 3)

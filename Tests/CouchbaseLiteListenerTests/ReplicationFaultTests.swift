@@ -220,3 +220,65 @@ final class ReplicationKillTests: ReplicationTestCase {
         }
     }
 }
+
+/// A 100 MB attachment goes through a pull and a push without being held in memory: the
+/// replicating process's peak resident size stays well below the attachment's size.
+final class ReplicationLargeAttachmentTests: ReplicationTestCase {
+    func runWriter(_ mode: String, _ directory: URL, _ db: String, _ url: String) throws -> (Int32, Int) {
+        let writer = try XCTUnwrap(CrashWriterLocator.find(), "CBLCrashWriter not built (swift build --build-tests)")
+        let process = Process()
+        process.executableURL = writer
+        process.arguments = [mode, directory.path, db, url, "10"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let deadline = Date().addingTimeInterval(120)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning { process.terminate(); XCTFail("\(mode) did not finish") }
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let peak = text.split(separator: "\n").last { $0.hasPrefix("DONE ") }.flatMap { Int($0.dropFirst(5)) } ?? -1
+        return (process.terminationStatus, peak)
+    }
+
+    func testHundredMegabyteAttachmentIsStreamedBothWays() throws {
+        let size = 100 << 20
+        // The listener collects request bodies (up to 64 MB by default); this one must accept the push.
+        listener.maxBodySize = 256 << 20
+        let server = try createDB("big")
+        let content = Self.randomBytes(size, seed: 99)
+        let doc = server.document(withID: "movie")!
+        try doc.update { rev in
+            rev["title"] = "big"
+            rev.setAttachmentNamed("movie.bin", withContentType: "application/octet-stream", content: content)
+            return true
+        }
+        let digest = server.existingDocument(withID: "movie")?.currentRevision?.attachmentNamed("movie.bin")?.metadata["digest"] as? String
+        // The same replication of a small document gives the process's own baseline.
+        let small = try createDB("small")
+        try small.document(withID: "tiny")!.update { rev in
+            rev.setAttachmentNamed("tiny.bin", withContentType: "application/octet-stream", content: Self.randomBytes(4096, seed: 1))
+            return true
+        }
+        let (baseStatus, baseline) = try runWriter("pull", clientDirectory, "baseline", remoteURL("small").absoluteString)
+        XCTAssertEqual(baseStatus, 0)
+        let budget = baseline + (size >> 10) / 4
+
+        let (pullStatus, pullPeak) = try runWriter("pull", clientDirectory, "copy", remoteURL("big").absoluteString)
+        XCTAssertEqual(pullStatus, 0)
+        XCTAssertGreaterThan(pullPeak, 0)
+        XCTAssertLessThan(pullPeak, budget, "peak RSS \(pullPeak) KiB while pulling a \(size >> 20) MB attachment")
+        let copy = try clientManager.existingDatabaseNamed("copy")
+        let pulled = copy.existingDocument(withID: "movie")?.currentRevision?.attachmentNamed("movie.bin")
+        XCTAssertEqual(pulled?.metadata["digest"] as? String, digest)
+        XCTAssertEqual(pulled?.length, UInt64(size))
+        try copy.close()
+
+        let (pushStatus, pushPeak) = try runWriter("push", clientDirectory, "copy", remoteURL("big-copy").absoluteString)
+        XCTAssertEqual(pushStatus, 0)
+        XCTAssertLessThan(pushPeak, budget, "peak RSS \(pushPeak) KiB while pushing a \(size >> 20) MB attachment")
+        let pushed = try manager.existingDatabaseNamed("big-copy").existingDocument(withID: "movie")?
+            .currentRevision?.attachmentNamed("movie.bin")
+        XCTAssertEqual(pushed?.metadata["digest"] as? String, digest)
+        print("ReplicationLargeAttachmentTests: peak RSS pull \(pullPeak) KiB, push \(pushPeak) KiB for a \(size >> 20) MiB attachment (baseline \(baseline) KiB)")
+    }
+}

@@ -107,7 +107,7 @@ struct Puller {
         let (changes, lastSeq) = try await readChanges(since: since, feed: feed)
         guard !changes.isEmpty else { return Page(changes: [], lastSeq: lastSeq, known: 0, fetched: []) }
         let (wanted, known) = try await missingRevisions(changes)
-        let fetched = try await fetch(wanted, bulkGet: bulkGet)
+        let fetched = try await downloadAttachments(try await fetch(wanted, bulkGet: bulkGet))
         return Page(changes: changes, lastSeq: lastSeq, known: known, fetched: fetched)
     }
 
@@ -275,6 +275,127 @@ struct Puller {
         }
     }
 
+    // MARK: Attachments
+
+    /// Revisions arrive with their attachments as stubs (`attachments=false`, as CouchDB's own
+    /// replicator asks). A stub the local ancestor already has (same name and revpos) stays a
+    /// stub; every other attachment is downloaded with `GET {doc}/{name}?rev=…`, streamed into
+    /// the blob store (never held whole in memory, whatever its size), its MD5 checked against an
+    /// `md5-` digest, and the revision then refers to it by its SHA-1 digest.
+    private func downloadAttachments(_ results: [Unchecked<FetchResult>]) async throws -> [Unchecked<FetchResult>] {
+        struct Needed: Sendable {
+            let index: Int
+            let docID: String
+            let revID: String
+            let name: String
+            let revpos: Int?
+            let expectedDigest: String?
+        }
+        let db = replicator.db
+        var out = results
+        var needed: [Needed] = []
+        for (index, result) in results.enumerated() {
+            guard case .document(let docID, let body) = result.value,
+                  let atts = body["_attachments"] as? [String: Any], !atts.isEmpty,
+                  let revID = body["_rev"] as? String else { continue }
+            let stubs = atts.filter { ($0.value as? [String: Any])?["data"] == nil }
+            guard !stubs.isEmpty else { continue }
+            var history = [revID]
+            if let revisions = body["_revisions"] as? [String: Any], let h = RevisionID.history(fromRevisions: revisions) {
+                history = h
+            }
+            let ancestorBox = Unchecked(value: Array(history.dropFirst()))
+            let ancestor = try await replicator.onDatabase(reading: true) {
+                try db.syncAncestorAttachments(docID: docID, history: ancestorBox.value)
+            }
+            for (name, value) in stubs {
+                let meta = value as? [String: Any] ?? [:]
+                let revpos = meta["revpos"] as? Int
+                if let revpos, let have = ancestor?[name] as? [String: Any], have["revpos"] as? Int == revpos { continue }
+                // The peer's digest names the bytes it stores; it is checked only when those are
+                // the bytes it sends (not for gzip-encoded storage, which is sent decoded).
+                needed.append(Needed(index: index, docID: docID, revID: revID, name: name, revpos: revpos,
+                                     expectedDigest: meta["encoding"] == nil ? meta["digest"] as? String : nil))
+            }
+        }
+        guard !needed.isEmpty else { return out }
+
+        var downloaded: [(Needed, Result<(digest: String, length: Int), CBLError>)] = []
+        try await withThrowingTaskGroup(of: (Needed, Result<(digest: String, length: Int), CBLError>).self) { group in
+            var next = 0
+            func addNext() {
+                guard next < needed.count else { return }
+                let item = needed[next]
+                next += 1
+                group.addTask { (item, try await self.download(item.docID, item.revID, item.name, item.expectedDigest)) }
+            }
+            for _ in 0..<tuning.maxConcurrentFetches { addNext() }
+            while let result = try await group.next() {
+                downloaded.append(result)
+                addNext()
+            }
+        }
+        for (item, result) in downloaded {
+            guard case .document(let docID, var body) = out[item.index].value else { continue }
+            switch result {
+            case .success(let blob):
+                var atts = body["_attachments"] as? [String: Any] ?? [:]
+                var meta = atts[item.name] as? [String: Any] ?? [:]
+                meta["stub"] = nil
+                meta["encoding"] = nil
+                meta["encoded_length"] = nil
+                meta["follows"] = true
+                meta["digest"] = blob.digest
+                meta["length"] = blob.length
+                atts[item.name] = meta
+                body["_attachments"] = atts
+                out[item.index] = Unchecked(value: .document(docID: docID, body: body))
+            case .failure(let error):
+                out[item.index] = Unchecked(value: [403, 404, 410].contains(error.code) ? .skipped(error) : .failed(error))
+            }
+        }
+        return out
+    }
+
+    /// Streams one attachment into the blob store, retrying transient failures from scratch.
+    private func download(_ docID: String, _ revID: String, _ name: String,
+                          _ expectedDigest: String?) async throws -> Result<(digest: String, length: Int), CBLError> {
+        let db = replicator.db
+        var attempt = 0
+        while true {
+            let blob = try db.syncBeginBlobDownload()
+            do {
+                let path = RemoteDatabase.encodeDocID(docID) + "/" + RemoteDatabase.encodePathSegment(name)
+                let status = try await remote.download(path, query: [("rev", revID)]) { try blob.append($0) }
+                guard status < 300 else {
+                    blob.cancel()
+                    if RemoteDatabase.isTransient(status: status) {
+                        throw CBLError(status, "HTTP \(status) downloading attachment '\(name)'")
+                    }
+                    return .failure(Replicator.documentError(status, docID, revID, "attachment '\(name)': HTTP \(status)"))
+                }
+                let installed = try blob.finish()
+                if let expectedDigest, expectedDigest.hasPrefix("md5-"), expectedDigest != installed.md5Digest {
+                    return .failure(Replicator.documentError(491, docID, revID,
+                                                             "attachment '\(name)' does not match its digest \(expectedDigest)"))
+                }
+                if let expectedDigest, expectedDigest.hasPrefix("sha1-"), expectedDigest != installed.digest {
+                    return .failure(Replicator.documentError(491, docID, revID,
+                                                             "attachment '\(name)' does not match its digest \(expectedDigest)"))
+                }
+                return .success((installed.digest, installed.length))
+            } catch {
+                blob.cancel()
+                if Task.isCancelled { throw CancellationError() }
+                guard attempt < tuning.requestRetryDelays.count, RemoteDatabase.isTransient(error) else {
+                    return .failure(CBLReplication.asCBLError(error))
+                }
+                try await Task.sleep(for: tuning.requestRetryDelays[attempt])
+                attempt += 1
+            }
+        }
+    }
+
     enum FetchResult {
         case document(docID: String, body: [String: Any])
         /// The server says this revision is gone or forbidden (404/403/410): skip it for good.
@@ -302,7 +423,7 @@ struct Puller {
             return entry
         }
         let body = try JSON.canonicalData(["docs": docs])
-        let response = try await remote.send(.POST, "_bulk_get", query: [("revs", "true"), ("attachments", "true")],
+        let response = try await remote.send(.POST, "_bulk_get", query: [("revs", "true"), ("attachments", "false")],
                                              body: .bytes(body), contentType: "application/json")
         if [400, 404, 405, 501].contains(response.status) { return nil }
         guard response.status < 300 else { throw RemoteDatabase.error(response, "_bulk_get failed") }
@@ -346,10 +467,7 @@ struct Puller {
 
     /// `GET {doc}?rev=…&revs=true&attachments=true&atts_since=[…]` (JSON answer).
     private func fetchOne(_ wanted: Wanted) async throws -> FetchResult {
-        var query: [(String, String)] = [("rev", wanted.revID), ("revs", "true"), ("attachments", "true")]
-        if !wanted.attsSince.isEmpty, let since = try? JSON.string(wanted.attsSince, sortedKeys: false) {
-            query.append(("atts_since", since))
-        }
+        let query: [(String, String)] = [("rev", wanted.revID), ("revs", "true")]
         let response = try await remote.send(.GET, RemoteDatabase.encodeDocID(wanted.docID), query: query)
         switch response.status {
         case 200..<300:

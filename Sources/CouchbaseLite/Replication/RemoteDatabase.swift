@@ -241,6 +241,42 @@ final class RemoteDatabase: Sendable {
                               body: Array(collected.readableBytesView))
     }
 
+    /// Streams the body of a `GET` into `sink` chunk by chunk (attachments: never collected in
+    /// memory). Returns the status; the body of an answer ≥ 300 is not passed to the sink.
+    func download(_ path: String, query: [(String, String)] = [],
+                  into sink: (UnsafeRawBufferPointer) throws -> Void) async throws -> Int {
+        var request = HTTPClientRequest(url: url(path, query: query))
+        request.method = .GET
+        request.headers.add(name: "Accept", value: "*/*")
+        request.headers.add(name: "User-Agent", value: "CouchbaseLite/1.3 (Linux Swift \(CBLVersion()))")
+        if let basicAuthorization { request.headers.add(name: "Authorization", value: basicAuthorization) }
+        let cookieHeader = cookies.withLock { jar in jar.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
+        if !cookieHeader.isEmpty { request.headers.add(name: "Cookie", value: cookieHeader) }
+        for (name, value) in extraHeaders { request.headers.replaceOrAdd(name: name, value: value) }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, timeout: requestTimeout)
+        } catch let error as HTTPClientError {
+            throw RemoteDatabase.translate(error, url: request.url)
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw RemoteTransportError(message: "\(error) (GET \(request.url))")
+        }
+        let status = Int(response.status.code)
+        do {
+            for try await chunk in response.body where status < 300 {
+                try chunk.withUnsafeReadableBytes { try sink($0) }
+            }
+        } catch let error as CBLError {
+            throw error
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw RemoteTransportError(message: "The connection broke while downloading \(request.url): \(error)")
+        }
+        return status
+    }
+
     /// CouchDB's `reason` (or `error`) member of an error body.
     static func reason(_ response: RemoteResponse) -> String? {
         guard let object = try? JSON.parseObject(response.body) else { return nil }
@@ -264,7 +300,7 @@ final class RemoteDatabase: Sendable {
         return false
     }
 
-    private static func translate(_ error: HTTPClientError, url: String) -> Error {
+    static func translate(_ error: HTTPClientError, url: String) -> Error {
         if [.invalidURL, .emptyHost, .emptyScheme].contains(error) {
             return CBLError(400, "Invalid remote URL \(url): \(error)")
         }

@@ -1,0 +1,43 @@
+import Foundation
+
+/// An attachment body arriving from a peer, streamed into the blob store as it comes (never
+/// held whole in memory): `append` each chunk, then `finish` installs it under its SHA-1.
+package final class SyncBlobDownload: @unchecked Sendable {
+    private let writer: BlobWriter
+
+    fileprivate init(writer: BlobWriter) {
+        self.writer = writer
+    }
+
+    package func append(_ bytes: UnsafeRawBufferPointer) throws {
+        try writer.append(Data(bytes))
+    }
+
+    /// Installs the blob; returns its `sha1-…` digest, CouchDB's `md5-…` digest and its length.
+    package func finish() throws -> (digest: String, md5Digest: String, length: Int) {
+        let (key, length) = try writer.install()
+        return (key.digest, writer.md5Digest, Int(length))
+    }
+
+    /// Drops what was received.
+    package func cancel() { writer.cancel() }
+}
+
+extension CBLDatabase {
+    /// Starts streaming an attachment body into the blob store.
+    package func syncBeginBlobDownload() throws -> SyncBlobDownload {
+        guard let blobs = storeIfOpenForBlobs else { throw CBLError.notFound("Database '\(name)' is closed") }
+        return SyncBlobDownload(writer: try BlobWriter(store: blobs))
+    }
+
+    /// The `_attachments` of the newest revision of `history` (newest first) whose body is
+    /// stored here: what a pulled revision's stubs can refer to. Nil when none is stored.
+    package func syncAncestorAttachments(docID: String, history: [String]) throws -> [String: Any]? {
+        for revID in history {
+            guard let rev = try syncRevision(docID: docID, revID: revID) else { continue }
+            guard rev.body != nil else { continue }
+            return rev.properties?["_attachments"] as? [String: Any] ?? [:]
+        }
+        return nil
+    }
+}
