@@ -537,6 +537,31 @@ final class ReplicationTests: ReplicationTestCase {
         XCTAssertEqual(push.changesCount, 1, "only the change made after the copy is looked at")
         XCTAssertEqual(try manager.existingDatabaseNamed("shared").documentCount, 31)
     }
+
+    func testSuspendResumeAndRestart() throws {
+        let server = try createDB("pausable")
+        let local = try clientManager.databaseNamed("local")
+        let pull = local.createPullReplication(remoteURL("pausable"))
+        pull.continuous = true
+        pull.tuning = fastTuning(pull.tuning)
+        pull.start()
+        defer { pull.stop() }
+        XCTAssertTrue(waitUntil { pull.status == .idle })
+        pull.suspended = true
+        XCTAssertTrue(waitUntil { !pull.running && pull.status == .stopped })
+        XCTAssertEqual(local.allReplications.count, 0)
+        try server.document(withID: "while-suspended")!.putProperties(["n": 1])
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertNil(local.existingDocument(withID: "while-suspended"))
+        pull.suspended = false
+        XCTAssertTrue(waitUntil { local.existingDocument(withID: "while-suspended") != nil })
+        XCTAssertTrue(pull.running)
+        pull.restart()
+        XCTAssertTrue(waitUntil { pull.status == .idle })
+        XCTAssertEqual(local.allReplications.count, 1, "a restarted replication stays registered")
+        try server.document(withID: "after-restart")!.putProperties(["n": 2])
+        XCTAssertTrue(waitUntil { local.existingDocument(withID: "after-restart") != nil })
+    }
 }
 
 final class Counter: @unchecked Sendable {

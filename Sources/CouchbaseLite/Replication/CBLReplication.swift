@@ -71,6 +71,7 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
         var remoteUUID: String?
         var running = false
         var suspended = false
+        var resumeWhenUnsuspended = false
         var task: Task<Void, Never>?
         var runID = 0
         var lastPushedSequence: Int64?
@@ -213,16 +214,24 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
     /// Revisions known to need processing in this run (grows as changes are discovered).
     public var changesCount: UInt32 { progress.withLock { $0.total } }
 
-    /// Pausing a running replication (1.x: app in background); resuming restarts it.
+    /// Pausing a running replication (1.x: app in background); un-suspending starts it again.
     public var suspended: Bool {
         get { progress.withLock { $0.suspended } }
         set {
-            let wasRunning = progress.withLock { p -> Bool in
-                let was = p.suspended
+            let action = progress.withLock { p -> Int in
+                guard p.suspended != newValue else { return 0 }
                 p.suspended = newValue
-                return was != newValue && p.running
+                if newValue, p.running {
+                    p.resumeWhenUnsuspended = true
+                    return 1
+                }
+                if !newValue, p.resumeWhenUnsuspended {
+                    p.resumeWhenUnsuspended = false
+                    return 2
+                }
+                return 0
             }
-            if wasRunning { newValue ? cancelRun() : restart() }
+            if action == 1 { cancelRun() } else if action == 2 { start() }
         }
     }
 
@@ -478,8 +487,8 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
             p.task = nil
             return true
         }
-        localDatabase.unregisterReplication(self)
         if ended {
+            localDatabase.unregisterReplication(self)
             notifyChanged()
             // After the final state was delivered (same queue), the streams end.
             notificationQueue.async { [self] in
