@@ -7,22 +7,13 @@ import XCTest
 /// the certificate the listener reports.
 final class ListenerTLSTests: ListenerTestCase {
     private func fetch(_ url: String, caFile: String) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", """
+        let run = try runChildProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", """
             import ssl, sys, urllib.request
             ctx = ssl.create_default_context(cafile=sys.argv[1])
             print(urllib.request.urlopen(sys.argv[2], context=ctx, timeout=10).read().decode())
-            """, caFile, url]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let deadline = Date().addingTimeInterval(20)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if process.isRunning { process.terminate(); return (-1, "timed out") }
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (process.terminationStatus, text)
+            """, caFile, url], timeout: 20)
+        if run.timedOut { return (-1, "timed out") }
+        return (run.status, run.output)
     }
 
     func testAnonymousIdentityServesHTTPS() throws {

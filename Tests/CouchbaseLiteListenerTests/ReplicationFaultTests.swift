@@ -226,18 +226,11 @@ final class ReplicationKillTests: ReplicationTestCase {
 final class ReplicationLargeAttachmentTests: ReplicationTestCase {
     func runWriter(_ mode: String, _ directory: URL, _ db: String, _ url: String) throws -> (Int32, Int) {
         let writer = try XCTUnwrap(CrashWriterLocator.find(), "CBLCrashWriter not built (swift build --build-tests)")
-        let process = Process()
-        process.executableURL = writer
-        process.arguments = [mode, directory.path, db, url, "10"]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let deadline = Date().addingTimeInterval(120)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if process.isRunning { process.terminate(); XCTFail("\(mode) did not finish") }
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let run = try runChildProcess(writer, [mode, directory.path, db, url, "10"], timeout: 120, includeStandardError: false)
+        XCTAssertFalse(run.timedOut, "\(mode) did not finish")
+        let text = run.output
         let peak = text.split(separator: "\n").last { $0.hasPrefix("DONE ") }.flatMap { Int($0.dropFirst(5)) } ?? -1
-        return (process.terminationStatus, peak)
+        return (run.status, peak)
     }
 
     func testHundredMegabyteAttachmentIsStreamedBothWays() throws {

@@ -697,17 +697,9 @@ final class ListenerReplicateTests: ReplicationTestCase {
 final class ReplicateCommandTests: ReplicationTestCase {
     func runCBL(_ arguments: [String]) throws -> (Int32, String) {
         guard let cbl = BuiltExecutable.find("cbl") else { throw XCTSkip("cbl not built (swift build --build-tests)") }
-        let process = Process()
-        process.executableURL = cbl
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let deadline = Date().addingTimeInterval(60)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning { process.terminate(); XCTFail("cbl replicate did not finish") }
-        return (process.terminationStatus, String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        let run = try runChildProcess(cbl, arguments, timeout: 60)
+        XCTAssertFalse(run.timedOut, "cbl replicate did not finish")
+        return (run.status, run.output)
     }
 
     func testPullIntoANewFileThenPushBack() throws {
