@@ -138,6 +138,26 @@ final class ReplicationFaultTests: ReplicationTestCase {
         XCTAssertGreaterThanOrEqual(Int(second.changesCount) + partial, Int(server.documentCount))
     }
 
+    func testPeerWithoutMultipartGetsAttachmentsInline() throws {
+        _ = try createDB("plain")
+        // A peer that refuses multipart uploads (415), as some proxies and old servers do.
+        proxy = try FaultProxy(upstreamPort: listener.port) { _, method, path in
+            method == "PUT" && path.contains("new_edits=false") ? .status(415) : .pass
+        }
+        let local = try clientManager.databaseNamed("local")
+        let photo = Self.randomBytes(50_000, seed: 5)
+        try local.document(withID: "photo")!.update { rev in
+            rev.setAttachmentNamed("p.jpg", withContentType: "image/jpeg", content: photo)
+            return true
+        }
+        let push = local.createPushReplication(proxiedURL("plain"))
+        runToCompletion(push)
+        XCTAssertNil(push.lastError)
+        XCTAssertTrue(proxy.seen.contains { $0.method == "PUT" && $0.fault == "status(415)" }, "multipart was tried first")
+        XCTAssertEqual(try manager.existingDatabaseNamed("plain").existingDocument(withID: "photo")?
+            .currentRevision?.attachmentNamed("p.jpg")?.content, photo)
+    }
+
     func testContinuousPushGoesOfflineAndComesBack() throws {
         _ = try createDB("dst")
         let down = Counter()

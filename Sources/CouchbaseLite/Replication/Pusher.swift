@@ -185,7 +185,15 @@ struct Pusher {
                     bulkBytes += size
                     if bulkBytes >= tuning.bulkDocsMaxBytes || bulk.count >= 100 { try await flushBulk() }
                 case .multipart(let upload):
-                    let status = try await send(upload, candidate)
+                    var status = try await send(upload, candidate)
+                    if status == 415 {
+                        // The peer takes no multipart (spec 9.5): send it inline, alone.
+                        let ancestors = chunk.first { $0.0.docID == candidate.docID && $0.0.revID == candidate.revID }?.1 ?? []
+                        if case .inline(let doc, _) = try await prepare([(candidate, ancestors)], threshold: .max).first! {
+                            let outcome = try await bulkDocs([doc], [candidate])
+                            status = outcome.rejected.map(\.code) ?? outcome.failures.first.map { $0.1.code } ?? 201
+                        }
+                    }
                     if status == 401 || status == 403 {
                         replicator.report {
                             $0.completed &+= 1
@@ -281,9 +289,9 @@ struct Pusher {
     }
 
     /// Loads the bodies to send for a batch of revisions (one trip to the database queue).
-    private func prepare(_ batch: [(Candidate, [String])]) async throws -> [Prepared] {
+    private func prepare(_ batch: [(Candidate, [String])], threshold: Int? = nil) async throws -> [Prepared] {
         let db = replicator.db
-        let threshold = tuning.multipartThreshold
+        let threshold = threshold ?? tuning.multipartThreshold
         return try await replicator.onDatabase(reading: true) {
             try batch.map { try Pusher.prepare($0.0, possibleAncestors: $0.1, db: db, threshold: threshold) }
         }

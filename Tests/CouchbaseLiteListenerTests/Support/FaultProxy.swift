@@ -161,9 +161,9 @@ final class FaultProxy: @unchecked Sendable {
         var body = initial
         var buffer = [UInt8](repeating: 0, count: 65536)
         let text = String(decoding: head, as: UTF8.self).lowercased()
-        if let range = text.range(of: "content-length:") {
-            let rest = text[range.upperBound...].prefix { $0 != "\r" }
-            let declared = Int(rest.trimmingCharacters(in: .whitespaces)) ?? 0
+        // (Split on "\r\n" as a whole: in a Swift String it is one Character.)
+        if let line = text.components(separatedBy: "\r\n").first(where: { $0.hasPrefix("content-length:") }) {
+            let declared = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
             let length = limitFraction.map { Int(Double(declared) * $0) } ?? declared
             while body.count < length {
                 let n = recv(fd, &buffer, buffer.count, 0)
