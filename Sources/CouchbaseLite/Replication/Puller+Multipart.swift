@@ -63,7 +63,7 @@ extension Puller {
         guard let contentType = response.multipartContentType else { return nil }
         let items: [MultipartDocument.Item]
         do {
-            items = try MultipartDocument.items(body: response.body, contentType: contentType)
+            items = try MultipartDocument.items(body: response.body, contentType: contentType, answering: .document)
         } catch {
             return .failed(Replicator.documentError(502, wanted.docID, wanted.revID, "unreadable multipart answer: \(error)"))
         }

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import JSONCore
-import NIOCore
 
 /// Documents carried in multipart bodies (spec 9.4 "Multipart responses"): a `multipart/related`
 /// document is its JSON part followed by one part per attachment marked `"follows": true`; a
@@ -22,11 +21,21 @@ package enum MultipartDocument {
         case unreadable(docID: String?, revID: String?, MultipartError)
     }
 
-    /// The revisions of a multipart answer with this `Content-Type`: `multipart/mixed` (one
-    /// part per revision) or `multipart/related` (a single document).
-    package static func items(body: [UInt8], contentType: String) throws -> [Item] {
+    /// What a multipart answer answers, which says how its parts are read.
+    package enum Answer {
+        /// `_bulk_get` or `open_revs`: one revision per part, whatever the subtype (Sync
+        /// Gateway and CouchDB say `multipart/mixed`, a 1.x listener asked for
+        /// `multipart/related` says that).
+        case revisions
+        /// A single-revision `GET`: a `multipart/related` answer is the document itself (JSON,
+        /// then attachments); a `multipart/mixed` one is read as `.revisions`.
+        case document
+    }
+
+    /// The revisions of a multipart answer with this `Content-Type`.
+    package static func items(body: [UInt8], contentType: String, answering answer: Answer = .revisions) throws -> [Item] {
         let parts = try MultipartReader.parts(of: body, contentType: contentType, depth: 1)
-        if MIMEHeader.mediaType(contentType) == "multipart/related" {
+        if answer == .document, MIMEHeader.mediaType(contentType) == "multipart/related" {
             return [item(related: parts, headers: nil)]
         }
         return parts.map(item)
@@ -79,7 +88,7 @@ package enum MultipartDocument {
     /// A JSON part's object (inflated first when the part is gzip-encoded, as Sync Gateway
     /// sends them to clients that accept gzip parts).
     static func json(_ part: MIMEPart) throws(MultipartError) -> [String: Any] {
-        var bytes = Array(part.body.readableBytesView)
+        var bytes = Array(part.body)
         if part.isGzipped {
             guard let inflated = try? Gzip.decompress(Data(bytes)) else {
                 throw MultipartError(.badContent, "A gzip-encoded JSON part does not inflate")
@@ -120,7 +129,7 @@ package enum MultipartDocument {
         if !unnamed.isEmpty {
             var open = following.filter { claimed[$0] == nil }
             for part in unnamed {
-                let digests = Digests(Data(part.body.readableBytesView))
+                let digests = Digests(Data(part.body))
                 let byDigest = open.firstIndex { name in
                     ((attachments[name] as? [String: Any])?["digest"] as? String).map(digests.matches) ?? false
                 }
@@ -134,7 +143,7 @@ package enum MultipartDocument {
             guard let part = claimed[name] else {
                 throw MultipartError(.missingAttachment, "The body of attachment '\(name)' of '\(docName)' is missing")
             }
-            let received = Data(part.body.readableBytesView)
+            let received = Data(part.body)
             var stored = received
             if part.isGzipped, meta["encoding"] as? String != "gzip" {
                 guard let inflated = try? Gzip.decompress(received) else {

@@ -1,21 +1,23 @@
 import Foundation
-import MultipartKit
-import NIOCore
 
 /// One MIME part of a multipart body.
 package struct MIMEPart: Sendable {
     package var headers: [(name: String, value: String)]
-    /// The body as received (empty for a `multipart/…` part whose parts were read).
-    package var body: ByteBuffer
+    /// The body: a slice of the whole body, not a copy (empty for a `multipart/…` part whose
+    /// parts were read).
+    package var body: ArraySlice<UInt8>
     /// The parts of a nested `multipart/…` part (`_bulk_get`'s and `open_revs`' documents with
-    /// attachments), read as the body streamed by; nil for any other part.
+    /// attachments); nil for any other part.
     package var parts: [MIMEPart]?
 
-    package init(headers: [(name: String, value: String)], body: ByteBuffer, parts: [MIMEPart]? = nil) {
+    package init(headers: [(name: String, value: String)], body: ArraySlice<UInt8>, parts: [MIMEPart]? = nil) {
         self.headers = headers
         self.body = body
         self.parts = parts
     }
+
+    /// The body's bytes (a copy).
+    package var bodyBytes: [UInt8] { Array(body) }
 
     /// The first header of that name (case-insensitive), trimmed.
     package func header(_ name: String) -> String? {
@@ -57,9 +59,13 @@ package struct MultipartError: Error, CustomStringConvertible, Sendable {
     package var description: String { message }
 }
 
-/// Splits multipart bodies (RFC 2046) into parts with MultipartKit's streaming parser.
-/// Parts that are themselves multipart are read while the outer body streams by, so an
-/// attachment is copied once out of the answer, not once per nesting level.
+/// Splits multipart bodies (RFC 2046) into parts: the one reader of the listener's uploads
+/// and of the pull's multipart answers. Parts are slices of the body, nested `multipart/…`
+/// parts are read in place, so no attachment is copied while the body is split.
+///
+/// Hand-written rather than MultipartKit 4.7.1's parser: that one traps (index out of range)
+/// on a byte ≥ 0x80 in a part's header name, so any client or peer could crash the process,
+/// and it ends quietly wherever the input ends, so a cut body would pass for a whole one.
 package enum MultipartReader {
     /// The parts of `body`, whose `Content-Type` is `contentType` (`multipart/…; boundary=…`).
     /// Nested multipart parts are read to `depth` levels (1: a `_bulk_get` answer's documents).
@@ -70,127 +76,98 @@ package enum MultipartReader {
         guard let boundary = MIMEHeader.parameter("boundary", in: contentType), !boundary.isEmpty else {
             throw MultipartError(.malformed, "Content-Type \(contentType) has no boundary")
         }
-        return try parts(of: body, boundary: boundary, depth: depth)
+        return try parts(of: body[...], boundary: boundary, depth: depth)
     }
 
     package static func parts(of body: [UInt8], boundary: String, depth: Int = 1) throws -> [MIMEPart] {
-        let collector = try PartCollector(boundary: boundary, depth: depth)
-        // Fed in slices: the parser copies what it reads, so a whole-body copy is never made.
-        let slice = 64 * 1024
-        var offset = 0
-        while offset < body.count {
-            let end = min(offset + slice, body.count)
-            try collector.feed(ByteBuffer(bytes: body[offset..<end]))
-            offset = end
-        }
-        return try collector.finish()
-    }
-}
-
-/// Collects the parts of one multipart body fed chunk by chunk.
-private final class PartCollector {
-    private let parser: MultipartParser
-    private let boundary: String
-    /// `--boundary--`: a body that does not end with it was cut short (MultipartKit stops
-    /// quietly wherever the input ends).
-    private let closingDelimiter: [UInt8]
-    private var tail: [UInt8] = []
-    private let depth: Int
-
-    private var parts: [MIMEPart] = []
-    private var headers: [(name: String, value: String)] = []
-    private var body = ByteBuffer()
-    private var headersDone = false
-    private var partOpen = false
-    private var nested: PartCollector?
-    private var failure: Error?
-
-    init(boundary: String, depth: Int) throws {
-        // RFC 2046: 1 to 70 characters (MultipartKit traps on an empty one).
-        guard !boundary.isEmpty, boundary.utf8.count <= 200 else {
-            throw MultipartError(.malformed, "Invalid multipart boundary")
-        }
-        self.boundary = boundary
-        self.depth = depth
-        closingDelimiter = Array("--\(boundary)--".utf8)
-        parser = MultipartParser(boundary: boundary)
-        parser.onHeader = { [unowned self] name, value in
-            self.headers.append((name, value))
-            self.partOpen = true
-        }
-        parser.onBody = { [unowned self] chunk in self.receive(&chunk) }
-        parser.onPartComplete = { [unowned self] in self.completePart() }
+        try parts(of: body[...], boundary: boundary, depth: depth)
     }
 
-    func feed(_ chunk: ByteBuffer) throws {
-        let keep = closingDelimiter.count + 64
-        if chunk.readableBytes >= keep {
-            tail = Array(chunk.readableBytesView.suffix(keep))
+    static func parts(of body: ArraySlice<UInt8>, boundary: String, depth: Int) throws -> [MIMEPart] {
+        guard !boundary.isEmpty else { throw MultipartError(.malformed, "Empty multipart boundary") }
+        let dashBoundary = Array("--\(boundary)".utf8)
+        let delimiter: [UInt8] = [13, 10] + dashBoundary
+        // The first delimiter opens the body or follows a preamble line.
+        var position: Int
+        if body.starts(with: dashBoundary) {
+            position = body.startIndex
+        } else if let found = find(delimiter, in: body, from: body.startIndex) {
+            position = found + 2
         } else {
-            tail.append(contentsOf: chunk.readableBytesView)
-            if tail.count > keep { tail.removeFirst(tail.count - keep) }
+            throw MultipartError(.malformed, "No part delimited by boundary \(boundary)")
         }
-        do {
-            try parser.execute(chunk)
-        } catch {
-            throw MultipartError(.malformed, "Malformed multipart body (boundary \(boundary))")
+        var parts: [MIMEPart] = []
+        func truncated() -> MultipartError {
+            MultipartError(.truncated, "Truncated multipart body: \(parts.count) complete part(s), "
+                           + "then no closing delimiter --\(boundary)--")
         }
-        if let failure { throw failure }
-    }
-
-    func finish() throws -> [MIMEPart] {
-        if let failure { throw failure }
-        var end = tail.count
-        while end > 0, [0x0D, 0x0A, 0x20, 0x09].contains(tail[end - 1]) { end -= 1 }
-        let closed = end >= closingDelimiter.count && Array(tail[(end - closingDelimiter.count)..<end]) == closingDelimiter
-        guard closed, !partOpen else {
-            if parts.isEmpty && !partOpen {
-                throw MultipartError(.malformed, "No part delimited by boundary \(boundary)")
+        while true {
+            position += dashBoundary.count
+            guard position + 2 <= body.endIndex else { throw truncated() }
+            if body[position] == 0x2D, body[position + 1] == 0x2D { return parts }  // `--`: the end
+            // Transport padding, then the CRLF that ends the delimiter line.
+            while position < body.endIndex, body[position] == 0x20 || body[position] == 0x09 { position += 1 }
+            guard position + 2 <= body.endIndex else { throw truncated() }
+            guard body[position] == 13, body[position + 1] == 10 else {
+                throw MultipartError(.malformed, "Malformed multipart delimiter line (boundary \(boundary))")
             }
-            throw MultipartError(.truncated, "Truncated multipart body: \(parts.count) complete part(s), "
-                                 + "then no closing delimiter --\(boundary)--")
-        }
-        return parts
-    }
-
-    private func beginBody() {
-        guard !headersDone else { return }
-        headersDone = true
-        partOpen = true
-        guard depth > 0, let type = headers.first(where: { $0.name.caseInsensitiveCompare("content-type") == .orderedSame })?.value,
-              MIMEHeader.mediaType(type).hasPrefix("multipart/") else { return }
-        guard let inner = MIMEHeader.parameter("boundary", in: type) else {
-            failure = failure ?? MultipartError(.malformed, "Nested \(type) part has no boundary")
-            return
-        }
-        do {
-            nested = try PartCollector(boundary: inner, depth: depth - 1)
-        } catch {
-            failure = failure ?? error
+            let partStart = position + 2
+            guard let partEnd = find(delimiter, in: body, from: partStart) else { throw truncated() }
+            parts.append(try part(body[partStart..<partEnd], depth: depth))
+            position = partEnd + 2
         }
     }
 
-    private func receive(_ chunk: inout ByteBuffer) {
-        beginBody()
-        if let nested {
-            do { try nested.feed(chunk) } catch { failure = failure ?? error }
+    /// One part: its header block, then its body (read as parts in turn when it is multipart).
+    private static func part(_ bytes: ArraySlice<UInt8>, depth: Int) throws -> MIMEPart {
+        var headers: [(name: String, value: String)] = []
+        let bodyStart: Int
+        if bytes.starts(with: [13, 10]) {
+            bodyStart = bytes.startIndex + 2
+        } else if let end = find([13, 10, 13, 10], in: bytes, from: bytes.startIndex) {
+            for line in String(decoding: bytes[bytes.startIndex..<end], as: UTF8.self).components(separatedBy: "\r\n") {
+                if let first = line.first, first == " " || first == "\t", !headers.isEmpty {
+                    headers[headers.count - 1].value += " " + line.trimmingCharacters(in: .whitespaces)  // folded
+                    continue
+                }
+                guard let colon = line.firstIndex(of: ":") else {
+                    throw MultipartError(.malformed, "Malformed multipart part header line")
+                }
+                headers.append((String(line[..<colon]).trimmingCharacters(in: .whitespaces),
+                                String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
+            }
+            bodyStart = end + 4
         } else {
-            body.writeBuffer(&chunk)
+            throw MultipartError(.malformed, "Multipart part without a header block")
         }
+        var part = MIMEPart(headers: headers, body: bytes[bodyStart...])
+        if depth > 0, let type = part.header("content-type"), MIMEHeader.mediaType(type).hasPrefix("multipart/") {
+            guard let inner = MIMEHeader.parameter("boundary", in: type), !inner.isEmpty else {
+                throw MultipartError(.malformed, "Nested \(type) part has no boundary")
+            }
+            part.parts = try parts(of: part.body, boundary: inner, depth: depth - 1)
+            part.body = []
+        }
+        return part
     }
 
-    private func completePart() {
-        beginBody()
-        var part = MIMEPart(headers: headers, body: body)
-        if let nested {
-            do { part.parts = try nested.finish() } catch { failure = failure ?? error }
+    /// The index of the first occurrence of `needle` in `haystack` at or after `start`.
+    static func find(_ needle: [UInt8], in haystack: ArraySlice<UInt8>, from start: Int) -> Int? {
+        guard let first = needle.first, start <= haystack.endIndex, haystack.endIndex - start >= needle.count else { return nil }
+        return haystack.withUnsafeBufferPointer { hay -> Int? in
+            needle.withUnsafeBufferPointer { pattern -> Int? in
+                guard let base = hay.baseAddress, let p = pattern.baseAddress else { return nil }
+                var offset = start - haystack.startIndex
+                let last = hay.count - pattern.count
+                while offset <= last {
+                    guard let hit = memchr(base + offset, Int32(first), last - offset + 1) else { return nil }
+                    let at = UnsafeRawPointer(hit).assumingMemoryBound(to: UInt8.self) - base
+                    if memcmp(base + at, p, pattern.count) == 0 { return haystack.startIndex + at }
+                    offset = at + 1
+                }
+                return nil
+            }
         }
-        parts.append(part)
-        headers = []
-        body = ByteBuffer()
-        headersDone = false
-        partOpen = false
-        nested = nil
     }
 }
 

@@ -94,6 +94,10 @@ extension CBLDatabase {
                     if followsAttachments {
                         meta["follows"] = true
                         meta["length"] = content.count
+                        // The part holds the inflated bytes, so its digest names them (1.x and
+                        // our multipart reader check parts against digests; the stored one
+                        // names the gzip file).
+                        if meta["digest"] != nil { meta["digest"] = BlobKey(content: content).digest }
                     } else {
                         meta["data"] = content.base64EncodedString()
                         meta["length"] = nil
