@@ -170,6 +170,33 @@ final class ReplicationMultipartPullTests: ReplicationTestCase {
         try assertSameDatabase(server, local)
     }
 
+    /// The listener's multipart answers, with and without `X-Accept-Part-Encoding: gzip`:
+    /// what the reader accepts (each part matches its digest), the gzip-stored attachment sent
+    /// as stored in the first case and inflated in the second.
+    func testListenerMultipartAnswersMatchTheirDigests() throws {
+        let server = try makeSource()
+        let rev = try XCTUnwrap(server.existingDocument(withID: "zipped")?.currentRevisionID)
+        for gzipParts in [true, false] {
+            var headers = ["Accept": "multipart/related"]
+            if gzipParts { headers["X-Accept-Part-Encoding"] = "gzip" }
+            let answer = try get("/src/zipped?rev=\(rev)&revs=true&attachments=true", headers: headers)
+            expect(answer, 200)
+            let type = try XCTUnwrap(answer.header("content-type"))
+            XCTAssertTrue(type.hasPrefix("multipart/related"), type)
+            let items = try MultipartDocument.items(body: answer.body, contentType: type, answering: .document)
+            guard case .document(let doc)? = items.first else { return XCTFail("\(items)") }
+            let meta = try XCTUnwrap((doc["_attachments"] as? [String: [String: Any]])?["z.txt"])
+            let data = try XCTUnwrap(meta["data"] as? Data)
+            if gzipParts {
+                XCTAssertEqual(meta["encoding"] as? String, "gzip")
+                XCTAssertEqual(try CBLDatabase.syncGunzip(data), compressible)
+            } else {
+                XCTAssertNil(meta["encoding"])
+                XCTAssertEqual(data, compressible)
+            }
+        }
+    }
+
     /// Without `preferMultipart` the same pull keeps CouchDB's and the listener's JSON answer.
     func testTheDefaultAcceptKeepsTheJSONAnswer() throws {
         let server = try makeSource()
