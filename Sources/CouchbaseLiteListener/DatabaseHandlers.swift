@@ -173,7 +173,8 @@ extension RESTRouter {
             throw RESTError(400, "bad_request", "Missing JSON list of 'docs'.")
         }
         let q = QueryParams(values: request.query)
-        let queryOptions = try DocumentOptions(q)
+        var queryOptions = try DocumentOptions(q)
+        queryOptions.encodedAttachmentParts = request.acceptsGzipParts
         let latest = try q.bool("latest")
         // As CouchDB: JSON for a client that accepts it, multipart only for one that asks for
         // nothing else (1.x pullers: `multipart/related`; PouchDB: `multipart/mixed`).

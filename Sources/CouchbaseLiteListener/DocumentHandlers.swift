@@ -125,7 +125,7 @@ extension RESTRouter {
         case "PUT":
             var body: [String: Any]
             if request.contentType == "multipart/related" {
-                body = try MultipartReader.documentWithAttachments(request)
+                body = try MultipartUpload.documentWithAttachments(request)
             } else {
                 body = try JSONText.parseObject(request.body, what: "Document")
             }
@@ -157,7 +157,8 @@ extension RESTRouter {
 
     private func getDocument(_ db: CBLDatabase, docID: String, _ request: RESTRequest) throws -> RESTResponse {
         let q = QueryParams(values: request.query)
-        let options = try DocumentOptions(q)
+        var options = try DocumentOptions(q)
+        options.encodedAttachmentParts = request.acceptsGzipParts
         if let openRevs = q["open_revs"] {
             return try getOpenRevs(db, docID: docID, openRevs, options, request)
         }

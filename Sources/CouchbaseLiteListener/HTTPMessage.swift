@@ -33,6 +33,12 @@ struct RESTRequest: Sendable {
         return MIMEHeader.parameter(name, in: value)
     }
 
+    /// `X-Accept-Part-Encoding: gzip` (1.x pullers, spec 9.4): gzip-stored attachments may be
+    /// sent as stored, in parts marked `Content-Encoding: gzip`.
+    var acceptsGzipParts: Bool {
+        header("x-accept-part-encoding")?.lowercased().contains("gzip") ?? false
+    }
+
     /// True when the client accepts this media type (prefix match, e.g. `multipart/`).
     func accepts(_ mediaType: String) -> Bool {
         guard let accept = header("accept") else { return false }
@@ -220,20 +226,6 @@ enum JSONText {
             }
         }
         return true
-    }
-}
-
-/// Header parameter parsing (`multipart/related; boundary="abc"`, `attachment; filename="x"`).
-enum MIMEHeader {
-    static func parameter(_ name: String, in value: String) -> String? {
-        for part in value.split(separator: ";").dropFirst() {
-            let kv = part.split(separator: "=", maxSplits: 1)
-            guard kv.count == 2, kv[0].trimmingCharacters(in: .whitespaces).lowercased() == name.lowercased() else { continue }
-            var v = kv[1].trimmingCharacters(in: .whitespaces)
-            if v.hasPrefix("\""), v.hasSuffix("\""), v.count >= 2 { v = String(v.dropFirst().dropLast()) }
-            return v
-        }
-        return nil
     }
 }
 

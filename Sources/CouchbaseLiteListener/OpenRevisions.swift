@@ -99,12 +99,16 @@ extension RESTRouter {
         var parts = [json]
         for name in following {
             let meta = atts[name] as? [String: Any] ?? [:]
-            let content = try attachmentContent(db, meta: stored[name] as? [String: Any] ?? meta, docID: rev.docID, name: name)
+            let storedMeta = stored[name] as? [String: Any] ?? meta
+            // Still `"encoding":"gzip"` in the JSON: the part is the stored gzip file.
+            let encoded = meta["encoding"] as? String == "gzip"
+            let content = encoded ? try db.syncAttachmentStoredContent(meta: storedMeta, docID: rev.docID, name: name)
+                                  : try attachmentContent(db, meta: storedMeta, docID: rev.docID, name: name)
             parts.append(MultipartPart(headers: [
                 ("Content-Disposition", "attachment; filename=\"\(MultipartWriter.quoted(name))\""),
                 ("Content-Type", meta["content_type"] as? String ?? "application/octet-stream"),
                 ("Content-Length", String(content.count)),
-            ], body: Array(content)))
+            ] + (encoded ? [("Content-Encoding", "gzip")] : []), body: Array(content)))
         }
         let boundary = MultipartWriter.newBoundary()
         return MultipartPart(headers: relatedHeaders + [("Content-Type", "multipart/related; boundary=\"\(boundary)\"")],

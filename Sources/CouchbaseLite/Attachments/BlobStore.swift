@@ -10,6 +10,11 @@ struct BlobKey: Hashable, Sendable {
         self.bytes = bytes
     }
 
+    /// The key of this content (its SHA-1).
+    init(content: Data) {
+        bytes = Array(Insecure.SHA1.hash(data: content))
+    }
+
     /// Parses an attachment `digest` of the form `sha1-<base64>`.
     init?(digest: String) {
         guard digest.hasPrefix("sha1-"), let data = Data(base64Encoded: String(digest.dropFirst(5))) else { return nil }

@@ -534,6 +534,9 @@ package struct ReplicationTuning: Sendable {
     package var multipartThreshold = 2048
     /// `_bulk_docs` requests are flushed when their estimated size exceeds this.
     package var bulkDocsMaxBytes = 5 << 20
+    /// The pull asks for multipart answers only (`Accept: multipart/related`, as 1.x did),
+    /// so a peer that prefers JSON (CouchDB 2+, our listener) answers multipart too.
+    package var preferMultipart = false
 
     package init() {}
 }

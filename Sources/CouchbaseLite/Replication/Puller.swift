@@ -414,8 +414,8 @@ struct Puller {
         return results
     }
 
-    /// `POST _bulk_get?revs=true&attachments=true` (JSON answer); nil when the peer has no
-    /// `_bulk_get` (404/405/400 on the endpoint itself).
+    /// `POST _bulk_get?revs=true&attachments=true` (JSON, or multipart from Sync Gateway); nil
+    /// when the peer has no `_bulk_get` (404/405/400 on the endpoint itself).
     private func fetchBulk(_ batch: [Wanted]) async throws -> [Unchecked<FetchResult>]? {
         let docs: [[String: Any]] = batch.map { wanted in
             var entry: [String: Any] = ["id": wanted.docID, "rev": wanted.revID]
@@ -423,10 +423,13 @@ struct Puller {
             return entry
         }
         let body = try JSON.canonicalData(["docs": docs])
-        let response = try await remote.send(.POST, "_bulk_get", query: [("revs", "true"), ("attachments", "false")],
-                                             body: .bytes(body), contentType: "application/json")
+        let response = try await remote.send(.POST, "_bulk_get",
+                                             query: [("revs", "true"), ("attachments", multipartMode ? "true" : "false")],
+                                             body: .bytes(body), contentType: "application/json",
+                                             accept: fetchAccept, headers: Puller.fetchHeaders)
         if [400, 404, 405, 501].contains(response.status) { return nil }
         guard response.status < 300 else { throw RemoteDatabase.error(response, "_bulk_get failed") }
+        if let results = Puller.multipartResults(response, for: batch) { return results }
         let object = try response.jsonObject()
         guard let rows = object["results"] as? [Any] else { throw CBLError(502, "_bulk_get answer has no results") }
         var byKey: [String: Unchecked<FetchResult>] = [:]
@@ -449,7 +452,7 @@ struct Puller {
         }
     }
 
-    private static func failure(_ docID: String, _ revID: String, _ error: [String: Any]) -> FetchResult {
+    static func failure(_ docID: String, _ revID: String, _ error: [String: Any]) -> FetchResult {
         let name = error["error"] as? String ?? "unknown"
         let reason = error["reason"] as? String ?? name
         let status = (error["status"] as? Int) ?? {
@@ -465,12 +468,21 @@ struct Puller {
         return [403, 404, 410].contains(status) ? .skipped(e) : .failed(e)
     }
 
-    /// `GET {doc}?rev=…&revs=true&attachments=true&atts_since=[…]` (JSON answer).
+    /// `GET {doc}?rev=…&revs=true&attachments=true&atts_since=[…]` (JSON, or multipart when
+    /// attachments follow).
     private func fetchOne(_ wanted: Wanted) async throws -> FetchResult {
-        let query: [(String, String)] = [("rev", wanted.revID), ("revs", "true")]
-        let response = try await remote.send(.GET, RemoteDatabase.encodeDocID(wanted.docID), query: query)
+        var query: [(String, String)] = [("rev", wanted.revID), ("revs", "true")]
+        if multipartMode {
+            query.append(("attachments", "true"))
+            if !wanted.attsSince.isEmpty, let since = try? JSON.string(wanted.attsSince, sortedKeys: false) {
+                query.append(("atts_since", since))
+            }
+        }
+        let response = try await remote.send(.GET, RemoteDatabase.encodeDocID(wanted.docID), query: query,
+                                             accept: fetchAccept, headers: Puller.fetchHeaders)
         switch response.status {
         case 200..<300:
+            if let result = Puller.multipartResult(response, for: wanted) { return result }
             let doc = try response.jsonObject()
             return .document(docID: wanted.docID, body: doc)
         case 403, 404, 410:

@@ -52,6 +52,11 @@ final class RemoteDatabase: Sendable {
     /// The `Server` header of the last response (Sync Gateway detection, spec 8.1).
     let serverHeader = Locked<String?>(nil)
 
+    /// True when the peer said it is Sync Gateway (`Server: Couchbase Sync Gateway/…`).
+    var isSyncGateway: Bool {
+        serverHeader.withLock { $0?.hasPrefix("Couchbase Sync Gateway/") ?? false }
+    }
+
     init(url: URL, headers: [String: String], authenticator: CBLAuthenticatorProtocol?,
          cookies: [String: String], trustedRootCertificates: [NIOSSLCertificate], onlyTrustedRoots: Bool,
          requestTimeout: TimeAmount, retryDelays: [Duration]) throws {

@@ -17,6 +17,10 @@ package struct SyncBodyOptions: Sendable {
     /// Sync Gateway's extension 1.x pullers send: trim `_revisions` after the first of these.
     package var revsFrom: [String]?
     package var revsLimit: Int?
+    /// With `followsAttachments`: gzip-stored attachments follow as stored, `encoding` and
+    /// `encoded_length` kept (the receiver sends `X-Accept-Part-Encoding: gzip`, as 1.x
+    /// pullers do, spec 9.4), instead of inflated.
+    package var encodedAttachmentParts = false
 
     package init() {}
 }
@@ -75,7 +79,8 @@ extension CBLDatabase {
                 let revpos = meta["revpos"] as? Int ?? 0
                 if options.attachments && revpos > minRevpos {
                     meta["stub"] = nil
-                    if followsAttachments, meta["encoding"] == nil, let length = meta["length"] as? Int {
+                    if followsAttachments, meta["encoding"] == nil || options.encodedAttachmentParts,
+                       let length = meta["length"] as? Int {
                         // The part is the stored file itself: no need to read it here.
                         meta["follows"] = true
                         meta["length"] = length
@@ -89,6 +94,10 @@ extension CBLDatabase {
                     if followsAttachments {
                         meta["follows"] = true
                         meta["length"] = content.count
+                        // The part holds the inflated bytes, so its digest names them (1.x and
+                        // our multipart reader check parts against digests; the stored one
+                        // names the gzip file).
+                        if meta["digest"] != nil { meta["digest"] = BlobKey(content: content).digest }
                     } else {
                         meta["data"] = content.base64EncodedString()
                         meta["length"] = nil

@@ -21,12 +21,16 @@ final class FaultProxy: @unchecked Sendable {
         case cut(Double)
         /// Read only part of the request body, then close (an upload cut mid-stream).
         case cutUpload
+        /// Forward, then relay the answer (head and body as received) as this returns it.
+        case rewrite(@Sendable ([UInt8]) -> [UInt8])
     }
 
     struct Seen: Sendable {
         let method: String
         let path: String
         let fault: String
+        /// The `Content-Type` of the answer relayed from upstream.
+        var responseContentType: String?
     }
 
     let upstreamPort: UInt16
@@ -112,6 +116,7 @@ final class FaultProxy: @unchecked Sendable {
         lock.unlock()
         let fault = decide(index, method, path)
         lock.lock()
+        let position = requests.count
         requests.append(Seen(method: method, path: path, fault: "\(fault)"))
         lock.unlock()
         if case .cutUpload = fault {
@@ -131,11 +136,21 @@ final class FaultProxy: @unchecked Sendable {
             writeAll(client, Array(response.utf8))
         case .cutUpload:
             return
-        case .pass, .cut:
+        case .pass, .cut, .rewrite:
             guard let answer = forward(head: String(decoding: finalHead, as: UTF8.self), body: body) else { return }
-            if case .cut(let fraction) = fault {
+            if let end = RawHTTPClient.find([13, 10, 13, 10], in: answer) {
+                let head = String(decoding: answer[0..<end], as: UTF8.self)
+                let type = head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("content-type:") }
+                lock.lock()
+                requests[position].responseContentType = type.map { String($0.dropFirst("content-type:".count)).trimmingCharacters(in: .whitespaces) }
+                lock.unlock()
+            }
+            switch fault {
+            case .cut(let fraction):
                 writeAll(client, Array(answer.prefix(max(1, Int(Double(answer.count) * fraction)))))
-            } else {
+            case .rewrite(let transform):
+                writeAll(client, transform(answer))
+            default:
                 writeAll(client, answer)
             }
         }
@@ -161,7 +176,7 @@ final class FaultProxy: @unchecked Sendable {
         var body = initial
         var buffer = [UInt8](repeating: 0, count: 65536)
         let text = String(decoding: head, as: UTF8.self).lowercased()
-        // (Split on "\r\n" as a whole: in a Swift String it is one Character.)
+        // By lines: "\r\n" is one Character, so a scan for "\r" would run past the line's end.
         if let line = text.components(separatedBy: "\r\n").first(where: { $0.hasPrefix("content-length:") }) {
             let declared = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
             let length = limitFraction.map { Int(Double(declared) * $0) } ?? declared

@@ -1,0 +1,183 @@
+import Crypto
+import Foundation
+import JSONCore
+
+/// Documents carried in multipart bodies (spec 9.4 "Multipart responses"): a `multipart/related`
+/// document is its JSON part followed by one part per attachment marked `"follows": true`; a
+/// `multipart/mixed` answer (`_bulk_get`, `open_revs`) is one part per revision, each either
+/// such a `multipart/related` part or JSON alone. The listener reads uploads with it, the
+/// replicator's pull the answers of its peers.
+package enum MultipartDocument {
+    /// One revision of a `multipart/mixed` answer.
+    package enum Item {
+        /// The document, each `follows` attachment's body as inline `data` (`Data`, stored
+        /// bytes: still gzip-compressed when the metadata says `"encoding":"gzip"`).
+        case document([String: Any])
+        /// The peer's per-revision error (`{"id","rev","error","reason"[,"status"]}`, or CouchDB's
+        /// `open_revs` `{"missing": rev}` turned into `not_found`).
+        case peerError([String: Any])
+        /// A part this side cannot accept (digest mismatch, missing or corrupt body, bad JSON),
+        /// with the revision it names when that could be read.
+        case unreadable(docID: String?, revID: String?, MultipartError)
+    }
+
+    /// What a multipart answer answers, which says how its parts are read.
+    package enum Answer {
+        /// `_bulk_get` or `open_revs`: one revision per part, whatever the subtype (Sync
+        /// Gateway and CouchDB say `multipart/mixed`, a 1.x listener asked for
+        /// `multipart/related` says that).
+        case revisions
+        /// A single-revision `GET`: a `multipart/related` answer is the document itself (JSON,
+        /// then attachments); a `multipart/mixed` one is read as `.revisions`.
+        case document
+    }
+
+    /// The revisions of a multipart answer with this `Content-Type`.
+    package static func items(body: [UInt8], contentType: String, answering answer: Answer = .revisions) throws -> [Item] {
+        let parts = try MultipartReader.parts(of: body, contentType: contentType, depth: 1)
+        if answer == .document, MIMEHeader.mediaType(contentType) == "multipart/related" {
+            return [item(related: parts, headers: nil)]
+        }
+        return parts.map(item)
+    }
+
+    /// One part of a `multipart/mixed` answer.
+    package static func item(_ part: MIMEPart) -> Item {
+        if let related = part.parts { return item(related: related, headers: part) }
+        let object: [String: Any]
+        do {
+            object = try json(part)
+        } catch {
+            return .unreadable(docID: part.header("x-doc-id"), revID: part.header("x-rev-id"), error)
+        }
+        if object["_id"] is String { return item(related: [part], headers: part, parsed: object) }
+        if let missing = object["missing"] as? String {
+            return .peerError(["rev": missing, "error": "not_found", "reason": "missing"])
+        }
+        if object["error"] != nil { return .peerError(object) }
+        return .unreadable(docID: part.header("x-doc-id"), revID: part.header("x-rev-id"),
+                           MultipartError(.badContent, "A multipart answer part is neither a document nor an error"))
+    }
+
+    private static func item(related parts: [MIMEPart], headers: MIMEPart?, parsed: [String: Any]? = nil) -> Item {
+        var docID = headers?.header("x-doc-id")
+        var revID = headers?.header("x-rev-id")
+        do {
+            guard let first = parts.first else { throw MultipartError(.malformed, "Empty multipart/related part") }
+            var doc = try parsed ?? json(first)
+            docID = doc["_id"] as? String ?? docID
+            revID = doc["_rev"] as? String ?? revID
+            try attachFollowingBodies(&doc, parts: parts.dropFirst())
+            return .document(doc)
+        } catch let error as MultipartError {
+            return .unreadable(docID: docID, revID: revID, error)
+        } catch {
+            return .unreadable(docID: docID, revID: revID, MultipartError(.badContent, "\(error)"))
+        }
+    }
+
+    /// The document of a `multipart/related` body: the first part's JSON with the `follows`
+    /// attachments' bodies as inline `data`. Throws ``MultipartError``.
+    package static func document(related parts: [MIMEPart]) throws -> [String: Any] {
+        guard let first = parts.first else { throw MultipartError(.malformed, "Empty multipart body") }
+        var doc = try json(first)
+        try attachFollowingBodies(&doc, parts: parts.dropFirst())
+        return doc
+    }
+
+    /// A JSON part's object (inflated first when the part is gzip-encoded, as Sync Gateway
+    /// sends them to clients that accept gzip parts).
+    static func json(_ part: MIMEPart) throws(MultipartError) -> [String: Any] {
+        var bytes = Array(part.body)
+        if part.isGzipped {
+            guard let inflated = try? Gzip.decompress(Data(bytes)) else {
+                throw MultipartError(.badContent, "A gzip-encoded JSON part does not inflate")
+            }
+            bytes = Array(inflated)
+        }
+        do {
+            return try JSON.parseObject(bytes)
+        } catch {
+            throw MultipartError(.badContent, "A multipart JSON part is not a JSON object: \(error)")
+        }
+    }
+
+    /// Gives each `follows` attachment its part: the one whose `Content-Disposition` filename
+    /// names it, else the one whose digest matches, else the next unclaimed part in name order
+    /// (the order writers use). A gzip part is inflated unless the metadata keeps the
+    /// attachment encoded; the `digest` is checked against the bytes to store (or the bytes
+    /// received: CouchDB's `md5-` covers the encoded form).
+    static func attachFollowingBodies(_ doc: inout [String: Any], parts: ArraySlice<MIMEPart>) throws {
+        guard var attachments = doc["_attachments"] as? [String: Any] else { return }
+        let following = attachments.keys
+            .filter { ((attachments[$0] as? [String: Any])?["follows"] as? Bool) == true }
+            .sorted(by: JSON.utf16Precedes)
+        guard !following.isEmpty else { return }
+        let docName = doc["_id"] as? String ?? "?"
+
+        var claimed: [String: MIMEPart] = [:]
+        var unnamed: [MIMEPart] = []
+        for part in parts {
+            if let disposition = part.header("content-disposition"),
+               let filename = MIMEHeader.parameter("filename", in: disposition),
+               following.contains(filename), claimed[filename] == nil {
+                claimed[filename] = part
+            } else {
+                unnamed.append(part)
+            }
+        }
+        if !unnamed.isEmpty {
+            var open = following.filter { claimed[$0] == nil }
+            for part in unnamed {
+                let digests = Digests(Data(part.body))
+                let byDigest = open.firstIndex { name in
+                    ((attachments[name] as? [String: Any])?["digest"] as? String).map(digests.matches) ?? false
+                }
+                guard let index = byDigest ?? (open.isEmpty ? nil : open.startIndex) else { break }
+                claimed[open.remove(at: index)] = part
+            }
+        }
+
+        for name in following {
+            guard var meta = attachments[name] as? [String: Any] else { continue }
+            guard let part = claimed[name] else {
+                throw MultipartError(.missingAttachment, "The body of attachment '\(name)' of '\(docName)' is missing")
+            }
+            let received = Data(part.body)
+            var stored = received
+            if part.isGzipped, meta["encoding"] as? String != "gzip" {
+                guard let inflated = try? Gzip.decompress(received) else {
+                    throw MultipartError(.badContent, "The gzip body of attachment '\(name)' of '\(docName)' does not inflate")
+                }
+                stored = inflated
+            }
+            if let digest = meta["digest"] as? String, Digests.isChecked(digest),
+               !Digests(stored).matches(digest), stored == received || !Digests(received).matches(digest) {
+                throw MultipartError(.digestMismatch, "The body of attachment '\(name)' of '\(docName)' does not match its digest \(digest)")
+            }
+            meta["follows"] = nil
+            meta["digest"] = nil
+            meta["data"] = stored
+            attachments[name] = meta
+        }
+        doc["_attachments"] = attachments
+    }
+}
+
+/// The SHA-1 (1.x, Sync Gateway) and MD5 (CouchDB) digests of some bytes, as metadata writes
+/// them (`sha1-<base64>`, `md5-<base64>`), each computed once when first asked.
+private final class Digests {
+    private let data: Data
+    private lazy var sha1 = "sha1-" + Data(Insecure.SHA1.hash(data: data)).base64EncodedString()
+    private lazy var md5 = "md5-" + Data(Insecure.MD5.hash(data: data)).base64EncodedString()
+
+    init(_ data: Data) { self.data = data }
+
+    static func isChecked(_ digest: String) -> Bool { digest.hasPrefix("sha1-") || digest.hasPrefix("md5-") }
+
+    func matches(_ digest: String) -> Bool {
+        if digest.hasPrefix("sha1-") { return sha1 == digest }
+        if digest.hasPrefix("md5-") { return md5 == digest }
+        return false
+    }
+}
