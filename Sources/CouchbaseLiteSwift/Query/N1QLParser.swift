@@ -24,7 +24,7 @@ public enum N1QLParser {
 
     /// How deeply expressions may nest (parentheses, prefix operators, literals) before the text is
     /// refused: deeper input would only exhaust the stack.
-    public static let maximumNesting = 128
+    public static let maximumNesting = 64
 }
 
 /// The parse in progress: the tokens, the cursor, and the ANY/EVERY variables in scope.
@@ -187,70 +187,90 @@ struct N1QLParserState {
         return value
     }
 
-    private mutating func orExpression() throws -> Any {
-        var left = try andExpression()
-        while acceptWord("OR") { left = ["OR", left, try andExpression()] }
-        return left
+    /// Binary precedence levels, lowest first (spec 9.2). Each is left-associative.
+    private enum Level: Int {
+        case or = 1, and, comparison, relational, bitwise, additive, multiplicative, concatenation
     }
 
-    private mutating func andExpression() throws -> Any {
-        var left = try comparison()
-        while acceptWord("AND") { left = ["AND", left, try comparison()] }
-        return left
+    private static let symbolLevels: [String: Level] = [
+        "=": .comparison, "==": .comparison, "!=": .comparison, "<>": .comparison,
+        "<": .relational, "<=": .relational, ">": .relational, ">=": .relational,
+        "<<": .bitwise, ">>": .bitwise, "&": .bitwise, "|": .bitwise,
+        "+": .additive, "-": .additive,
+        "*": .multiplicative, "/": .multiplicative, "%": .multiplicative,
+        "||": .concatenation,
+    ]
+
+    private static let wordLevels: [String: Level] = [
+        "OR": .or, "AND": .and, "IS": .comparison, "NOT": .comparison, "IN": .comparison,
+        "LIKE": .comparison, "BETWEEN": .comparison,
+    ]
+
+    private func binaryLevel(of token: N1QLToken) -> Level? {
+        switch token.kind {
+        case .symbol: return Self.symbolLevels[token.text]
+        case .word: return Self.wordLevels[token.text.uppercased()]
+        default: return nil
+        }
     }
 
-    /// `= == != <>`, `IS [NOT] …`, `NOT NULL`, `[NOT] IN`, `[NOT] LIKE`, `[NOT] BETWEEN a AND b`.
-    private mutating func comparison() throws -> Any {
-        var left = try relational()
-        while true {
-            if acceptSymbol("=") || acceptSymbol("==") {
-                left = ["=", left, try relational()]
-            } else if acceptSymbol("!=") || acceptSymbol("<>") {
-                left = ["!=", left, try relational()]
-            } else if acceptWord("IS") {
-                if acceptWord("NOT") {
-                    // LiteCore has no IS NOT VALUED operator: it negates IS VALUED.
-                    left = acceptWord("VALUED") ? ["NOT", ["IS VALUED", left]] : ["IS NOT", left, try relational()]
-                } else {
-                    left = acceptWord("VALUED") ? ["IS VALUED", left] : ["IS", left, try relational()]
-                }
-            } else if acceptWord("NOT") {
-                if acceptWord("NULL") {
-                    left = ["IS NOT", left, NSNull()]
-                } else if acceptWord("MISSING") {
-                    left = ["IS NOT", left, ["MISSING"]]
-                } else if acceptWord("VALUED") {
-                    left = ["IS VALUED", left]
-                } else if acceptWord("IN") {
-                    left = ["NOT IN", left, try inOperand()]
-                } else if acceptWord("LIKE") {
-                    left = ["NOT", ["LIKE", left, try relational()]]
-                } else if acceptWord("BETWEEN") {
-                    left = ["NOT", try between(left)]
-                } else {
-                    throw failure("NULL, MISSING, VALUED, IN, LIKE or BETWEEN after NOT")
-                }
-            } else if acceptWord("IN") {
-                left = ["IN", left, try inOperand()]
-            } else if acceptWord("LIKE") {
-                left = ["LIKE", left, try relational()]
-            } else if acceptWord("BETWEEN") {
-                left = try between(left)
-            } else {
-                return left
+    /// Precedence climbing: one loop per call instead of one function per level keeps the stack
+    /// shallow per nesting level (see `N1QLParser.maximumNesting`).
+    private mutating func orExpression(_ minimum: Level = .or) throws -> Any {
+        var left = try unary()
+        while let level = binaryLevel(of: peek), level.rawValue >= minimum.rawValue {
+            let token = peek
+            advance()
+            if token.kind == .word, level == .comparison {
+                left = try comparisonWord(token.text.uppercased(), left)
+                continue
             }
+            // Operands bind tighter than the operator; concatenation's are unary expressions.
+            let right = try Level(rawValue: level.rawValue + 1).map { try orExpression($0) } ?? unary()
+            switch token.text.uppercased() {
+            case "==": left = ["=", left, right]
+            case "<>": left = ["!=", left, right]
+            case let op: left = [op, left, right]
+            }
+        }
+        return left
+    }
+
+    /// An operand of a comparison: anything binding tighter than `=`.
+    private mutating func comparisonOperand() throws -> Any { try orExpression(.relational) }
+
+    /// `IS [NOT] …`, `NOT NULL`, `[NOT] IN`, `[NOT] LIKE`, `[NOT] BETWEEN a AND b` (the word is consumed).
+    private mutating func comparisonWord(_ word: String, _ left: Any) throws -> Any {
+        switch word {
+        case "IS":
+            if acceptWord("NOT") {
+                // LiteCore has no IS NOT VALUED operator: it negates IS VALUED.
+                return acceptWord("VALUED") ? ["NOT", ["IS VALUED", left]] : ["IS NOT", left, try comparisonOperand()]
+            }
+            return acceptWord("VALUED") ? ["IS VALUED", left] : ["IS", left, try comparisonOperand()]
+        case "NOT":
+            if acceptWord("NULL") { return ["IS NOT", left, NSNull()] }
+            if acceptWord("MISSING") { return ["IS NOT", left, ["MISSING"]] }
+            if acceptWord("VALUED") { return ["IS VALUED", left] }
+            if acceptWord("IN") { return ["NOT IN", left, try inOperand()] }
+            if acceptWord("LIKE") { return ["NOT", ["LIKE", left, try comparisonOperand()]] }
+            if acceptWord("BETWEEN") { return ["NOT", try between(left)] }
+            throw failure("NULL, MISSING, VALUED, IN, LIKE or BETWEEN after NOT")
+        case "IN": return ["IN", left, try inOperand()]
+        case "LIKE": return ["LIKE", left, try comparisonOperand()]
+        default: return try between(left)
         }
     }
 
     private mutating func between(_ value: Any) throws -> Any {
-        let low = try relational()
+        let low = try comparisonOperand()
         try expectWord("AND")
-        return ["BETWEEN", value, low, try relational()]
+        return ["BETWEEN", value, low, try comparisonOperand()]
     }
 
     /// The right side of IN: `(a, b, …)` is a list like `[a, b, …]`; `(SELECT …)` a subquery.
     private mutating func inOperand() throws -> Any {
-        guard peek.isSymbol("(") else { return try relational() }
+        guard peek.isSymbol("(") else { return try comparisonOperand() }
         if peekNext.isWord("SELECT") {
             advance()
             let query = try selectStatement(terminator: ")")
@@ -264,37 +284,6 @@ struct N1QLParserState {
             try expectSymbol(")", orList: true)
         }
         return list
-    }
-
-    private mutating func relational() throws -> Any {
-        try binaryLevel(["<", "<=", ">", ">="]) { try $0.bitwise() }
-    }
-
-    private mutating func bitwise() throws -> Any {
-        try binaryLevel(["<<", ">>", "&", "|"]) { try $0.additive() }
-    }
-
-    private mutating func additive() throws -> Any {
-        try binaryLevel(["+", "-"]) { try $0.multiplicative() }
-    }
-
-    private mutating func multiplicative() throws -> Any {
-        try binaryLevel(["*", "/", "%"]) { try $0.concatenation() }
-    }
-
-    private mutating func concatenation() throws -> Any {
-        try binaryLevel(["||"]) { try $0.unary() }
-    }
-
-    private mutating func binaryLevel(_ operators: Set<String>,
-                                      _ operand: (inout N1QLParserState) throws -> Any) throws -> Any {
-        var left = try operand(&self)
-        while peek.kind == .symbol, operators.contains(peek.text) {
-            let op = peek.text
-            advance()
-            left = [op, left, try operand(&self)]
-        }
-        return left
     }
 
     /// Prefix `-`, `+` and `NOT` bind to the operand right after them (spec 9.2); a minus before a
