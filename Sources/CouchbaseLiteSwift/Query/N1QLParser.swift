@@ -3,7 +3,7 @@ import Foundation
 /// Turns N1QL (SQL++) text into LiteCore's JSON query tree (spec 9.1), the form every query is run from.
 ///
 /// A hand-written recursive-descent parser of the spec 9.2 subset; binary operators are parsed by
-/// precedence levels, each left-associative (`3 - 4 - 5` is `["-", ["-", 3, 4], 5]`, as LiteCore).
+/// precedence climbing, each level left-associative (`3 - 4 - 5` is `["-", ["-", 3, 4], 5]`, as LiteCore).
 public enum N1QLParser {
     /// Parses a `SELECT` statement into the query dictionary (`WHAT`, `FROM`, `WHERE`, …).
     public static func parse(_ text: String) throws -> [String: Any] {
@@ -180,7 +180,7 @@ struct N1QLParserState {
 
     /// An expression, optionally followed by `COLLATE …`, which wraps everything before it (spec 9.2).
     mutating func expression() throws -> Any {
-        var value = try orExpression()
+        var value = try binaryExpression()
         while acceptWord("COLLATE") {
             value = ["COLLATE", try collation(), value]
         }
@@ -216,7 +216,7 @@ struct N1QLParserState {
 
     /// Precedence climbing: one loop per call instead of one function per level keeps the stack
     /// shallow per nesting level (see `N1QLParser.maximumNesting`).
-    private mutating func orExpression(_ minimum: Level = .or) throws -> Any {
+    private mutating func binaryExpression(atLeast minimum: Level = .or) throws -> Any {
         var left = try unary()
         while let level = binaryLevel(of: peek), level.rawValue >= minimum.rawValue {
             let token = peek
@@ -226,7 +226,7 @@ struct N1QLParserState {
                 continue
             }
             // Operands bind tighter than the operator; concatenation's are unary expressions.
-            let right = try Level(rawValue: level.rawValue + 1).map { try orExpression($0) } ?? unary()
+            let right = try Level(rawValue: level.rawValue + 1).map { try binaryExpression(atLeast: $0) } ?? unary()
             switch token.text.uppercased() {
             case "==": left = ["=", left, right]
             case "<>": left = ["!=", left, right]
@@ -237,7 +237,7 @@ struct N1QLParserState {
     }
 
     /// An operand of a comparison: anything binding tighter than `=`.
-    private mutating func comparisonOperand() throws -> Any { try orExpression(.relational) }
+    private mutating func comparisonOperand() throws -> Any { try binaryExpression(atLeast: .relational) }
 
     /// `IS [NOT] …`, `NOT NULL`, `[NOT] IN`, `[NOT] LIKE`, `[NOT] BETWEEN a AND b` (the word is consumed).
     private mutating func comparisonWord(_ word: String, _ left: Any) throws -> Any {
