@@ -3,8 +3,9 @@ import JSONCore
 
 /// Pull (spec 9.4): read the remote `_changes` feed from the checkpoint, ask the local store
 /// which revisions are missing (the same revs-diff the listener serves), fetch them with
-/// `_bulk_get` (or single `GET ?rev=&revs=true&attachments=true` when the peer has none),
-/// insert them with their history, and checkpoint each page once it is fully stored.
+/// `_bulk_get` (or single `GET ?rev=&revs=true` when the peer has none), stream the
+/// attachments the local store lacks into the blob store, insert the revisions with their
+/// history, and checkpoint once a page is fully stored (every 2 s, and when caught up).
 struct Puller {
     let replicator: Replicator
     let remote: RemoteDatabase
@@ -90,9 +91,7 @@ struct Puller {
             if !full {
                 try await checkpointIfDue(force: true)
                 if !configuration.continuous { return }
-                if !caughtUp {
-                    caughtUp = true
-                }
+                caughtUp = true
                 replicator.report { $0.status = .idle }
             } else {
                 try await checkpointIfDue(force: false)

@@ -27,7 +27,7 @@ struct Pusher {
             signal.finish()
         }
 
-        var (start, checkpoint, remoteMissing) = try await replicator.startCheckpoint(remote)
+        let (start, checkpoint, remoteMissing) = try await replicator.startCheckpoint(remote)
         if configuration.createTarget && remoteMissing {
             let response = try await remote.send(.PUT, "")
             guard response.status < 300 || response.status == 412 || response.status == 405 else {
@@ -36,7 +36,6 @@ struct Pusher {
         } else {
             try await replicator.checkRemoteDatabase(remote)
         }
-        if start == nil { remoteMissing = true }
         var since = start.flatMap { Int64($0) } ?? 0
         replicator.report { $0.lastPushedSequence = since }
         var iterator = signals.makeAsyncIterator()
