@@ -7,6 +7,8 @@ import Foundation
 enum MutableValues {
     static func normalize(_ value: Any?) -> Any {
         guard let value else { return NSNull() }
+        // An NSNumber would also answer `as? Bool`/`as? Int`: take its stored type instead.
+        if type(of: value) is NSNumber.Type, let n = value as? NSNumber { return number(n) }
         switch value {
         case let v as MutableDictionaryObject: return v
         case let v as MutableArrayObject: return v
