@@ -83,11 +83,15 @@ final class FixtureWriteTests: XCTestCase {
         updated.setInt(-1, forKey: "n")
         try db.saveDocument(updated)
         try db.deleteDocument(try XCTUnwrap(db.document(withID: liveIDs[1])))
+        // Saved unchanged, a document's Fleece body is byte for byte the one LiteCore wrote.
+        let untouchedBody = try XCTUnwrap(try db.record(forDocumentID: liveIDs[2])?.body)
+        try db.saveDocument(try XCTUnwrap(db.document(withID: liveIDs[2])).toMutable())
+        XCTAssertEqual(try db.record(forDocumentID: liveIDs[2])?.body, untouchedBody)
         try db.close()
 
         db = try open(name)
         let after = try snapshot(db)
-        for (id, old) in before where id != liveIDs[0] && id != liveIDs[1] {
+        for (id, old) in before where id != liveIDs[0] && id != liveIDs[1] && id != liveIDs[2] {
             XCTAssertEqual(after[id], old, id)
         }
         XCTAssertEqual(db.document(withID: liveIDs[0])?.int(forKey: "n"), -1)
@@ -116,15 +120,20 @@ final class FixtureWriteTests: XCTestCase {
         XCTAssertEqual(Array(body.suffix(4)), [0, 0, 0, 0])
         stmt.reset()
 
-        // The fixture's own rows have the same record header (the fixture's first document).
-        let fixtureRow = try sql.prepare("SELECT body FROM kv_default WHERE flags=0 AND key<>'new-doc' AND key<>? LIMIT 1")
-        try fixtureRow.bind(liveIDs[0], at: 1)
+        // The fixture's own rows (one we did not touch) have the same record header.
+        let fixtureRow = try sql.prepare("SELECT body FROM kv_default WHERE key=?")
+        try fixtureRow.bind(liveIDs[3], at: 1)
         XCTAssertTrue(try fixtureRow.step())
         XCTAssertEqual(try XCTUnwrap(fixtureRow.bytes(0))[4..<7], [0xFF, 0xFF, 0x82])
 
         XCTAssertEqual(try sql.scalarInt("SELECT lastSeq FROM kvmeta WHERE name='default'"),
                        try sql.scalarInt("SELECT max(sequence) FROM kv_default"))
         XCTAssertEqual(try sql.scalarInt("SELECT flags FROM kv_default WHERE key=?", [.text(liveIDs[1])]), 1)
+        // The tombstone's first record: parent 1, flags HasData|Leaf|Deleted (0x83) like the file's own tombstones.
+        let tomb = try sql.prepare("SELECT body FROM kv_default WHERE key=?")
+        try tomb.bind(liveIDs[1], at: 1)
+        XCTAssertTrue(try tomb.step())
+        XCTAssertEqual(try XCTUnwrap(tomb.bytes(0))[4..<7], [0x00, 0x01, 0x83])
         XCTAssertEqual(try sql.scalarInt("SELECT count(*) FROM pragma_integrity_check WHERE integrity_check='ok'"), 1)
         XCTAssertEqual(sql.userVersion, 302)
     }
