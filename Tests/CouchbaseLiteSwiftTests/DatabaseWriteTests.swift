@@ -169,6 +169,26 @@ final class DatabaseWriteTests: XCTestCase {
         XCTAssertEqual(try db.withOpenFile { try $0.lastSequence() }, 3)
     }
 
+    func testConflictHandlerMergesOrDeclines() throws {
+        let db = try open()
+        try db.saveDocument(MutableDocument(id: "m", data: ["a": 1]))
+        let mine = try XCTUnwrap(db.document(withID: "m")).toMutable().setInt(2, forKey: "mine")
+        try db.saveDocument(try XCTUnwrap(db.document(withID: "m")).toMutable().setInt(3, forKey: "theirs"))
+        XCTAssertFalse(try db.saveDocument(mine) { _, _ in false })
+        XCTAssertNil(db.document(withID: "m")?.value(forKey: "mine"))
+        var seen: Int?
+        XCTAssertTrue(try db.saveDocument(mine) { doc, current in
+            seen = current?.int(forKey: "theirs")
+            doc.setInt(current?.int(forKey: "theirs") ?? 0, forKey: "theirs")
+            return true
+        })
+        XCTAssertEqual(seen, 3)
+        let merged = try XCTUnwrap(db.document(withID: "m"))
+        XCTAssertEqual(merged.int(forKey: "mine"), 2)
+        XCTAssertEqual(merged.int(forKey: "theirs"), 3)
+        XCTAssertTrue(merged.revisionID?.hasPrefix("3-") ?? false)
+    }
+
     func testDeleteLeavesTombstoneRow() throws {
         let db = try open()
         let doc = MutableDocument(id: "gone", data: ["x": "y"])

@@ -24,6 +24,24 @@ extension Database {
         try putRevision(document, deletion: false, concurrencyControl)
     }
 
+    /// Saves `document`; on a conflict calls `conflictHandler(document, current)` (current is nil
+    /// when the stored document is deleted). When it returns true, `document` (as the handler left
+    /// it) is saved as a child of the current revision; when false, nothing is saved and the call
+    /// returns false.
+    @discardableResult
+    public func saveDocument(_ document: MutableDocument,
+                             conflictHandler: (MutableDocument, Document?) throws -> Bool) throws -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            if try saveDocument(document, concurrencyControl: .failOnConflict) { return true }
+            let current = try documentIncludingDeleted(withID: document.id)
+            guard try conflictHandler(document, current?.isDeleted == true ? nil : current) else { return false }
+            document.revisionID = current?.revisionID
+            document.sequence = current?.sequence ?? 0
+        }
+    }
+
     /// Deletes `document`: its current revision becomes a tombstone (still replicated, not returned).
     public func deleteDocument(_ document: Document) throws {
         _ = try deleteDocument(document, concurrencyControl: .lastWriteWins)
