@@ -2,23 +2,28 @@ import Fleece
 import Foundation
 
 /// An array inside a 2.x document (read-only), with the typed accessors of 2.x's `ArrayProtocol`.
-public final class ArrayObject: Sequence, @unchecked Sendable {
-    let fleeceArray: FleeceArray
-    let context: DocumentContext
+/// (`MutableArrayObject` overrides every accessor; it has no Fleece array.)
+public class ArrayObject: Sequence, @unchecked Sendable {
+    let fleeceArray: FleeceArray?
+    let context: DocumentContext?
 
-    init(_ array: FleeceArray, context: DocumentContext) {
+    init(_ array: FleeceArray?, context: DocumentContext?) {
         self.fleeceArray = array
         self.context = context
     }
 
-    public var count: Int { fleeceArray.count }
+    public var count: Int { fleeceArray?.count ?? 0 }
 
     private func item(_ index: Int) -> FleeceValue? {
-        index >= 0 && index < fleeceArray.count ? fleeceArray[index] : nil
+        guard let fleeceArray, index >= 0, index < fleeceArray.count else { return nil }
+        return fleeceArray[index]
     }
 
     /// The item at `index` as an API object, or nil when out of range.
-    public func value(at index: Int) -> Any? { item(index).map { context.apiValue($0, inAttachments: false) } }
+    public func value(at index: Int) -> Any? {
+        guard let context else { return nil }
+        return item(index).map { context.apiValue($0, inAttachments: false) }
+    }
     public func string(at index: Int) -> String? { item(index)?.stringValue }
     public func number(at index: Int) -> NSNumber? { ValueCoercion.number(item(index)) }
     public func int(at index: Int) -> Int { Int(truncatingIfNeeded: ValueCoercion.int64(item(index))) }
@@ -27,7 +32,7 @@ public final class ArrayObject: Sequence, @unchecked Sendable {
     public func double(at index: Int) -> Double { ValueCoercion.double(item(index)) }
     public func boolean(at index: Int) -> Bool { ValueCoercion.boolean(item(index)) }
     public func date(at index: Int) -> Date? { ValueCoercion.date(item(index)) }
-    public func blob(at index: Int) -> Blob? { item(index)?.dictValue.flatMap { context.blob($0, inAttachments: false) } }
+    public func blob(at index: Int) -> Blob? { item(index)?.dictValue.flatMap { context?.blob($0, inAttachments: false) } }
     public func array(at index: Int) -> ArrayObject? { item(index)?.arrayValue.map { ArrayObject($0, context: context) } }
     public func dictionary(at index: Int) -> DictionaryObject? { item(index)?.dictValue.map { DictionaryObject($0, context: context) } }
 
@@ -35,9 +40,13 @@ public final class ArrayObject: Sequence, @unchecked Sendable {
     public subscript(index: Int) -> Any? { value(at: index) }
 
     /// The whole array as plain Swift values (blobs stay `Blob` objects).
-    public func toArray() -> [Any] { fleeceArray.map { context.foundationValue($0, inAttachments: false) } }
+    public func toArray() -> [Any] {
+        guard let fleeceArray, let context else { return [] }
+        return fleeceArray.map { context.foundationValue($0, inAttachments: false) }
+    }
 
     public func makeIterator() -> IndexingIterator<[Any]> {
-        fleeceArray.map { context.apiValue($0, inAttachments: false) }.makeIterator()
+        guard let fleeceArray, let context else { return [Any]().makeIterator() }
+        return fleeceArray.map { context.apiValue($0, inAttachments: false) }.makeIterator()
     }
 }

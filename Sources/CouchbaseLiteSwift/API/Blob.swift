@@ -23,6 +23,9 @@ public final class Blob: @unchecked Sendable {
                            "digest": BlobStore.digest(forKey: SHA1Digest.hash(data))]
     }
 
+    /// Created in memory and not yet written to a blob store.
+    var isNew: Bool { inlineContent != nil && blobStore == nil }
+
     /// The MIME type (`content_type`).
     public var contentType: String? { properties["content_type"] as? String }
 

@@ -8,7 +8,8 @@ public final class Database: @unchecked Sendable {
     public let name: String
     /// The configuration it was opened with.
     public let config: DatabaseConfiguration
-    private let lock = NSLock()
+    /// Recursive: `inBatch` holds it while its block saves documents.
+    let lock = NSRecursiveLock()
     private var dataFile: DataFile?
 
     /// Opens the database `name` in `config.directory`, creating an empty one (2.8 layout) when absent.

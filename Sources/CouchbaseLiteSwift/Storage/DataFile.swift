@@ -36,7 +36,8 @@ package final class DataFile: @unchecked Sendable {
     package private(set) var hasExpirationColumn = false
     /// 3.1+ keep deleted documents of the default collection in `kv_del_default` too.
     package private(set) var hasDeletedTable = false
-    private var sharedKeysCountSaved = 0
+    /// Internal: a rolled-back write sets it to -1 so the next one stores the table again.
+    var sharedKeysCountSaved = 0
 
     package static func databasePath(in directory: URL) -> String {
         directory.appendingPathComponent(Schema2.databaseFileName).path

@@ -1,0 +1,165 @@
+import Fleece
+import Foundation
+
+/// How a save or delete treats a document changed by someone else since it was read.
+public enum ConcurrencyControl: Sendable {
+    /// The save wins: it becomes a child of the current revision.
+    case lastWriteWins
+    /// The save is refused (the call returns false).
+    case failOnConflict
+}
+
+extension Database {
+    // MARK: Saving and deleting
+
+    /// Saves `document` as a new revision; on a conflict the save wins (`.lastWriteWins`).
+    public func saveDocument(_ document: MutableDocument) throws {
+        _ = try saveDocument(document, concurrencyControl: .lastWriteWins)
+    }
+
+    /// Saves `document` as a new revision. Returns false (saving nothing) when the document
+    /// changed since `document` was read and `concurrencyControl` is `.failOnConflict`.
+    @discardableResult
+    public func saveDocument(_ document: MutableDocument, concurrencyControl: ConcurrencyControl) throws -> Bool {
+        try putRevision(document, deletion: false, concurrencyControl)
+    }
+
+    /// Saves `document`; on a conflict calls `conflictHandler(document, current)` (current is nil
+    /// when the stored document is deleted). When it returns true, `document` (as the handler left
+    /// it) is saved as a child of the current revision; when false, nothing is saved and the call
+    /// returns false.
+    @discardableResult
+    public func saveDocument(_ document: MutableDocument,
+                             conflictHandler: (MutableDocument, Document?) throws -> Bool) throws -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            if try saveDocument(document, concurrencyControl: .failOnConflict) { return true }
+            let current = try documentIncludingDeleted(withID: document.id)
+            guard try conflictHandler(document, current?.isDeleted == true ? nil : current) else { return false }
+            document.revisionID = current?.revisionID
+            document.sequence = current?.sequence ?? 0
+        }
+    }
+
+    /// Deletes `document`: its current revision becomes a tombstone (still replicated, not returned).
+    public func deleteDocument(_ document: Document) throws {
+        _ = try deleteDocument(document, concurrencyControl: .lastWriteWins)
+    }
+
+    /// Deletes `document`; returns false on a conflict with `.failOnConflict` (see `saveDocument`).
+    @discardableResult
+    public func deleteDocument(_ document: Document, concurrencyControl: ConcurrencyControl) throws -> Bool {
+        try putRevision(document, deletion: true, concurrencyControl)
+    }
+
+    /// Removes every trace of `document` (no tombstone; nothing to replicate).
+    public func purgeDocument(_ document: Document) throws {
+        try purgeDocument(withID: document.id)
+    }
+
+    /// Removes every trace of the document `id`; throws `.notFound` when there is none.
+    public func purgeDocument(withID id: String) throws {
+        try withOpenFile { file in
+            guard try file.inTransaction({ try file.purgeRecord(docID: id) }) else {
+                throw CouchbaseLiteError(.notFound, "Document '\(id)' not found")
+            }
+        }
+    }
+
+    /// Sets when the document `id` expires (nil: never), stored in milliseconds (spec 5).
+    public func setDocumentExpiration(withID id: String, expiration: Date?) throws {
+        try withOpenFile { file in
+            guard try file.record(forDocumentID: id) != nil else {
+                throw CouchbaseLiteError(.notFound, "Document '\(id)' not found")
+            }
+            let milliseconds = expiration.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+            try file.inTransaction { try file.updateExpiration(docID: id, milliseconds: milliseconds) }
+        }
+    }
+
+    /// Runs `block` in one transaction: its saves and deletes are committed together, or not at
+    /// all when it throws. Other threads' calls wait until it returns.
+    public func inBatch(using block: () throws -> Void) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try withOpenFile { file in try file.inTransaction { try block() } }
+    }
+
+    // MARK: Blobs
+
+    /// Writes the blob's content to the database's blob store (saving a document does it too).
+    public func saveBlob(blob: Blob) throws {
+        try withOpenFile { file in
+            guard blob.isNew, let content = blob.content else { return }
+            try file.blobStore.store(content)
+        }
+    }
+
+    /// The blob whose metadata is `properties` (it needs a `digest`), or nil when the store lacks it.
+    public func getBlob(properties: [String: Any]) -> Blob? {
+        guard let digest = properties["digest"] as? String else { return nil }
+        return try? withOpenFile { file in
+            guard let url = file.blobStore.url(forDigest: digest), FileManager.default.fileExists(atPath: url.path) else {
+                return nil
+            }
+            return Blob(properties: properties, blobStore: file.blobStore)
+        }
+    }
+
+    // MARK: Internals
+
+    /// Adds a revision (LiteCore's `putNewRevision`): a child of the current revision with a
+    /// generated ID, the tree re-sorted and pruned, the row rewritten with the next sequence.
+    private func putRevision(_ document: Document, deletion: Bool, _ concurrencyControl: ConcurrencyControl) throws -> Bool {
+        try withOpenFile { file in
+            try file.checkWritable()
+            return try file.inTransaction {
+                let existing = try file.record(forDocumentID: document.id)
+                let base = document.revisionID.flatMap(BinaryRevisionID.encode)
+                var tree = RevisionTree(revisions: [])
+                var parentIndex: Int?
+                if let existing {
+                    let changed = base != existing.version && !(base == nil && existing.isDeleted)
+                    if changed && concurrencyControl == .failOnConflict { return false }
+                    if deletion && existing.isDeleted {
+                        throw CouchbaseLiteError(.notFound, "Document '\(document.id)' is already deleted")
+                    }
+                    tree = existing.tree
+                    // 3.x rows keep the current body outside the tree (spec 3.4).
+                    if tree.revisions[0].body == nil { tree.revisions[0].body = existing.body }
+                    parentIndex = 0
+                } else {
+                    if base != nil && concurrencyControl == .failOnConflict { return false }
+                    if deletion { throw CouchbaseLiteError(.notFound, "Document '\(document.id)' not found") }
+                }
+
+                let encoded: MutableValues.EncodingResult
+                if deletion {
+                    var encoder = FleeceEncoder(sharedKeys: file.sharedKeys)
+                    encoder.beginDict()
+                    encoder.endDict()
+                    encoded = .init(body: try encoder.finish(), hasAttachments: false, newBlobs: [])
+                } else {
+                    let root = (document as? MutableDocument)?.root ?? MutableDictionaryObject(data: document.toDictionary())
+                    encoded = try MutableValues.encodeDocument(root, sharedKeys: file.sharedKeys)
+                }
+                for blob in encoded.newBlobs {
+                    if let content = blob.content { try file.blobStore.store(content) }
+                }
+
+                let revID = BinaryRevisionID.generate(parent: parentIndex.map { tree.revisions[$0].revID },
+                                                      deleted: deletion, body: encoded.body)
+                tree.addRevision(revID, parentIndex: parentIndex,
+                                 flags: .leaf(deleted: deletion, hasAttachments: encoded.hasAttachments),
+                                 body: encoded.body, recordSequence: existing?.sequence ?? 0,
+                                 maxDepth: try file.maxRevTreeDepth())
+                let sequence = try file.writeRecord(docID: document.id, tree: tree, existing: existing)
+                document.revisionID = BinaryRevisionID.decode(revID)
+                document.sequence = sequence
+                document.isDeleted = deletion
+                return true
+            }
+        }
+    }
+}

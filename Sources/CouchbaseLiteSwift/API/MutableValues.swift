@@ -1,0 +1,178 @@
+import Fleece
+import Foundation
+
+/// The values mutable documents hold, and how they become Fleece. Everything set is normalized
+/// once: integers to `Int64` (or `UInt64` above `Int64.max`), `Date` to its ISO-8601 string
+/// (what 2.x stores), nil to `NSNull`, plain or read-only collections to mutable ones.
+enum MutableValues {
+    static func normalize(_ value: Any?) -> Any {
+        guard let value else { return NSNull() }
+        // An NSNumber would also answer `as? Bool`/`as? Int`: take its stored type instead.
+        if type(of: value) is NSNumber.Type, let n = value as? NSNumber { return number(n) }
+        switch value {
+        case let v as MutableDictionaryObject: return v
+        case let v as MutableArrayObject: return v
+        case let v as DictionaryObject: return MutableDictionaryObject(data: v.toDictionary())
+        case let v as ArrayObject: return MutableArrayObject(data: v.toArray())
+        case let v as Blob: return v
+        case let v as String: return v
+        case let v as Substring: return String(v)
+        case let v as Bool: return v
+        case let v as Int: return Int64(v)
+        case let v as Int64: return v
+        case let v as Int32: return Int64(v)
+        case let v as Int16: return Int64(v)
+        case let v as Int8: return Int64(v)
+        case let v as UInt: return unsigned(UInt64(v))
+        case let v as UInt64: return unsigned(v)
+        case let v as UInt32: return Int64(v)
+        case let v as UInt16: return Int64(v)
+        case let v as UInt8: return Int64(v)
+        case let v as Double: return v
+        case let v as Float: return v
+        case let v as NSNumber: return number(v)
+        case let v as Date: return isoString(v)
+        case let v as Data: return v
+        case let v as [UInt8]: return Data(v)
+        case let v as NSNull: return v
+        case let v as [String: Any]: return MutableDictionaryObject(data: v)
+        case let v as [Any]: return MutableArrayObject(data: v)
+        default:
+            // Couchbase Lite raises for unsupported types too; a silent drop would lose data.
+            preconditionFailure("\(type(of: value)) is not a valid document value")
+        }
+    }
+
+    private static func unsigned(_ v: UInt64) -> Any { v <= UInt64(Int64.max) ? Int64(v) : v }
+
+    private static func number(_ n: NSNumber) -> Any {
+        switch String(cString: n.objCType) {
+        case "d": return n.doubleValue
+        case "f": return n.floatValue
+        case "Q", "L", "I": return unsigned(n.uint64Value)
+        default: return n.int64Value
+        }
+    }
+
+    /// 2.x's date strings: UTC with milliseconds (`2017-01-01T00:00:00.000Z`).
+    static func isoString(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
+    // MARK: Typed reads (2.x conversion rules, as `ValueCoercion` applies them to Fleece)
+
+    static func int64(_ v: Any?) -> Int64 {
+        switch v {
+        case let n as Int64: return n
+        case let n as UInt64: return Int64(truncatingIfNeeded: n)
+        case let d as Double: return d.isFinite ? Int64(exactly: d.rounded(.towardZero)) ?? 0 : 0
+        case let f as Float: return f.isFinite ? Int64(exactly: Double(f).rounded(.towardZero)) ?? 0 : 0
+        case let b as Bool: return b ? 1 : 0
+        default: return 0
+        }
+    }
+
+    static func double(_ v: Any?) -> Double {
+        switch v {
+        case let n as Int64: return Double(n)
+        case let n as UInt64: return Double(n)
+        case let d as Double: return d
+        case let f as Float: return Double(f)
+        case let b as Bool: return b ? 1 : 0
+        default: return 0
+        }
+    }
+
+    static func number(_ v: Any?) -> NSNumber? {
+        switch v {
+        case let n as Int64: return NSNumber(value: n)
+        case let n as UInt64: return NSNumber(value: n)
+        case let d as Double: return NSNumber(value: d)
+        case let f as Float: return NSNumber(value: f)
+        case let b as Bool: return NSNumber(value: b)
+        default: return nil
+        }
+    }
+
+    static func boolean(_ v: Any?) -> Bool {
+        switch v {
+        case nil, is NSNull: return false
+        case let b as Bool: return b
+        case let n as Int64: return n != 0
+        case let n as UInt64: return n != 0
+        case let d as Double: return d != 0
+        case let f as Float: return f != 0
+        default: return true
+        }
+    }
+
+    static func date(_ v: Any?) -> Date? { (v as? String).flatMap(ISO8601.parse) }
+
+    /// Plain Swift values (`toDictionary()`/`toArray()`): numbers as `Int`/`UInt64`/`Double`,
+    /// blobs as `Blob`, as the read-only objects return them.
+    static func plain(_ v: Any) -> Any {
+        switch v {
+        case let d as MutableDictionaryObject: return d.toDictionary()
+        case let a as MutableArrayObject: return a.toArray()
+        case let n as Int64: return Int(truncatingIfNeeded: n)
+        case let f as Float: return Double(f)
+        default: return v
+        }
+    }
+
+    // MARK: Fleece
+
+    /// What encoding found: the revision carries HasAttachments when the body holds a blob
+    /// (`@type: blob`) or a non-empty top-level `_attachments` dict (spec 7).
+    struct EncodingResult {
+        var body: [UInt8]
+        var hasAttachments: Bool
+        var newBlobs: [Blob]
+    }
+
+    /// Encodes a document's properties with the file's shared keys. Rejects the top-level keys
+    /// LiteCore refuses (`_id`, `_rev`, `_deleted`: "Illegal top-level key", spec 3.5).
+    static func encodeDocument(_ root: MutableDictionaryObject, sharedKeys: SharedKeys) throws -> EncodingResult {
+        for key in ["_id", "_rev", "_deleted"] where root.contains(key: key) {
+            throw CouchbaseLiteError(.corruptRevisionData, "Illegal top-level key '\(key)' in document")
+        }
+        var encoder = FleeceEncoder(sharedKeys: sharedKeys)
+        var result = EncodingResult(body: [], hasAttachments: false, newBlobs: [])
+        if let attachments = root.storage["_attachments"] as? MutableDictionaryObject, attachments.count > 0 {
+            result.hasAttachments = true
+        }
+        do {
+            try encode(root, into: &encoder, result: &result)
+            result.body = try encoder.finish()
+        } catch let e as CouchbaseLiteError {
+            throw e
+        } catch {
+            throw CouchbaseLiteError(.invalidParameter, "Cannot encode document: \(error)")
+        }
+        return result
+    }
+
+    private static func encode(_ value: Any, into encoder: inout FleeceEncoder, result: inout EncodingResult) throws {
+        switch value {
+        case let dict as MutableDictionaryObject:
+            encoder.beginDict(reserve: dict.storage.count)
+            for (key, v) in dict.storage {
+                encoder.writeKey(key)
+                try encode(v, into: &encoder, result: &result)
+            }
+            encoder.endDict()
+        case let array as MutableArrayObject:
+            encoder.beginArray(reserve: array.storage.count)
+            for v in array.storage { try encode(v, into: &encoder, result: &result) }
+            encoder.endArray()
+        case let blob as Blob:
+            result.hasAttachments = true
+            if blob.isNew { result.newBlobs.append(blob) }
+            try encoder.write(blob.properties)
+        default:
+            try encoder.write(value)
+        }
+    }
+}
