@@ -128,7 +128,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .testTarget(name: "CouchbaseLiteSwiftTests", dependencies: ["CouchbaseLiteSwift", "JSONCore", "CBLTestSupport"]),
+        .testTarget(name: "CouchbaseLiteSwiftTests", dependencies: ["CouchbaseLiteSwift", "Fleece", "JSONCore", "CBLTestSupport"]),
         .testTarget(
             name: "CouchbaseLiteUpgradeTests",
             dependencies: [

@@ -1,0 +1,125 @@
+import Fleece
+import Foundation
+import XCTest
+@testable import CouchbaseLiteSwift
+
+/// Hand-written cases for LiteCore's query semantics (spec 9.3) on a copy of the 2.8 fixture
+/// database with extra rows added through the storage layer.
+final class QuerySemanticsTests: XCTestCase {
+    private var temp: URL!
+    private var db: Database!
+
+    override func setUpWithError() throws {
+        let fixtures = try QueryTestSupport.requireFixtures()
+        temp = try QueryTestSupport.temporaryDirectory()
+        let bundle = temp.appendingPathComponent("mixed.cblite2")
+        try FileManager.default.copyItem(at: fixtures.appendingPathComponent("lite_dbs/upgrade_2.8.cblite2"), to: bundle)
+        let file = try DataFile(directory: bundle, create: false)
+        let docs: [(String, [String: Any])] = [
+            ("mix-missing", [:]), ("mix-null", ["v": NSNull()]), ("mix-false", ["v": false]), ("mix-true", ["v": true]),
+            ("mix-1.5", ["v": 1.5]), ("mix-2", ["v": 2]), ("mix-B", ["v": "B"]), ("mix-a", ["v": "a"]),
+            ("mix-b", ["v": "b"]), ("mix-array", ["v": [1]]), ("mix-dict", ["v": ["a": 1]]),
+            ("name-apple", ["name": "apple"]), ("name-Apple", ["name": "Apple"]), ("name-APPLE", ["name": "APPLE pie"]),
+        ]
+        let version = BinaryRevisionID.encode("1-abcd")!
+        for (id, body) in docs {
+            let fleece = try FleeceCoding.encode(body, sharedKeys: file.sharedKeys)
+            var tree: [UInt8] = []
+            _ = Array("1-abcd".utf8).withUnsafeBytes { RevisionTree.appendRecord(into: &tree, revID: $0, parentIndex: nil, flags: .leaf, body: fleece) }
+            RevisionTree.appendEnd(into: &tree)
+            try insert(file, id, version, tree)
+        }
+        // A row whose body is neither a rev tree nor Fleece: queries must not crash on it.
+        try insert(file, "mix-corrupt", version, [0xFF, 0x00, 0x13, 0x37, 0x42])
+        try file.saveSharedKeysIfChanged()
+        file.close()
+        var config = DatabaseConfiguration()
+        config.directory = temp.path
+        db = try Database(name: "mixed", config: config)
+    }
+
+    private func insert(_ file: DataFile, _ id: String, _ version: [UInt8], _ tree: [UInt8]) throws {
+        try Array(id.utf8).withUnsafeBytes { idp in
+            try version.withUnsafeBytes { vp in
+                try tree.withUnsafeBytes { tp in _ = try file.insertRecord(docID: idp, flags: [], version: vp, tree: tp) }
+            }
+        }
+    }
+
+    override func tearDownWithError() throws {
+        try? db?.close()
+        if let temp { try? FileManager.default.removeItem(at: temp) }
+    }
+
+    private func ids(_ n1ql: String) throws -> [String] {
+        try db.createQuery(n1ql).execute().map { $0.string(at: 0) ?? "?" }
+    }
+
+    func testMissingVersusNull() throws {
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE meta().id LIKE 'mix-%' AND v IS MISSING ORDER BY meta().id"),
+                       ["mix-corrupt", "mix-missing"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE meta().id LIKE 'mix-%' AND v IS NULL"), ["mix-null"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE v = null"), ["mix-null"])   // LiteCore: null = null is true
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE meta().id LIKE 'mix-%' AND v IS NOT VALUED ORDER BY meta().id"),
+                       ["mix-corrupt", "mix-missing", "mix-null"])
+        let rows = try db.createQuery("SELECT meta().id, v FROM _ WHERE meta().id IN ['mix-missing', 'mix-null'] ORDER BY meta().id").execute().allResults()
+        XCTAssertEqual(rows.count, 2)
+        XCTAssertEqual(rows[0].keyNames, ["id", "v"])
+        XCTAssertNil(rows[0].value(forKey: "v"))
+        XCTAssertFalse(rows[0].contains(key: "v"))
+        XCTAssertNil(rows[0].toDictionary()["v"])
+        XCTAssertEqual(rows[0].toJSON(), #"{"id":"mix-missing"}"#)
+        XCTAssertTrue(rows[1].value(forKey: "v") is NSNull)
+        XCTAssertTrue(rows[1].contains(key: "v"))
+        XCTAssertEqual(rows[1].toJSON(), #"{"id":"mix-null","v":null}"#)
+    }
+
+    func testOrderingOfMixedTypes() throws {
+        // MISSING < numbers (booleans are 0/1) < strings (BINARY: 'B' < 'a') < blobs (null first).
+        let order = try ids("SELECT meta().id FROM _ WHERE meta().id LIKE 'mix-%' AND meta().id != 'mix-corrupt' ORDER BY v, meta().id")
+        XCTAssertEqual(Array(order.prefix(9)), ["mix-missing", "mix-false", "mix-true", "mix-1.5", "mix-2", "mix-B", "mix-a", "mix-b", "mix-null"])
+        XCTAssertEqual(Set(order.suffix(2)), ["mix-array", "mix-dict"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE v = 1"), ["mix-true"])          // true = 1
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE v < 0.5"), ["mix-false"])
+        let r = try db.createQuery("SELECT v FROM _ WHERE meta().id = 'mix-true'").execute().allResults()
+        XCTAssertEqual(r.first?.value(at: 0) as? Bool, true)
+        XCTAssertEqual(r.first?.toJSON(), #"{"v":true}"#)
+    }
+
+    func testLikeIsCaseSensitive() throws {
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE name LIKE 'a%'"), ["name-apple"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE name LIKE 'A%' ORDER BY name"), ["name-APPLE", "name-Apple"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE name LIKE '_pple'"), ["name-apple"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE (name LIKE 'apple%') COLLATE (UNICODE NOCASE) ORDER BY name"),
+                       ["name-APPLE", "name-Apple", "name-apple"])
+    }
+
+    func testFixtureDataAndDeletedDocuments() throws {
+        // The 2.8 fixture: doc-001…doc-050 live with {n, even}, doc-051…doc-100 deleted.
+        XCTAssertEqual(try db.createQuery("SELECT count(*) FROM _ WHERE n IS VALUED").execute().next()?.int(at: 0), 50)
+        let deleted = try db.createQuery("SELECT count(*) FROM _ WHERE meta().deleted").execute().next()?.int(at: 0)
+        XCTAssertEqual(deleted, 50)
+    }
+
+    func testErrors() throws {
+        XCTAssertThrowsError(try db.createQuery("SELECT FROM WHERE")) { error in
+            XCTAssertEqual((error as? CouchbaseLiteError)?.code, .invalidQuery, "\(error)")
+            XCTAssertTrue((error as? CouchbaseLiteError)?.message.contains("column") == true, "\(error)")
+        }
+        XCTAssertThrowsError(try db.createQuery(json: #"{"WHAT": [["frobnicate()", 1]]}"#)) { error in
+            let e = error as? CouchbaseLiteError
+            XCTAssertEqual(e?.code, .invalidQuery)
+            XCTAssertTrue(e?.message.contains("frobnicate") == true, "\(error)")
+        }
+        XCTAssertThrowsError(try db.createQuery(json: #"{"WHAT": [["lower()", 1, 2]]}"#)) { error in
+            XCTAssertTrue((error as? CouchbaseLiteError)?.message.contains("Wrong number of arguments") == true, "\(error)")
+        }
+        XCTAssertThrowsError(try db.createQuery("SELECT x.y FROM _ AS a JOIN _ AS b ON meta(c).id = 1"))
+    }
+
+    func testExplainShowsSQL() throws {
+        let text = try db.createQuery("SELECT n FROM _ WHERE even = true").explain()
+        XCTAssertTrue(text.contains("fl_value(_doc.body, 'even')"), text)
+        XCTAssertTrue(text.contains("kv_default"), text)
+    }
+}
