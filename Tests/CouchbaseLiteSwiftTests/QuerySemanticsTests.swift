@@ -89,7 +89,8 @@ final class QuerySemanticsTests: XCTestCase {
     func testLikeIsCaseSensitive() throws {
         XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE name LIKE 'a%'"), ["name-apple"])
         XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE name LIKE 'A%' ORDER BY name"), ["name-APPLE", "name-Apple"])
-        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE name LIKE '_pple'"), ["name-apple"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE name LIKE '_pple' ORDER BY name"), ["name-Apple", "name-apple"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE name LIKE '%PIE'"), [])
         XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE (name LIKE 'apple%') COLLATE (UNICODE NOCASE) ORDER BY name"),
                        ["name-APPLE", "name-Apple", "name-apple"])
     }

@@ -315,6 +315,10 @@ struct QueryTranslator {
             if op == "IS" || op == "IS NOT", let m = args[1] as? [Any], (m.first as? String)?.uppercased() == "MISSING" {
                 return "(\(try expr(args[0])) \(op == "IS" ? "IS NULL" : "IS NOT NULL"))"
             }
+            // `x IS NOT null` is false for MISSING too (LiteCore; QueryTest "COUNT with IS NOT null").
+            if op == "IS NOT", args[1] is NSNull {
+                return "fl_is_valued(\(try expr(args[0])))"
+            }
             return "(\(try expr(args[0])) \(sqlOp) \(try expr(args[1])))"
         case "+", "*", "/", "%", "||":
             try argCount(a, 2...2, rawOp)
