@@ -102,6 +102,24 @@ final class QuerySemanticsTests: XCTestCase {
         XCTAssertEqual(deleted, 50)
     }
 
+    func testThreeXLayoutMatchesDocumentAPI() throws {
+        // 3.0 rows: Fleece body in `body`, rev tree in `extra`; 22 of 100 documents deleted.
+        let fixtures = try QueryTestSupport.requireFixtures()
+        let db3 = try QueryTestSupport.copyFixture(fixtures.appendingPathComponent("lite_dbs/db_3_0_0_names_100_with_deleted.cblite2"),
+                                                    to: temp, name: "three")
+        defer { try? db3.close() }
+        XCTAssertEqual(try db3.createQuery("SELECT count(*) FROM _").execute().next()?.int(at: 0), 78)
+        XCTAssertEqual(try db3.createQuery("SELECT count(*) FROM _ WHERE meta().deleted").execute().next()?.int(at: 0), 22)
+        let rows = try db3.createQuery("SELECT meta().id, * FROM _ ORDER BY meta().id").execute().allResults()
+        XCTAssertEqual(rows.count, 78)
+        for row in rows {
+            let id = try XCTUnwrap(row.string(at: 0))
+            let doc = try XCTUnwrap(db3.document(withID: id))
+            XCTAssertEqual(QueryTestSupport.canonical(row.dictionary(at: 1)?.toDictionary()),
+                           QueryTestSupport.canonical(doc.toDictionary()), id)
+        }
+    }
+
     func testErrors() throws {
         XCTAssertThrowsError(try db.createQuery("SELECT FROM WHERE")) { error in
             XCTAssertEqual((error as? CouchbaseLiteError)?.code, .invalidQuery, "\(error)")

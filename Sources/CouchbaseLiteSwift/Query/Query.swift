@@ -15,7 +15,8 @@ public final class Query: @unchecked Sendable {
     init(database: Database, tree: Any) throws {
         self.database = database
         self.tree = tree
-        var translator = QueryTranslator()
+        let deletedTable = try database.withOpenFile { $0.hasDeletedTable ? Schema2.deletedDefaultTable : nil }
+        var translator = QueryTranslator(deletedTable: deletedTable)
         translation = try translator.translate(tree)
         // Compile now so a bad query fails at creation, as in LiteCore.
         try database.withOpenFile { file in

@@ -31,8 +31,12 @@ struct QueryTranslator {
     private var variables: [String: String] = [:]
     private var nextAlias = 1
 
-    init(table: String = "kv_default") {
+    /// The table 3.1+ moves deleted documents to (spec 2.3), read too when `_deleted` is used.
+    private let deletedTable: String?
+
+    init(table: String = "kv_default", deletedTable: String? = nil) {
         self.table = table
+        self.deletedTable = deletedTable
     }
 
     static func invalid(_ message: String) -> CouchbaseLiteError {
@@ -133,6 +137,10 @@ struct QueryTranslator {
             sql += "\u{0}GROUP BY \(groupSQL)\(having)"
         } else if q["HAVING"] != nil {
             throw Self.invalid("HAVING needs GROUP_BY")
+        }
+        if usesDeleted, let deletedTable {
+            let both = "(SELECT * FROM \(table) UNION ALL SELECT * FROM \(deletedTable)) AS _doc"
+            sql = sql.replacingOccurrences(of: " FROM \(table) AS _doc", with: " FROM " + both)
         }
         if !usesDeleted { wheres = deletedFilters + wheres } else if deletedFilters.count > 1 { wheres += deletedFilters.dropFirst() }
         let whereSQL = wheres.isEmpty ? "" : " WHERE " + wheres.map { "(\($0))" }.joined(separator: " AND ")
