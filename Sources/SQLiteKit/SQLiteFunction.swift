@@ -115,3 +115,28 @@ extension SQLiteConnection {
         if rc != SQLITE_OK { throw error(rc, sql: nil) }
     }
 }
+
+/// A Swift closure comparing two UTF-8 strings for a collation: negative, zero or positive.
+public typealias SQLiteCollation = (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Int32
+
+private final class CollationBox {
+    let compare: SQLiteCollation
+    init(_ compare: @escaping SQLiteCollation) { self.compare = compare }
+}
+
+extension SQLiteConnection {
+    /// Registers the collation `name` implemented by a Swift closure.
+    public func createCollation(_ name: String, _ compare: @escaping SQLiteCollation) throws {
+        let box = Unmanaged.passRetained(CollationBox(compare)).toOpaque()
+        let rc = sqlite3_create_collation_v2(handle, name, SQLITE_UTF8, box, { ctx, n1, p1, n2, p2 in
+            let box = Unmanaged<CollationBox>.fromOpaque(ctx!).takeUnretainedValue()
+            return box.compare(UnsafeRawBufferPointer(start: p1, count: Int(n1)), UnsafeRawBufferPointer(start: p2, count: Int(n2)))
+        }, { p in if let p { Unmanaged<CollationBox>.fromOpaque(p).release() } })
+        if rc != SQLITE_OK { throw error(rc, sql: nil) }
+    }
+
+    /// Whether a collation named `name` is registered on this connection.
+    public func hasCollation(_ name: String) throws -> Bool {
+        try scalarInt("SELECT count(*) FROM pragma_collation_list WHERE name=?", [.text(name)]) ?? 0 > 0
+    }
+}

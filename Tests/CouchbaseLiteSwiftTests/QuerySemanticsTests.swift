@@ -95,6 +95,26 @@ final class QuerySemanticsTests: XCTestCase {
                        ["name-APPLE", "name-Apple", "name-apple"])
     }
 
+    func testCollations() throws {
+        // BINARY by default; COLLATE UNICODE = ICU order (a < b < B), NOCASE / UNICODE NOCASE fold case.
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE v IN ['a', 'b', 'B'] ORDER BY v"), ["mix-B", "mix-a", "mix-b"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE v IN ['a', 'b', 'B'] ORDER BY v COLLATE UNICODE"), ["mix-a", "mix-b", "mix-B"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE name LIKE '%' ORDER BY name COLLATE UNICODE"),
+                       ["name-apple", "name-Apple", "name-APPLE"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE name = 'APPLE' ORDER BY meta().id"), [])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE (name = 'APPLE') COLLATE NOCASE ORDER BY meta().id"), ["name-Apple", "name-apple"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE (name = 'APPLE') COLLATE (UNICODE NOCASE) ORDER BY meta().id"), ["name-Apple", "name-apple"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE v IN ['a', 'b', 'B'] AND (v < 'b' COLLATE UNICODE) ORDER BY meta().id"), ["mix-a"])
+        let minmax = try db.createQuery("SELECT min(v COLLATE UNICODE), max(v COLLATE UNICODE), min(v), max(v) FROM _ WHERE v IN ['a', 'b', 'B']").execute().next()
+        XCTAssertEqual(minmax?.toArray().map { $0 as? String }, ["a", "B", "B", "b"])
+    }
+
+    func testLiteralsInOrderAndGroupByAreValues() throws {
+        // SQLite would read `ORDER BY 2` as "column 2"; N1QL means the constant.
+        XCTAssertEqual(try ids("SELECT meta().id, v FROM _ WHERE v IN ['a', 'b', 'B'] ORDER BY 2, meta().id"), ["mix-B", "mix-a", "mix-b"])
+        XCTAssertEqual(try db.createQuery("SELECT count(*) FROM _ WHERE v IN ['a', 'b', 'B'] GROUP BY 1").execute().next()?.int(at: 0), 3)
+    }
+
     func testFixtureDataAndDeletedDocuments() throws {
         // The 2.8 fixture: doc-001…doc-050 live with {n, even}, doc-051…doc-100 deleted.
         XCTAssertEqual(try db.createQuery("SELECT count(*) FROM _ WHERE n IS VALUED").execute().next()?.int(at: 0), 50)

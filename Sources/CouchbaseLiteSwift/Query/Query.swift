@@ -21,10 +21,11 @@ public final class Query: @unchecked Sendable {
         // Compile now so a bad query fails at creation, as in LiteCore.
         try database.withOpenFile { file in
             try QueryFunctions.register(on: file)
+            for name in translation.collations { try QueryFunctions.registerCollation(name, on: file) }
             do {
                 _ = try file.connection.prepare(translation.sql)
             } catch let e as SQLiteError {
-                throw CouchbaseLiteError(.invalidQuery, "Query could not be compiled: \(e) — SQL: \(translation.sql)")
+                throw CouchbaseLiteError(.invalidQuery, "Query could not be compiled: \(e)")
             }
         }
     }

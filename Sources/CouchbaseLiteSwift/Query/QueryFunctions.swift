@@ -5,6 +5,24 @@ import SQLiteKit
 /// The SQL functions queries are translated to (spec 9.3), registered on a DataFile's
 /// connection. They read Fleece bodies in place; nothing builds `[String: Any]` per row.
 enum QueryFunctions {
+    /// Registers `LCUnicode_<C|_><D|_>_<locale>` (spec 9.3) unless the connection has it.
+    static func registerCollation(_ name: String, on file: DataFile) throws {
+        let connection = file.connection
+        if try connection.hasCollation(name) { return }
+        let chars = Array(name)
+        let prefix = Array("LCUnicode_")
+        guard chars.count >= prefix.count + 3, Array(chars[..<prefix.count]) == prefix, chars[prefix.count + 2] == "_" else { return }
+        var options: String.CompareOptions = []
+        if chars[prefix.count] == "_" { options.insert(.caseInsensitive) }
+        if chars[prefix.count + 1] == "_" { options.insert(.diacriticInsensitive) }
+        let localeID = String(chars[(prefix.count + 3)...])
+        let locale = Locale(identifier: localeID.isEmpty ? "en_US" : localeID)
+        try connection.createCollation(name) { a, b in
+            let x = String(decoding: a, as: UTF8.self), y = String(decoding: b, as: UTF8.self)
+            return Int32(x.compare(y, options: options, range: nil, locale: locale).rawValue)
+        }
+    }
+
     /// Registers the functions once per connection.
     static func register(on file: DataFile) throws {
         let connection = file.connection

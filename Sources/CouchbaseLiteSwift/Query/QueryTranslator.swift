@@ -10,6 +10,8 @@ struct QueryTranslator {
         var sql: String
         var columnTitles: [String]
         var parameters: Set<String>
+        /// The `LCUnicode_…` collations the SQL uses (registered before it is compiled).
+        var collations: Set<String> = []
     }
 
     private struct Source {
@@ -27,6 +29,9 @@ struct QueryTranslator {
     private var usesDeleted = false
     /// Folding flags set while translating the operand of a `COLLATE` (see ``LikeMatcher``).
     private var collationFlags = 0
+    /// The SQLite collation comparisons use inside a `COLLATE` (nil: the default, BINARY).
+    private var collation: String?
+    private var collations: Set<String> = []
     /// ANY/EVERY variables in scope → the SQL alias of their `fl_each`.
     private var variables: [String: String] = [:]
     private var nextAlias = 1
@@ -132,7 +137,7 @@ struct QueryTranslator {
         if let w = q["WHERE"] { wheres.append(try expr(w)) }
         if let g = q["GROUP_BY"] {
             guard let items = g as? [Any] else { throw Self.invalid("GROUP_BY must be an array") }
-            let groupSQL = try items.map { try expr(Self.shorthand($0)) }.joined(separator: ", ")
+            let groupSQL = try items.map { Self.notColumnNumber(try expr(Self.shorthand($0))) }.joined(separator: ", ")
             let having = try q["HAVING"].map { " HAVING " + (try expr($0)) } ?? ""
             sql += "\u{0}GROUP BY \(groupSQL)\(having)"
         } else if q["HAVING"] != nil {
@@ -154,9 +159,9 @@ struct QueryTranslator {
             guard let items = o as? [Any] else { throw Self.invalid("ORDER_BY must be an array") }
             let parts: [String] = try items.map { item in
                 if let a = item as? [Any], a.count == 2, let dir = (a[0] as? String)?.uppercased(), dir == "ASC" || dir == "DESC" {
-                    return "\(try expr(Self.shorthand(a[1]))) \(dir)"
+                    return "\(Self.notColumnNumber(try expr(Self.shorthand(a[1])))) \(dir)"
                 }
-                return try expr(Self.shorthand(item))
+                return Self.notColumnNumber(try expr(Self.shorthand(item)))
             }
             sql += " ORDER BY " + parts.joined(separator: ", ")
         }
@@ -166,7 +171,12 @@ struct QueryTranslator {
             sql += " LIMIT -1"
         }
         if let o = q["OFFSET"] { sql += " OFFSET max(0, \(try expr(o)))" }
-        return Output(sql: sql, columnTitles: titles, parameters: parameters)
+        return Output(sql: sql, columnTitles: titles, parameters: parameters, collations: collations)
+    }
+
+    /// SQLite reads a bare integer in ORDER BY/GROUP BY as a column number; N1QL means the value.
+    private static func notColumnNumber(_ sql: String) -> String {
+        Int64(sql) != nil ? "(\(sql) + 0)" : sql
     }
 
     /// A bare string in WHAT/ORDER_BY/GROUP_BY written as `.a.b` is a property (spec 9.1).
@@ -327,7 +337,7 @@ struct QueryTranslator {
             if op == "IS NOT", args[1] is NSNull {
                 return "fl_is_valued(\(try expr(args[0])))"
             }
-            return "(\(try expr(args[0])) \(sqlOp) \(try expr(args[1])))"
+            return "(\(try expr(args[0]))\(collateSuffix) \(sqlOp) \(try expr(args[1])))"
         case "+", "*", "/", "%", "||":
             try argCount(a, 2...2, rawOp)
             return "(\(try expr(args[0])) \(op) \(try expr(args[1])))"
@@ -355,13 +365,13 @@ struct QueryTranslator {
             throw CouchbaseLiteError(.unimplemented, "EXISTS of a subquery is not supported yet")
         case "BETWEEN":
             try argCount(a, 3...3, rawOp)
-            return "(\(try expr(args[0])) BETWEEN \(try expr(args[1])) AND \(try expr(args[2])))"
+            return "(\(try expr(args[0]))\(collateSuffix) BETWEEN \(try expr(args[1])) AND \(try expr(args[2])))"
         case "IN", "NOT IN":
             try argCount(a, 2...2, rawOp)
             let lhs = try expr(args[0])
             if let list = args[1] as? [Any], (list.first as? String) == "[]" {
                 let items = try list.dropFirst().map { try expr($0) }
-                return "(\(lhs) \(op) (\(items.joined(separator: ", "))))"
+                return "(\(lhs)\(collateSuffix) \(op) (\(items.joined(separator: ", "))))"
             }
             let contains: String
             if let p = args[1] as? [Any], let head = p.first as? String, head.hasPrefix(".") {
@@ -394,17 +404,29 @@ struct QueryTranslator {
             var opts: [String: Any] = [:]
             for (k, v) in spec { opts[k.uppercased()] = v }
             let unicode = (opts["UNICODE"] as? Bool) ?? false
+            let caseSensitive = (opts["CASE"] as? Bool) ?? true
+            let diacSensitive = (opts["DIAC"] as? Bool) ?? true
             var flags = 0
-            if (opts["CASE"] as? Bool) == false { flags |= LikeMatcher.caseInsensitive }
-            if unicode, (opts["DIAC"] as? Bool) == false { flags |= LikeMatcher.diacriticInsensitive }
-            let saved = collationFlags
+            if !caseSensitive { flags |= LikeMatcher.caseInsensitive }
+            if unicode, !diacSensitive { flags |= LikeMatcher.diacriticInsensitive }
+            // Spec 9.3: non-Unicode = SQLite BINARY/NOCASE; Unicode = LiteCore's
+            // LCUnicode_<C|_><D|_>_<locale> (here over Foundation's ICU-backed compare).
+            let name: String
+            if unicode {
+                let locale = (opts["LOCALE"] as? String) ?? ""
+                guard locale.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else { throw Self.invalid("Invalid collation locale '\(locale)'") }
+                name = "LCUnicode_\(caseSensitive ? "C" : "_")\(diacSensitive ? "D" : "_")_\(locale)"
+                collations.insert(name)
+            } else {
+                name = caseSensitive ? "BINARY" : "NOCASE"
+            }
+            let saved = (collationFlags, collation)
             collationFlags = flags
-            defer { collationFlags = saved }
+            collation = name
+            defer { (collationFlags, collation) = saved }
             let inner = try expr(args[1])
-            // Comparisons and ordering under COLLATE: only ASCII case-folding (SQLite NOCASE)
-            // is done so far; the folding flags reach LIKE and contains().
-            if flags == LikeMatcher.caseInsensitive && !unicode { return "(\(inner) COLLATE NOCASE)" }
-            return inner
+            // Attached to the value too, so `ORDER BY x COLLATE …`, min() and max() use it.
+            return "(\(inner) COLLATE \(name))"
         case "_.":
             try argCount(a, 2...2, rawOp)
             guard let path = args[1] as? String else { throw Self.invalid("'_.' needs a path string") }
@@ -443,6 +465,8 @@ struct QueryTranslator {
         }
     }
 
+    private var collateSuffix: String { collation.map { " COLLATE \($0)" } ?? "" }
+
     static func parameterName(_ name: String) -> String {
         "p_" + name.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) && $0.isASCII ? String($0) : "_\($0.value)_" }.joined()
     }
@@ -452,6 +476,9 @@ struct QueryTranslator {
             guard (agg.min...agg.max).contains(args.count) else { throw Self.invalid("Wrong number of arguments to \(name)(): \(args.count)") }
             if args.isEmpty { return "count(*)" }
             return "\(agg.sql)(\(try expr(args[0])))"
+        }
+        if N1QLFunctionTable.notYetSupported.contains(name) {
+            throw CouchbaseLiteError(.unimplemented, "The function \(name)() is not supported yet")
         }
         guard let f = N1QLFunctionTable.lookup(name) else {
             throw Self.invalid("Unknown function '\(name)()'")
