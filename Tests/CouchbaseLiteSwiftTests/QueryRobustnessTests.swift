@@ -65,7 +65,7 @@ final class QueryRobustnessTests: XCTestCase {
                          "SELECT %1 FROM _ WHERE %2 IN %1", "SELECT count(*), %1 FROM _ GROUP BY %1",
                          "SELECT %1 FROM _ WHERE ANY v IN %1 SATISFIES v = %2 END",
                          "SELECT %1 FROM _ WHERE EVERY v IN %2 SATISFIES v.a IS VALUED END",
-                         "SELECT d.a, u FROM _ AS d UNNEST d.%1 AS u WHERE u < %2",
+                         "SELECT d.a, u FROM _ AS d UNNEST %1 AS u WHERE u < %2",
                          "SELECT %1 FROM _ WHERE %1 BETWEEN %2 AND 3 LIMIT 5 OFFSET 1",
                          "SELECT DISTINCT %1 FROM _ WHERE %2 IS NOT MISSING"]
         var ran = 0, rejected = 0

@@ -120,6 +120,9 @@ final class QuerySemanticsTests: XCTestCase {
         XCTAssertEqual(try db.createQuery("SELECT count(*) FROM _ WHERE n IS VALUED").execute().next()?.int(at: 0), 50)
         let deleted = try db.createQuery("SELECT count(*) FROM _ WHERE meta().deleted").execute().next()?.int(at: 0)
         XCTAssertEqual(deleted, 50)
+        // Mentioning meta().deleted anywhere (here only in ORDER BY) makes the query see deleted docs.
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ ORDER BY meta().deleted DESC, meta().id LIMIT 1"), ["doc-051"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ ORDER BY meta().id DESC LIMIT 1"), ["name-apple"])
     }
 
     func testThreeXLayoutMatchesDocumentAPI() throws {

@@ -131,30 +131,18 @@ struct QueryTranslator {
             titles.append(t)
         }
 
-        var sql = "SELECT " + ((q["DISTINCT"] as? Bool) == true ? "DISTINCT " : "") + columns.joined(separator: ", ")
-        sql += " FROM " + fromSQL
-        var wheres: [String] = []
-        if let w = q["WHERE"] { wheres.append(try expr(w)) }
+        // Every clause is translated before the SQL is assembled: any of them may mention
+        // `_deleted`, which changes the table read and the filter (spec 9.1).
+        let whereSQL = try q["WHERE"].map { try expr($0) }
+        var groupSQL = ""
         if let g = q["GROUP_BY"] {
             guard let items = g as? [Any] else { throw Self.invalid("GROUP_BY must be an array") }
-            let groupSQL = try items.map { Self.notColumnNumber(try expr(Self.shorthand($0))) }.joined(separator: ", ")
-            let having = try q["HAVING"].map { " HAVING " + (try expr($0)) } ?? ""
-            sql += "\u{0}GROUP BY \(groupSQL)\(having)"
+            groupSQL = " GROUP BY " + (try items.map { Self.notColumnNumber(try expr(Self.shorthand($0))) }.joined(separator: ", "))
+            if let h = q["HAVING"] { groupSQL += " HAVING " + (try expr(h)) }
         } else if q["HAVING"] != nil {
             throw Self.invalid("HAVING needs GROUP_BY")
         }
-        if usesDeleted, let deletedTable {
-            let both = "(SELECT * FROM \(table) UNION ALL SELECT * FROM \(deletedTable)) AS _doc"
-            sql = sql.replacingOccurrences(of: " FROM \(table) AS _doc", with: " FROM " + both)
-        }
-        if !usesDeleted { wheres = deletedFilters + wheres } else if deletedFilters.count > 1 { wheres += deletedFilters.dropFirst() }
-        let whereSQL = wheres.isEmpty ? "" : " WHERE " + wheres.map { "(\($0))" }.joined(separator: " AND ")
-        // GROUP BY must follow WHERE, which is only known after every expression was seen.
-        if let nul = sql.firstIndex(of: "\u{0}") {
-            sql = String(sql[..<nul]) + whereSQL + " " + String(sql[sql.index(after: nul)...])
-        } else {
-            sql += whereSQL
-        }
+        var orderSQL = ""
         if let o = q["ORDER_BY"] {
             guard let items = o as? [Any] else { throw Self.invalid("ORDER_BY must be an array") }
             let parts: [String] = try items.map { item in
@@ -163,14 +151,26 @@ struct QueryTranslator {
                 }
                 return Self.notColumnNumber(try expr(Self.shorthand(item)))
             }
-            sql += " ORDER BY " + parts.joined(separator: ", ")
+            orderSQL = " ORDER BY " + parts.joined(separator: ", ")
         }
+        var limitSQL = ""
         if let l = q["LIMIT"] {
-            sql += " LIMIT max(0, \(try expr(l)))"
+            limitSQL = " LIMIT max(0, \(try expr(l)))"
         } else if q["OFFSET"] != nil {
-            sql += " LIMIT -1"
+            limitSQL = " LIMIT -1"
         }
-        if let o = q["OFFSET"] { sql += " OFFSET max(0, \(try expr(o)))" }
+        if let o = q["OFFSET"] { limitSQL += " OFFSET max(0, \(try expr(o)))" }
+
+        if usesDeleted, let deletedTable {
+            let both = "(SELECT * FROM \(table) UNION ALL SELECT * FROM \(deletedTable)) AS _doc"
+            fromSQL = both + fromSQL.dropFirst("\(table) AS _doc".count)
+        }
+        var wheres = usesDeleted ? Array(deletedFilters.dropFirst()) : deletedFilters
+        if let whereSQL { wheres.append(whereSQL) }
+        var sql = "SELECT " + ((q["DISTINCT"] as? Bool) == true ? "DISTINCT " : "") + columns.joined(separator: ", ")
+        sql += " FROM " + fromSQL
+        if !wheres.isEmpty { sql += " WHERE " + wheres.map { "(\($0))" }.joined(separator: " AND ") }
+        sql += groupSQL + orderSQL + limitSQL
         return Output(sql: sql, columnTitles: titles, parameters: parameters, collations: collations)
     }
 
@@ -539,16 +539,11 @@ struct QueryTranslator {
         return comps
     }
 
-    /// The source a path starts with (`.alias.rest`), when there are named sources.
+    /// The source a path starts with (`.alias.rest`): a first component naming a source's
+    /// alias refers to that source, as in LiteCore.
     private func splitSource(_ comps: [PropertyPath.Component]) -> (Source, [PropertyPath.Component])? {
-        guard case .key(let first)? = comps.first else { return nil }
-        if let s = sources.first(where: { $0.alias == first }), sources.count > 1 || s.alias == first && comps.count > 0 {
-            if sources.count == 1 && s.kind == .collection && (s.alias == "_" || s.alias == "_default") && comps.count > 1 {
-                return (s, Array(comps.dropFirst()))
-            }
-            return (s, Array(comps.dropFirst()))
-        }
-        return nil
+        guard case .key(let first)? = comps.first, let s = sources.first(where: { $0.alias == first }) else { return nil }
+        return (s, Array(comps.dropFirst()))
     }
 
     /// The SQL value a path is looked up in, and the rest of the path as a string.
