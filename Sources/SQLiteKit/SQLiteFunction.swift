@@ -24,8 +24,11 @@ public struct SQLiteArguments {
         }
     }
 
+    /// True if argument `i` is SQL NULL.
     public func isNull(_ i: Int) -> Bool { sqlite3_value_type(value(i)) == SQLITE_NULL }
+    /// Argument `i` as an integer (SQLite's conversion).
     public func int64(_ i: Int) -> Int64 { sqlite3_value_int64(value(i)) }
+    /// Argument `i` as a double (SQLite's conversion).
     public func double(_ i: Int) -> Double { sqlite3_value_double(value(i)) }
     /// The subtype SQLite carries with a value returned by another function (0 when none).
     public func subtype(_ i: Int) -> UInt32 { sqlite3_value_subtype(value(i)) }
@@ -56,21 +59,28 @@ public struct SQLiteArguments {
 public struct SQLiteFunctionResult {
     let context: OpaquePointer?
 
+    /// Returns SQL NULL.
     public func setNull() { sqlite3_result_null(context) }
+    /// Returns an integer.
     public func set(_ value: Int64) { sqlite3_result_int64(context, value) }
+    /// Returns a double.
     public func set(_ value: Double) { sqlite3_result_double(context, value) }
+    /// Returns text.
     public func set(_ value: String) {
         var s = value
         s.withUTF8 { setText(UnsafeRawBufferPointer($0)) }
     }
+    /// Returns text from UTF-8 bytes (copied).
     public func setText(_ bytes: UnsafeRawBufferPointer) {
         // A zero-length text still needs a non-NULL pointer, or SQLite returns NULL.
         let p = bytes.baseAddress ?? UnsafeRawPointer(emptyText)
         sqlite3_result_text(context, p.assumingMemoryBound(to: CChar.self), Int32(bytes.count), SQLITE_TRANSIENT_FN)
     }
+    /// Returns a blob (copied).
     public func setBlob(_ bytes: UnsafeRawBufferPointer) {
         sqlite3_result_blob(context, bytes.baseAddress ?? UnsafeRawPointer(emptyText), Int32(bytes.count), SQLITE_TRANSIENT_FN)
     }
+    /// Returns a blob.
     public func setBlob(_ bytes: [UInt8]) { bytes.withUnsafeBytes { setBlob($0) } }
     /// Tags the result with a subtype another function can read back (SQLite drops it once
     /// the value is stored or sorted).

@@ -159,6 +159,19 @@ final class QuerySemanticsTests: XCTestCase {
         XCTAssertThrowsError(try db.createQuery("SELECT x.y FROM _ AS a JOIN _ AS b ON meta(c).id = 1"))
     }
 
+    func testResultAccessorsAndDecodable() throws {
+        struct Row: Decodable, Equatable { let id: String; let n: Int; let even: Bool }
+        let rows = try db.createQuery("SELECT meta().id, n, even, {'n': n, 'm': nothing} AS d, [n, 'x'] AS a FROM _ WHERE n <= 2 ORDER BY n").execute().allResults()
+        XCTAssertEqual(rows.count, 2)
+        XCTAssertEqual(try rows[1].data(as: Row.self), Row(id: "doc-002", n: 2, even: true))
+        XCTAssertEqual(rows[0].keyNames, ["id", "n", "even", "d", "a"])
+        XCTAssertEqual(rows[0].int(forKey: "n"), 1)
+        XCTAssertEqual(rows[0].boolean(at: 2), false)
+        XCTAssertEqual(rows[0].dictionary(forKey: "d")?.toDictionary() as? [String: Int], ["n": 1])
+        XCTAssertEqual(rows[0].array(at: 4)?.toArray().count, 2)
+        XCTAssertEqual(rows[0].toJSON(), #"{"id":"doc-001","n":1,"even":false,"d":{"n":1},"a":[1,"x"]}"#)
+    }
+
     func testExplainShowsSQL() throws {
         let text = try db.createQuery("SELECT n FROM _ WHERE even = true").explain()
         XCTAssertTrue(text.contains("fl_value(_doc.body, 'even')"), text)

@@ -108,17 +108,25 @@ public final class Query: @unchecked Sendable {
 public final class Parameters: @unchecked Sendable {
     private var values: [String: Any] = [:]
 
+    /// Parameters with the given values (name without the `$`).
     public init(_ values: [String: Any] = [:]) { self.values = values }
 
+    /// The value of parameter `name`, or nil when unset (the query then sees MISSING).
     public func value(forName name: String) -> Any? { values[name] }
+    /// Sets parameter `name` (a JSON-compatible value; nil unsets it).
     @discardableResult public func setValue(_ value: Any?, forName name: String) -> Parameters {
         values[name] = value
         return self
     }
+    /// Sets parameter `name` to a string.
     @discardableResult public func setString(_ value: String?, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets parameter `name` to an integer.
     @discardableResult public func setInt(_ value: Int, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets parameter `name` to a 64-bit integer.
     @discardableResult public func setInt64(_ value: Int64, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets parameter `name` to a double.
     @discardableResult public func setDouble(_ value: Double, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets parameter `name` to a boolean.
     @discardableResult public func setBoolean(_ value: Bool, forName name: String) -> Parameters { setValue(value, forName: name) }
 }
 

@@ -83,22 +83,36 @@ public final class Result: @unchecked Sendable {
     /// The value at `index` (`String`, number, `Bool`, `NSNull`, `DictionaryObject`,
     /// `ArrayObject`); nil if MISSING or out of range.
     public func value(at index: Int) -> Any? { column(index)?.apiValue }
+    /// The string at `index`, or nil.
     public func string(at index: Int) -> String? { value(at: index) as? String }
+    /// The number at `index` as an `Int` (0 if not a number; `true` is 1).
     public func int(at index: Int) -> Int { Int(truncatingIfNeeded: Self.int64(column(index))) }
+    /// The number at `index` as an `Int64`.
     public func int64(at index: Int) -> Int64 { Self.int64(column(index)) }
+    /// The number at `index` as a `Double`.
     public func double(at index: Int) -> Double { Self.double(column(index)) }
+    /// The value at `index` as a boolean (numbers non-zero, other values present and not null).
     public func boolean(at index: Int) -> Bool { Self.boolean(column(index)) }
+    /// The dictionary at `index`, or nil.
     public func dictionary(at index: Int) -> DictionaryObject? { value(at: index) as? DictionaryObject }
+    /// The array at `index`, or nil.
     public func array(at index: Int) -> ArrayObject? { value(at: index) as? ArrayObject }
 
     /// The value of the column named `key`; nil if MISSING or no such column.
     public func value(forKey key: String) -> Any? { column(key)?.apiValue }
+    /// The string in column `key`, or nil.
     public func string(forKey key: String) -> String? { value(forKey: key) as? String }
+    /// The number in column `key` as an `Int`.
     public func int(forKey key: String) -> Int { Int(truncatingIfNeeded: Self.int64(column(key))) }
+    /// The number in column `key` as an `Int64`.
     public func int64(forKey key: String) -> Int64 { Self.int64(column(key)) }
+    /// The number in column `key` as a `Double`.
     public func double(forKey key: String) -> Double { Self.double(column(key)) }
+    /// The value in column `key` as a boolean.
     public func boolean(forKey key: String) -> Bool { Self.boolean(column(key)) }
+    /// The dictionary in column `key`, or nil.
     public func dictionary(forKey key: String) -> DictionaryObject? { value(forKey: key) as? DictionaryObject }
+    /// The array in column `key`, or nil.
     public func array(forKey key: String) -> ArrayObject? { value(forKey: key) as? ArrayObject }
     /// True if the row has a column `key` whose value is not MISSING.
     public func contains(key: String) -> Bool {
@@ -129,6 +143,15 @@ public final class Result: @unchecked Sendable {
             out += Self.jsonString(keys.names[i]) + ":" + json
         }
         return out + "}"
+    }
+
+    /// The row decoded as `T` from its JSON (``toJSON()``), as 3.x's `Result.data(as:)`.
+    public func data<T: Decodable>(as type: T.Type) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(toJSON().utf8))
+        } catch {
+            throw CouchbaseLiteError(.invalidParameter, "The result row cannot be decoded as \(T.self): \(error)")
+        }
     }
 
     // MARK: Coercions (2.x rules: numbers convert, booleans are 0/1)
