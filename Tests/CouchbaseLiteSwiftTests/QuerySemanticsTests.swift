@@ -172,6 +172,11 @@ final class QuerySemanticsTests: XCTestCase {
         XCTAssertEqual(rows[0].toJSON(), #"{"id":"doc-001","n":1,"even":false,"d":{"n":1},"a":[1,"x"]}"#)
     }
 
+    func testComparisonResultsAreBooleans() throws {
+        let r = try XCTUnwrap(db.createQuery("SELECT n > 1, n = 1 AND even, n + 1, {'big': n > 1}, missing_prop = 1 FROM _ WHERE n = 2").execute().next())
+        XCTAssertEqual(r.toJSON(), #"{"$1":true,"$2":false,"$3":3,"$4":{"big":true}}"#)
+    }
+
     func testExplainShowsSQL() throws {
         let text = try db.createQuery("SELECT n FROM _ WHERE even = true").explain()
         XCTAssertTrue(text.contains("fl_value(_doc.body, 'even')"), text)

@@ -2,6 +2,22 @@ import Foundation
 
 /// Expressions (spec 9.1's operators, functions, literals) and property paths → SQL.
 extension QueryTranslator {
+    /// SQL operators whose 0/1 result N1QL reports as a boolean (LiteCore's `fl_boolean_result`).
+    static let booleanOperators: Set<String> = [
+        "=", "==", "!=", "<>", "<", "<=", ">", ">=", "IS", "IS NOT", "AND", "OR", "NOT", "BETWEEN", "IN", "NOT IN",
+        "EXISTS", "ANY", "EVERY", "ANY AND EVERY",
+    ]
+
+    /// `e` where a value is reported (result columns, literal collections): SQL comparisons
+    /// give plain 0/1, so they are tagged as booleans here (not in WHERE, where it would cost).
+    mutating func valueExpr(_ e: Any) throws -> String {
+        let sql = try expr(e)
+        if let a = e as? [Any], let op = (a.first as? String)?.uppercased(), Self.booleanOperators.contains(op) {
+            return "fl_bool(\(sql))"
+        }
+        return sql
+    }
+
     mutating func expr(_ e: Any) throws -> String {
         switch e {
         case is NSNull: return "fl_null()"
@@ -15,7 +31,7 @@ extension QueryTranslator {
         case let s as String: return Self.stringLiteral(s)
         case let d as [String: Any]:
             var args: [String] = []
-            for k in d.keys.sorted() { args.append(Self.stringLiteral(k)); args.append(try expr(d[k]!)) }
+            for k in d.keys.sorted() { args.append(Self.stringLiteral(k)); args.append(try valueExpr(d[k]!)) }
             return "fl_dict(\(args.joined(separator: ", ")))"
         case let a as [Any]:
             return try operation(a)
@@ -124,7 +140,7 @@ extension QueryTranslator {
             let like = "fl_like(\(try expr(args[0])), \(try expr(args[1])), \(collationFlags))"
             return op == "LIKE" ? like : "(NOT \(like))"
         case "[]":
-            return "fl_array(\(try args.map { try expr($0) }.joined(separator: ", ")))"
+            return "fl_array(\(try args.map { try valueExpr($0) }.joined(separator: ", ")))"
         case "CASE":
             guard args.count >= 3 else { throw Self.invalid("CASE needs a value, WHEN and THEN") }
             var sql = "CASE"

@@ -121,7 +121,7 @@ struct QueryTranslator {
                 e = Self.shorthand(a[1])
                 title = name
             }
-            columns.append("fl_result(\(try expr(e)))")
+            columns.append("fl_result(\(try valueExpr(e)))")
             var t = title ?? defaultTitle(e) ?? "$\(i + 1)"
             if titles.contains(t) {
                 var n = 2
