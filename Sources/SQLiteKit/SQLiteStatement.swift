@@ -53,6 +53,11 @@ public final class SQLiteStatement {
         try check(sqlite3_bind_double(handle, index, value))
     }
 
+    /// The index of the named parameter `name` (with its `:`/`@`/`$` prefix), 0 if absent.
+    public func parameterIndex(_ name: String) -> Int32 {
+        sqlite3_bind_parameter_index(handle, name)
+    }
+
     public func bindNull(at index: Int32) throws {
         try check(sqlite3_bind_null(handle, index))
     }

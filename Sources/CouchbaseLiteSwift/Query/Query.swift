@@ -1,0 +1,157 @@
+import Fleece
+import Foundation
+import SQLiteKit
+
+/// A compiled query over a database's default collection (the 2.x/3.x `Query`).
+public final class Query: @unchecked Sendable {
+    /// The database the query runs on.
+    public let database: Database
+    /// The values of the query's `$parameters`; set before `execute()`.
+    public var parameters: Parameters?
+    let translation: QueryTranslator.Output
+    /// The query tree the SQL was translated from.
+    let tree: Any
+
+    init(database: Database, tree: Any) throws {
+        self.database = database
+        self.tree = tree
+        let deletedTable = try database.withOpenFile { $0.hasDeletedTable ? Schema2.deletedDefaultTable : nil }
+        var translator = QueryTranslator(deletedTable: deletedTable)
+        translation = try translator.translate(tree)
+        // Compile now so a bad query fails at creation, as in LiteCore.
+        try database.withOpenFile { file in
+            try QueryFunctions.register(on: file)
+            for name in translation.collations { try QueryFunctions.registerCollation(name, on: file) }
+            do {
+                _ = try file.connection.prepare(translation.sql)
+            } catch let e as SQLiteError {
+                throw CouchbaseLiteError(.invalidQuery, "Query could not be compiled: \(e)")
+            }
+        }
+    }
+
+    /// The result column names, as LiteCore names them (`$1`, property names, aliases).
+    public var columnNames: [String] { translation.columnTitles }
+
+    /// The SQL the query runs and SQLite's plan for it.
+    public func explain() throws -> String {
+        try database.withOpenFile { file in
+            var out = translation.sql + "\n\n"
+            let stmt = try file.connection.prepare("EXPLAIN QUERY PLAN " + translation.sql)
+            try bind(stmt)
+            while try stmt.step() {
+                out += "\(stmt.int(0))|\(stmt.int(1))|\(stmt.int(2))|\(stmt.string(3) ?? "")\n"
+            }
+            return out
+        }
+    }
+
+    /// Runs the query and returns all of its rows.
+    public func execute() throws -> ResultSet {
+        try database.withOpenFile { file in
+            try QueryFunctions.register(on: file)
+            let stmt: SQLiteStatement
+            do {
+                stmt = try file.connection.prepare(translation.sql)
+            } catch let e as SQLiteError {
+                throw CouchbaseLiteError(.invalidQuery, "Query could not be compiled: \(e)")
+            }
+            try bind(stmt)
+            var rows: [Result] = []
+            let titles = translation.columnTitles
+            let keys = ResultKeys(titles)
+            do {
+                while try stmt.step() {
+                    var values: [ResultValue] = []
+                    values.reserveCapacity(titles.count)
+                    for c in 0..<Int32(titles.count) {
+                        values.append(ResultValue(stmt, column: c, sharedKeys: file.sharedKeys))
+                    }
+                    rows.append(Result(keys: keys, values: values))
+                }
+            } catch let e as SQLiteError {
+                throw CouchbaseLiteError(.unexpectedError, "Query failed: \(e)")
+            }
+            return ResultSet(rows: rows, columnNames: titles)
+        }
+    }
+
+    private func bind(_ stmt: SQLiteStatement) throws {
+        for name in translation.parameters {
+            let index = stmt.parameterIndex(":" + QueryTranslator.parameterName(name))
+            guard index > 0 else { continue }
+            guard let value = parameters?.value(forName: name) else {
+                try stmt.bindNull(at: index)       // an unset parameter is MISSING
+                continue
+            }
+            try Self.bind(value, at: index, stmt)
+        }
+    }
+
+    private static func bind(_ value: Any, at index: Int32, _ stmt: SQLiteStatement) throws {
+        switch value {
+        case let b as Bool where type(of: value) == Bool.self: try stmt.bind(Int64(b ? 1 : 0), at: index)
+        case let n as NSNumber where QueryTranslator.isBoolean(n): try stmt.bind(Int64(n.boolValue ? 1 : 0), at: index)
+        case let i as Int: try stmt.bind(Int64(i), at: index)
+        case let i as Int64: try stmt.bind(i, at: index)
+        case let d as Double: try stmt.bind(d, at: index)
+        case let s as String: try stmt.bind(s, at: index)
+        case is NSNull: try stmt.bindBlob([UInt8](), at: index)
+        default:
+            let bytes = try FleeceCoding.encode(value, sharedKeys: nil)
+            try stmt.bindBlob(bytes, at: index)
+        }
+    }
+}
+
+/// The values of a query's `$parameters` (2.x `Parameters`).
+public final class Parameters: @unchecked Sendable {
+    private var values: [String: Any] = [:]
+
+    /// Parameters with the given values (name without the `$`).
+    public init(_ values: [String: Any] = [:]) { self.values = values }
+
+    /// The value of parameter `name`, or nil when unset (the query then sees MISSING).
+    public func value(forName name: String) -> Any? { values[name] }
+    /// Sets parameter `name` (a JSON-compatible value; nil unsets it).
+    @discardableResult public func setValue(_ value: Any?, forName name: String) -> Parameters {
+        values[name] = value
+        return self
+    }
+    /// Sets parameter `name` to a string.
+    @discardableResult public func setString(_ value: String?, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets parameter `name` to an integer.
+    @discardableResult public func setInt(_ value: Int, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets parameter `name` to a 64-bit integer.
+    @discardableResult public func setInt64(_ value: Int64, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets parameter `name` to a double.
+    @discardableResult public func setDouble(_ value: Double, forName name: String) -> Parameters { setValue(value, forName: name) }
+    /// Sets parameter `name` to a boolean.
+    @discardableResult public func setBoolean(_ value: Bool, forName name: String) -> Parameters { setValue(value, forName: name) }
+}
+
+extension Database {
+    /// A query from a N1QL (SQL++) string.
+    public func createQuery(_ n1ql: String) throws -> Query {
+        let tree: [String: Any]
+        do {
+            tree = try N1QLParser.parse(n1ql)
+        } catch let e as N1QLSyntaxError {
+            throw CouchbaseLiteError(e)
+        }
+        return try Query(database: self, tree: tree)
+    }
+
+    /// A query from LiteCore's JSON query syntax (spec 9.1), as text.
+    public func createQuery(json: String) throws -> Query {
+        guard let tree = try? JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed]) else {
+            throw CouchbaseLiteError(.invalidQuery, "The JSON query is not valid JSON")
+        }
+        return try Query(database: self, tree: tree)
+    }
+
+    /// A query from an already parsed JSON query tree.
+    package func createQuery(tree: Any) throws -> Query {
+        try Query(database: self, tree: tree)
+    }
+}

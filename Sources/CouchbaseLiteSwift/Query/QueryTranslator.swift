@@ -1,0 +1,264 @@
+import Foundation
+
+/// Translates LiteCore's JSON query tree (spec 9.1) into one SQLite SELECT over the key-store
+/// table, the way LiteCore's `QueryTranslator` does (spec 9.3): properties become
+/// `fl_value(<alias>.body, 'path')`, result columns `fl_result(…)`, deleted documents are
+/// excluded unless the query mentions `_deleted`.
+struct QueryTranslator {
+    /// The SQL, the result column titles, and the names of the `$parameters` it binds.
+    struct Output {
+        var sql: String
+        var columnTitles: [String]
+        var parameters: Set<String>
+        /// The `LCUnicode_…` collations the SQL uses (registered before it is compiled).
+        var collations: Set<String> = []
+    }
+
+    struct Source {
+        enum Kind { case collection, unnest }
+        var kind: Kind
+        /// The alias as the query names it (nil: the unnamed main source).
+        var alias: String?
+        /// The SQL alias.
+        var sqlAlias: String
+    }
+
+    let table: String
+    var sources: [Source] = []
+    var parameters: Set<String> = []
+    var usesDeleted = false
+    /// Folding flags set while translating the operand of a `COLLATE` (see ``LikeMatcher``).
+    var collationFlags = 0
+    /// The SQLite collation comparisons use inside a `COLLATE` (nil: the default, BINARY).
+    var collation: String?
+    var collations: Set<String> = []
+    /// ANY/EVERY variables in scope → the SQL alias of their `fl_each`.
+    var variables: [String: String] = [:]
+    var nextAlias = 1
+
+    /// The table 3.1+ moves deleted documents to (spec 2.3), read too when `_deleted` is used.
+    let deletedTable: String?
+
+    init(table: String = "kv_default", deletedTable: String? = nil) {
+        self.table = table
+        self.deletedTable = deletedTable
+    }
+
+    static func invalid(_ message: String) -> CouchbaseLiteError {
+        CouchbaseLiteError(.invalidQuery, message)
+    }
+
+    mutating func translate(_ tree: Any) throws -> Output {
+        var root = tree
+        if let a = tree as? [Any], a.count == 2, (a[0] as? String)?.uppercased() == "SELECT" { root = a[1] }
+        guard let query = root as? [String: Any] else { throw Self.invalid("A query must be a JSON object or [\"SELECT\", {…}]") }
+        var q: [String: Any] = [:]
+        for (k, v) in query { q[k.uppercased()] = v }
+        for key in q.keys where !["WHAT", "FROM", "WHERE", "GROUP_BY", "HAVING", "ORDER_BY", "LIMIT", "OFFSET", "DISTINCT"].contains(key) {
+            throw Self.invalid("Unknown query key '\(key)'")
+        }
+
+        // FROM: the main collection, then joins and unnests in order.
+        var fromSQL = ""
+        let fromItems = (q["FROM"] as? [Any]) ?? []
+        if q["FROM"] != nil && !(q["FROM"] is [Any]) { throw Self.invalid("FROM must be an array") }
+        var joinClauses: [(Int, Any)] = []
+        for (i, raw) in fromItems.enumerated() {
+            guard let item = raw as? [String: Any] else { throw Self.invalid("A FROM item must be an object") }
+            var f: [String: Any] = [:]
+            for (k, v) in item { f[k.uppercased()] = v }
+            let alias = f["AS"] as? String
+            if i == 0 {
+                if let c = f["COLLECTION"] as? String, !["_", "_default"].contains(c) {
+                    throw CouchbaseLiteError(.notFound, "No collection '\(c)' (only the default collection is supported)")
+                }
+                if f["UNNEST"] != nil || f["JOIN"] != nil { throw Self.invalid("The first FROM item must be a collection") }
+                sources.append(Source(kind: .collection, alias: alias ?? (f["COLLECTION"] as? String), sqlAlias: "_doc"))
+            } else if let unnest = f["UNNEST"] {
+                guard let alias else { throw Self.invalid("UNNEST needs an alias") }
+                sources.append(Source(kind: .unnest, alias: alias, sqlAlias: "_u\(i)"))
+                joinClauses.append((i, unnest))
+            } else {
+                guard let alias else { throw Self.invalid("A joined collection needs an alias") }
+                if let c = f["COLLECTION"] as? String, !["_", "_default"].contains(c) {
+                    throw CouchbaseLiteError(.notFound, "No collection '\(c)'")
+                }
+                sources.append(Source(kind: .collection, alias: alias, sqlAlias: "_j\(i)"))
+                joinClauses.append((i, f))
+            }
+        }
+        if sources.isEmpty { sources.append(Source(kind: .collection, alias: nil, sqlAlias: "_doc")) }
+        fromSQL = "\(table) AS _doc"
+        var deletedFilters = ["(_doc.flags & 1 = 0)"]
+        for (i, clause) in joinClauses {
+            let s = sources[i]
+            if s.kind == .unnest {
+                fromSQL += " JOIN fl_each(\(try unnestSource(clause))) AS \(s.sqlAlias)"
+            } else {
+                let f = clause as! [String: Any]
+                var u: [String: Any] = [:]
+                for (k, v) in f { u[k.uppercased()] = v }
+                let type = (u["JOIN"] as? String)?.uppercased() ?? "INNER"
+                guard ["INNER", "LEFT", "LEFT OUTER", "CROSS"].contains(type) else { throw Self.invalid("Unknown JOIN type '\(type)'") }
+                fromSQL += " \(type == "INNER" ? "" : type + " ")JOIN \(table) AS \(s.sqlAlias)"
+                var on = "(\(s.sqlAlias).flags & 1 = 0)"
+                if let cond = u["ON"] { on = "(\(try expr(cond))) AND " + on }
+                if type == "CROSS" { deletedFilters.append(on) } else { fromSQL += " ON " + on }
+            }
+        }
+
+        // WHAT
+        var columns: [String] = []
+        var titles: [String] = []
+        let what: [Any] = (q["WHAT"] as? [Any]) ?? [["."]]
+        if q["WHAT"] != nil && !(q["WHAT"] is [Any]) { throw Self.invalid("WHAT must be an array") }
+        if what.isEmpty { throw Self.invalid("WHAT must not be empty") }
+        for (i, item) in what.enumerated() {
+            var e = Self.shorthand(item)
+            var title: String?
+            if let a = e as? [Any], let op = a.first as? String, op.uppercased() == "AS" {
+                guard a.count == 3, let name = a[2] as? String else { throw Self.invalid("AS needs an expression and a name") }
+                e = Self.shorthand(a[1])
+                title = name
+            }
+            columns.append("fl_result(\(try valueExpr(e)))")
+            var t = title ?? defaultTitle(e) ?? "$\(i + 1)"
+            if titles.contains(t) {
+                var n = 2
+                while titles.contains("\(t) #\(n)") { n += 1 }
+                t = "\(t) #\(n)"
+            }
+            titles.append(t)
+        }
+
+        // Every clause is translated before the SQL is assembled: any of them may mention
+        // `_deleted`, which changes the table read and the filter (spec 9.1).
+        let whereSQL = try q["WHERE"].map { try expr($0) }
+        var groupSQL = ""
+        if let g = q["GROUP_BY"] {
+            guard let items = g as? [Any] else { throw Self.invalid("GROUP_BY must be an array") }
+            groupSQL = " GROUP BY " + (try items.map { Self.notColumnNumber(try expr(Self.shorthand($0))) }.joined(separator: ", "))
+            if let h = q["HAVING"] { groupSQL += " HAVING " + (try expr(h)) }
+        } else if q["HAVING"] != nil {
+            throw Self.invalid("HAVING needs GROUP_BY")
+        }
+        var orderSQL = ""
+        if let o = q["ORDER_BY"] {
+            guard let items = o as? [Any] else { throw Self.invalid("ORDER_BY must be an array") }
+            let parts: [String] = try items.map { item in
+                if let a = item as? [Any], a.count == 2, let dir = (a[0] as? String)?.uppercased(), dir == "ASC" || dir == "DESC" {
+                    return "\(Self.notColumnNumber(try expr(Self.shorthand(a[1])))) \(dir)"
+                }
+                return Self.notColumnNumber(try expr(Self.shorthand(item)))
+            }
+            orderSQL = " ORDER BY " + parts.joined(separator: ", ")
+        }
+        var limitSQL = ""
+        if let l = q["LIMIT"] {
+            limitSQL = " LIMIT max(0, \(try expr(l)))"
+        } else if q["OFFSET"] != nil {
+            limitSQL = " LIMIT -1"
+        }
+        if let o = q["OFFSET"] { limitSQL += " OFFSET max(0, \(try expr(o)))" }
+
+        if usesDeleted, let deletedTable {
+            let both = "(SELECT * FROM \(table) UNION ALL SELECT * FROM \(deletedTable)) AS _doc"
+            fromSQL = both + fromSQL.dropFirst("\(table) AS _doc".count)
+        }
+        var wheres = usesDeleted ? Array(deletedFilters.dropFirst()) : deletedFilters
+        if let whereSQL { wheres.append(whereSQL) }
+        var sql = "SELECT " + ((q["DISTINCT"] as? Bool) == true ? "DISTINCT " : "") + columns.joined(separator: ", ")
+        sql += " FROM " + fromSQL
+        if !wheres.isEmpty { sql += " WHERE " + wheres.map { "(\($0))" }.joined(separator: " AND ") }
+        sql += groupSQL + orderSQL + limitSQL
+        return Output(sql: sql, columnTitles: titles, parameters: parameters, collations: collations)
+    }
+
+    /// SQLite reads a bare integer in ORDER BY/GROUP BY as a column number; N1QL means the value.
+    static func notColumnNumber(_ sql: String) -> String {
+        Int64(sql) != nil ? "(\(sql) + 0)" : sql
+    }
+
+    /// A bare string in WHAT/ORDER_BY/GROUP_BY written as `.a.b` is a property (spec 9.1).
+    static func shorthand(_ item: Any) -> Any {
+        if let s = item as? String, s.hasPrefix(".") { return [s] }
+        return item
+    }
+
+    mutating func unnestSource(_ e: Any) throws -> String {
+        try eachArguments(e)
+    }
+
+    /// The arguments of `fl_each` iterating `e`: a property is read in place from its body.
+    mutating func eachArguments(_ e: Any) throws -> String {
+        if let p = e as? [Any], let head = p.first as? String, head.hasPrefix("."), head != "." || p.count > 1 {
+            let comps = try propertyComponents(p)
+            if let (s, rest) = splitSource(comps), s.kind == .unnest {
+                return "\(s.sqlAlias).value, \(Self.stringLiteral(PropertyPath(rest).string))"
+            }
+            let (base, path) = try propertyBase(p)
+            return "\(base), \(Self.stringLiteral(path))"
+        }
+        if let p = e as? [Any], let head = p.first as? String, head.hasPrefix("?") {
+            let (name, rest) = try variableComponents(p)
+            guard let alias = variables[name] else { throw Self.invalid("Unknown variable '\(name)'") }
+            return "\(alias).value, \(Self.stringLiteral(PropertyPath(rest).string))"
+        }
+        return "\(try expr(e)), ''"
+    }
+
+    /// `["?var", …]`, `["?", "var", …]`, `["?var.a.b"]`: the variable and the path under it.
+    func variableComponents(_ a: [Any]) throws -> (String, [PropertyPath.Component]) {
+        guard let head = a.first as? String else { throw Self.invalid("Not a variable") }
+        var rest = Array(a.dropFirst())
+        var comps: [PropertyPath.Component]
+        if head == "?" {
+            guard let name = rest.first as? String else { throw Self.invalid("'?' needs a variable name") }
+            rest.removeFirst()
+            comps = [.key(name)]
+        } else {
+            comps = try PropertyPath(parsing: String(head.dropFirst())).components
+        }
+        guard case .key(let name)? = comps.first else { throw Self.invalid("Invalid variable reference") }
+        comps.removeFirst()
+        for item in rest {
+            if let s = item as? String { comps.append(contentsOf: try PropertyPath(parsing: s).components) }
+            else if let idx = item as? [Any], idx.count == 1, let n = (idx[0] as? NSNumber)?.intValue { comps.append(.index(n)) }
+            else { throw Self.invalid("Invalid variable path component \(item)") }
+        }
+        return (name, comps)
+    }
+
+    func variable(_ a: [Any]) throws -> String {
+        let (name, rest) = try variableComponents(a)
+        guard let alias = variables[name] else { throw Self.invalid("Unknown variable '\(name)'") }
+        if rest.isEmpty { return "\(alias).value" }
+        return "fl_nested_value(\(alias).value, \(Self.stringLiteral(PropertyPath(rest).string)))"
+    }
+
+    // MARK: Column titles
+
+    func defaultTitle(_ e: Any) -> String? {
+        guard let a = e as? [Any], let op = a.first as? String else { return nil }
+        if op == "_.", a.count == 3, let m = a[1] as? [Any], (m.first as? String)?.lowercased() == "meta()", let p = a[2] as? String {
+            return p.hasPrefix(".") ? String(p.dropFirst()) : p
+        }
+        guard let comps = try? propertyComponents(a) else { return nil }
+        if comps.isEmpty { return sources[0].alias ?? "_doc" }
+        if let (source, rest) = splitSource(comps) {
+            if rest.isEmpty { return source.alias }
+            return titleOf(rest)
+        }
+        return titleOf(comps)
+    }
+
+    func titleOf(_ comps: [PropertyPath.Component]) -> String? {
+        for c in comps.reversed() {
+            if case .key(let k) = c {
+                if comps.count == 1, let meta = Self.metaKeys[k] { return meta.title }
+                return k
+            }
+        }
+        return nil
+    }
+}
