@@ -49,4 +49,18 @@ final class WriteThenQueryTests: XCTestCase {
         XCTAssertEqual(deleted, ["task00"])
         try db.close()
     }
+
+    /// The README's example, compiled and checked.
+    func testReadmeExample() throws {
+        let db = try Database(name: "app", config: DatabaseConfiguration(directory: directory.path))
+        try db.saveDocument(MutableDocument(id: "t1").setString("open", forKey: "state").setInt(3, forKey: "n"))
+        try db.saveDocument(MutableDocument(id: "t2").setString("done", forKey: "state").setInt(1, forKey: "n"))
+        let query = try db.createQuery("SELECT meta().id AS id, n FROM _ WHERE state = $s ORDER BY n")
+        query.parameters = Parameters().setString("open", forName: "s")
+        var rows: [String] = []
+        for row in try query.execute() { rows.append("\(row.string(forKey: "id")!) \(row.int(forKey: "n"))") }
+        XCTAssertEqual(rows, ["t1 3"])
+        XCTAssertFalse(try query.explain().isEmpty)
+        try db.close()
+    }
 }
