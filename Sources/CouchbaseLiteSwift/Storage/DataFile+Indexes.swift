@@ -1,0 +1,105 @@
+import Foundation
+import SQLiteKit
+
+/// One index as LiteCore records it (spec 2.2): a row of the `indexes` table, or, in files made
+/// before 2.5, a plain SQLite index on `kv_default` named by the user.
+package struct IndexRecord: Sendable, Equatable {
+    /// LiteCore's `C4IndexType`: 0 value, 1 full-text, 2 array, 3 predictive, 4 vector.
+    package enum Kind: Int, Sendable { case value = 0, fullText = 1, array = 2, predictive = 3, vector = 4 }
+
+    package var name: String
+    package var type: Int
+    package var keyStore: String
+    /// The JSON array of the index's key expressions (spec 9.1), as LiteCore stores it.
+    package var expression: String?
+}
+
+/// Value indexes on the default collection, made and recorded as LiteCore makes them (spec 2.1,
+/// 2.2): `CREATE INDEX "name" ON "kv_default" (fl_value(body, 'a'), …)` plus a row in `indexes`.
+/// Real LiteCore puts no WHERE on a value index (deleted rows are indexed; queries filter them).
+extension DataFile {
+    static let indexesTable = "indexes"
+    /// LiteCore 2.5 adds the `indexes` table with the first index and marks the file 301 (spec 2.1).
+    static let indexesSchemaVersion = 301
+
+    /// Every index of the database: the `indexes` table's rows, or the user's SQLite indexes on
+    /// `kv_default` in a file older than 2.5.
+    package func indexRecords() throws -> [IndexRecord] {
+        if try connection.tableExists(Self.indexesTable) {
+            let stmt = try connection.prepare("SELECT name, type, keyStore, expression FROM indexes ORDER BY name")
+            var out: [IndexRecord] = []
+            while try stmt.step() {
+                out.append(IndexRecord(name: stmt.string(0) ?? "", type: Int(stmt.int64(1)),
+                                       keyStore: stmt.string(2) ?? "", expression: stmt.string(3)))
+            }
+            return out
+        }
+        let stmt = try connection.prepare("""
+            SELECT name FROM sqlite_master WHERE type='index' AND tbl_name='kv_default' AND sql IS NOT NULL \
+            AND name NOT LIKE 'kv\\_%' ESCAPE '\\' ORDER BY name
+            """)
+        var out: [IndexRecord] = []
+        while try stmt.step() {
+            out.append(IndexRecord(name: stmt.string(0) ?? "", type: IndexRecord.Kind.value.rawValue,
+                                   keyStore: Schema2.defaultKeyStore, expression: nil))
+        }
+        return out
+    }
+
+    /// Creates (or replaces, when its keys differ) the value index `name` on the SQL `keys`
+    /// (translated from `expression`, the JSON array recorded for LiteCore). Returns false when an
+    /// identical index already existed.
+    @discardableResult
+    package func createValueIndex(name: String, expression: String, keys: [String]) throws -> Bool {
+        try checkWritable()
+        guard !name.isEmpty else { throw CouchbaseLiteError(.invalidParameter, "An index needs a name") }
+        guard !keys.isEmpty else { throw CouchbaseLiteError(.invalidParameter, "A value index needs at least one expression") }
+        return try inTransaction {
+            if let existing = try indexRecords().first(where: { $0.name == name }) {
+                if existing.type == IndexRecord.Kind.value.rawValue && existing.expression == expression { return false }
+                try dropIndex(name: name)
+            }
+            try ensureIndexesTable()
+            try connection.run("CREATE INDEX \(Self.quoted(name)) ON \"kv_default\" (\(keys.joined(separator: ", ")))")
+            try connection.run("INSERT INTO indexes (name, type, keyStore, expression, indexTableName) VALUES (?, ?, ?, ?, NULL)",
+                               [.text(name), .integer(Int64(IndexRecord.Kind.value.rawValue)),
+                                .text(Schema2.defaultKeyStore), .text(expression)])
+            return true
+        }
+    }
+
+    /// Removes the index `name` (SQLite index and record); false when there was none.
+    @discardableResult
+    package func deleteIndex(name: String) throws -> Bool {
+        try checkWritable()
+        return try inTransaction {
+            guard try indexRecords().contains(where: { $0.name == name }) else { return false }
+            try dropIndex(name: name)
+            return true
+        }
+    }
+
+    private func dropIndex(name: String) throws {
+        try connection.run("DROP INDEX IF EXISTS \(Self.quoted(name))")
+        if try connection.tableExists(Self.indexesTable) {
+            try connection.run("DELETE FROM indexes WHERE name = ?", [.text(name)])
+        }
+    }
+
+    /// The `indexes` table in the columns the file's schema version has (spec 2.1, 2.2).
+    private func ensureIndexesTable() throws {
+        guard try !connection.tableExists(Self.indexesTable) else { return }
+        var columns = "name TEXT PRIMARY KEY, type INTEGER NOT NULL, keyStore TEXT NOT NULL, expression TEXT, indexTableName TEXT"
+        if schemaVersion >= 501 { columns += ", lastSeq TEXT" }
+        if schemaVersion >= 503 { columns += ", whereClause TEXT" }
+        try connection.run("CREATE TABLE indexes (\(columns))")
+        if schemaVersion < Self.indexesSchemaVersion {
+            try connection.setUserVersion(Self.indexesSchemaVersion)
+            refreshSchemaVersion()
+        }
+    }
+
+    static func quoted(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
