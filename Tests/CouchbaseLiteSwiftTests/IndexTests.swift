@@ -156,4 +156,16 @@ final class IndexTests: XCTestCase {
         XCTAssertEqual(try sqlite(reopened, "PRAGMA user_version"), ["301"])
         XCTAssertEqual(reopened.indexes, ["n"])
     }
+
+    func testCollatedIndexIsUsedAndWritableAfterReopen() throws {
+        var db = try people()
+        try db.createIndex(ValueIndexConfiguration(["name COLLATE UNICODE"]), name: "uni")
+        try db.close()
+        db = try Database(name: "people", config: DatabaseConfiguration(directory: directory.path))
+        // The index expression calls the LCUnicode collation: writes need it registered on open.
+        try db.saveDocument(MutableDocument(id: "c").setString("Name3", forKey: "name"))
+        let q = try db.createQuery("SELECT meta().id FROM _ WHERE (name COLLATE UNICODE) = 'name3'")
+        XCTAssertEqual(try q.execute().allResults().count, 5)
+        try assertUses(q, "uni")
+    }
 }

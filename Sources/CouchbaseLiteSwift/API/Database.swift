@@ -27,6 +27,7 @@ public final class Database: @unchecked Sendable {
         let file = try DataFile(directory: bundle, create: true)
         // Index expressions call fl_value (spec 2.1): every write to an indexed table needs it.
         try QueryFunctions.register(on: file)
+        for collation in try file.collationsUsedByIndexes() { try QueryFunctions.registerCollation(collation, on: file) }
         dataFile = file
     }
 

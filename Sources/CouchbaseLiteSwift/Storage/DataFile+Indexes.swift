@@ -21,6 +21,25 @@ extension DataFile {
     static let indexesTable = "indexes"
     /// LiteCore 2.5 adds the `indexes` table with the first index and marks the file 301 (spec 2.1).
     static let indexesSchemaVersion = 301
+    static let jsonPrefix = "=j"
+
+    /// The `LCUnicode_…` collations the file's index expressions use: writes to `kv_default`
+    /// evaluate them, so they are registered when the database opens.
+    package func collationsUsedByIndexes() throws -> Set<String> {
+        let stmt = try connection.prepare("SELECT sql FROM sqlite_master WHERE type='index' AND sql LIKE '%LCUnicode%'")
+        var names: Set<String> = []
+        while try stmt.step() {
+            let sql = stmt.string(0) ?? ""
+            var rest = sql[...]
+            while let r = rest.range(of: "LCUnicode_") {
+                let tail = rest[r.lowerBound...]
+                let name = tail.prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+                names.insert(String(name))
+                rest = tail.dropFirst(name.count)
+            }
+        }
+        return names
+    }
 
     /// Every index of the database: the `indexes` table's rows, or the user's SQLite indexes on
     /// `kv_default` in a file older than 2.5.
@@ -55,15 +74,18 @@ extension DataFile {
         guard !name.isEmpty else { throw CouchbaseLiteError(.invalidParameter, "An index needs a name") }
         guard !keys.isEmpty else { throw CouchbaseLiteError(.invalidParameter, "A value index needs at least one expression") }
         return try inTransaction {
+            // 3.3+ (schema 503) prefixes the recorded expression with its language: `=j` JSON, `=n` N1QL.
+            let recorded = schemaVersion >= 503 ? Self.jsonPrefix + expression : expression
             if let existing = try indexRecords().first(where: { $0.name == name }) {
-                if existing.type == IndexRecord.Kind.value.rawValue && existing.expression == expression { return false }
+                let same = existing.expression == recorded || existing.expression == Self.jsonPrefix + expression
+                if existing.type == IndexRecord.Kind.value.rawValue && same { return false }
                 try dropIndex(name: name)
             }
             try ensureIndexesTable()
             try connection.run("CREATE INDEX \(Self.quoted(name)) ON \"kv_default\" (\(keys.joined(separator: ", ")))")
             try connection.run("INSERT INTO indexes (name, type, keyStore, expression, indexTableName) VALUES (?, ?, ?, ?, NULL)",
                                [.text(name), .integer(Int64(IndexRecord.Kind.value.rawValue)),
-                                .text(Schema2.defaultKeyStore), .text(expression)])
+                                .text(Schema2.defaultKeyStore), .text(recorded)])
             return true
         }
     }
@@ -89,9 +111,15 @@ extension DataFile {
     /// The `indexes` table in the columns the file's schema version has (spec 2.1, 2.2).
     private func ensureIndexesTable() throws {
         guard try !connection.tableExists(Self.indexesTable) else { return }
-        var columns = "name TEXT PRIMARY KEY, type INTEGER NOT NULL, keyStore TEXT NOT NULL, expression TEXT, indexTableName TEXT"
-        if schemaVersion >= 501 { columns += ", lastSeq TEXT" }
-        if schemaVersion >= 503 { columns += ", whereClause TEXT" }
+        // Column lists as each LiteCore generation creates the table.
+        let columns: String
+        if schemaVersion >= 503 {
+            columns = "name TEXT PRIMARY KEY, type INTEGER NOT NULL, keyStore TEXT NOT NULL, expression TEXT, whereClause TEXT, indexTableName TEXT, lastSeq TEXT"
+        } else if schemaVersion >= 501 {
+            columns = "name TEXT PRIMARY KEY, type INTEGER NOT NULL, keyStore TEXT NOT NULL, expression TEXT, indexTableName TEXT, lastSeq INTEGER"
+        } else {
+            columns = "name TEXT PRIMARY KEY, type INTEGER NOT NULL, keyStore TEXT NOT NULL, expression TEXT, indexTableName TEXT"
+        }
         try connection.run("CREATE TABLE indexes (\(columns))")
         if schemaVersion < Self.indexesSchemaVersion {
             try connection.setUserVersion(Self.indexesSchemaVersion)
