@@ -152,9 +152,17 @@ final class IndexTests: XCTestCase {
         try db.withOpenFile { try $0.connection.setUserVersion(201) }
         try db.close()
         let reopened = try Database(name: "people", config: DatabaseConfiguration(directory: directory.path))
+        // A 2.0/2.1 value index: a plain SQLite index, no `indexes` table.
+        try reopened.withOpenFile { try $0.connection.run(#"CREATE INDEX "legacy" ON "kv_default" (fl_value(body, 'age'))"#) }
+        XCTAssertEqual(reopened.indexes, ["legacy"])
+        try assertUses(try reopened.createQuery("SELECT 1 FROM _ WHERE age = 7"), "legacy")
         try reopened.createIndex(ValueIndexConfiguration(["name"]), name: "n")
         XCTAssertEqual(try sqlite(reopened, "PRAGMA user_version"), ["301"])
-        XCTAssertEqual(reopened.indexes, ["n"])
+        XCTAssertEqual(reopened.indexes, ["legacy", "n"])
+        XCTAssertEqual(try sqlite(reopened, "SELECT name || ':' || ifnull(expression, 'NULL') FROM indexes ORDER BY name"),
+                       ["legacy:NULL", #"n:[[".name"]]"#])
+        try reopened.createIndex(ValueIndexConfiguration(["age"]), name: "legacy")   // same SQL: kept as is
+        XCTAssertEqual(try sqlite(reopened, "SELECT ifnull(expression, 'NULL') FROM indexes WHERE name='legacy'"), ["NULL"])
     }
 
     func testCollatedIndexIsUsedAndWritableAfterReopen() throws {

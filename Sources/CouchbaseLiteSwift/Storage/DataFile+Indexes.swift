@@ -73,16 +73,20 @@ extension DataFile {
         try checkWritable()
         guard !name.isEmpty else { throw CouchbaseLiteError(.invalidParameter, "An index needs a name") }
         guard !keys.isEmpty else { throw CouchbaseLiteError(.invalidParameter, "A value index needs at least one expression") }
+        let createSQL = "CREATE INDEX \(Self.quoted(name)) ON \"kv_default\" (\(keys.joined(separator: ", ")))"
         return try inTransaction {
             // 3.3+ (schema 503) prefixes the recorded expression with its language: `=j` JSON, `=n` N1QL.
             let recorded = schemaVersion >= 503 ? Self.jsonPrefix + expression : expression
             if let existing = try indexRecords().first(where: { $0.name == name }) {
+                // LiteCore compares the index's SQL; the recorded expression says the same.
+                let sql = try connection.scalarString("SELECT sql FROM sqlite_master WHERE type='index' AND name=?", [.text(name)])
                 let same = existing.expression == recorded || existing.expression == Self.jsonPrefix + expression
+                    || sql == createSQL
                 if existing.type == IndexRecord.Kind.value.rawValue && same { return false }
                 try dropIndex(name: name)
             }
             try ensureIndexesTable()
-            try connection.run("CREATE INDEX \(Self.quoted(name)) ON \"kv_default\" (\(keys.joined(separator: ", ")))")
+            try connection.run(createSQL)
             try connection.run("INSERT INTO indexes (name, type, keyStore, expression, indexTableName) VALUES (?, ?, ?, ?, NULL)",
                                [.text(name), .integer(Int64(IndexRecord.Kind.value.rawValue)),
                                 .text(Schema2.defaultKeyStore), .text(recorded)])
@@ -111,6 +115,8 @@ extension DataFile {
     /// The `indexes` table in the columns the file's schema version has (spec 2.1, 2.2).
     private func ensureIndexesTable() throws {
         guard try !connection.tableExists(Self.indexesTable) else { return }
+        // 2.0/2.1 indexes (plain SQLite ones) are registered in the new table, as LiteCore does.
+        let oldStyle = try indexRecords()
         // Column lists as each LiteCore generation creates the table.
         let columns: String
         if schemaVersion >= 503 {
@@ -121,6 +127,10 @@ extension DataFile {
             columns = "name TEXT PRIMARY KEY, type INTEGER NOT NULL, keyStore TEXT NOT NULL, expression TEXT, indexTableName TEXT"
         }
         try connection.run("CREATE TABLE indexes (\(columns))")
+        for index in oldStyle {
+            try connection.run("INSERT INTO indexes (name, type, keyStore, expression, indexTableName) VALUES (?, ?, ?, NULL, NULL)",
+                               [.text(index.name), .integer(Int64(index.type)), .text(index.keyStore)])
+        }
         if schemaVersion < Self.indexesSchemaVersion {
             try connection.setUserVersion(Self.indexesSchemaVersion)
             refreshSchemaVersion()
