@@ -114,4 +114,28 @@ final class ChangeListenerTests: XCTestCase {
         }
         XCTAssertEqual(seen, [1, 2])
     }
+
+    func testConcurrentWritersEachChangeReportedOnce() throws {
+        let log = Log()
+        let token = db.addChangeListener(withQueue: queue) { log.add($0.documentIDs) }
+        let database = db!
+        DispatchQueue.concurrentPerform(iterations: 4) { w in
+            for i in 0..<25 {
+                if i % 5 == 0 {
+                    try? database.inBatch {
+                        try database.saveDocument(MutableDocument(id: "w\(w)-\(i)-a"))
+                        try database.saveDocument(MutableDocument(id: "w\(w)-\(i)-b"))
+                    }
+                } else {
+                    try? database.saveDocument(MutableDocument(id: "w\(w)-\(i)"))
+                }
+            }
+        }
+        drain()
+        let ids = log.all.flatMap { $0 }
+        XCTAssertEqual(ids.count, 4 * 30)
+        XCTAssertEqual(Set(ids).count, ids.count)
+        XCTAssertEqual(log.all.count, 4 * 25)          // one call per commit
+        token.remove()
+    }
 }

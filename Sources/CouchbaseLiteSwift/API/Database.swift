@@ -119,6 +119,7 @@ public final class Database: @unchecked Sendable {
         defer { lock.unlock() }
         dataFile?.close()
         dataFile = nil
+        observers.removeAll()
     }
 
     /// Closes and deletes this database.

@@ -25,6 +25,15 @@ final class DatabaseObservers: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// The database closed: nothing will be written any more.
+    func removeAll() {
+        lock.lock()
+        observers = [:]
+        pending = []
+        pendingSet = []
+        lock.unlock()
+    }
+
     /// Notes that `docID` changed in the open transaction.
     func recordChange(_ docID: String) {
         lock.lock()
