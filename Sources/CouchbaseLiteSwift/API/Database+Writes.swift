@@ -64,6 +64,7 @@ extension Database {
             guard try file.inTransaction({ try file.purgeRecord(docID: id) }) else {
                 throw CouchbaseLiteError(.notFound, "Document '\(id)' not found")
             }
+            didChange(id, in: file)
         }
     }
 
@@ -83,7 +84,16 @@ extension Database {
     public func inBatch(using block: () throws -> Void) throws {
         lock.lock()
         defer { lock.unlock() }
-        try withOpenFile { file in try file.inTransaction { try block() } }
+        try withOpenFile { file in
+            do {
+                try file.inTransaction { try block() }
+            } catch {
+                if !file.connection.isInTransaction { observers.discardPending() }
+                throw error
+            }
+            // The batch's saves were recorded as they happened; the commit reports them together.
+            if !file.connection.isInTransaction { observers.committed() }
+        }
     }
 
     // MARK: Blobs
@@ -114,7 +124,7 @@ extension Database {
     private func putRevision(_ document: Document, deletion: Bool, _ concurrencyControl: ConcurrencyControl) throws -> Bool {
         try withOpenFile { file in
             try file.checkWritable()
-            return try file.inTransaction {
+            let saved = try file.inTransaction {
                 let existing = try file.record(forDocumentID: document.id)
                 let base = document.revisionID.flatMap(BinaryRevisionID.encode)
                 var tree = RevisionTree(revisions: [])
@@ -160,6 +170,8 @@ extension Database {
                 document.isDeleted = deletion
                 return true
             }
+            if saved { didChange(document.id, in: file) }
+            return saved
         }
     }
 }

@@ -11,6 +11,8 @@ public final class Database: @unchecked Sendable {
     /// Recursive: `inBatch` holds it while its block saves documents.
     let lock = NSRecursiveLock()
     private var dataFile: DataFile?
+    /// Listeners told about each committed write (database, document and live-query listeners).
+    let observers = DatabaseObservers()
 
     /// Opens the database `name` in `config.directory`, creating an empty one (2.8 layout) when absent.
     /// Throws `.databaseTooOld` for a 1.x database (convert it with `cbl upgrade`), `.wrongFormat` for
@@ -22,7 +24,11 @@ public final class Database: @unchecked Sendable {
         self.name = name
         self.config = config
         let bundle = Self.bundleURL(name: name, directory: config.directory)
-        dataFile = try DataFile(directory: bundle, create: true)
+        let file = try DataFile(directory: bundle, create: true)
+        // Index expressions call fl_value (spec 2.1): every write to an indexed table needs it.
+        try QueryFunctions.register(on: file)
+        for collation in try file.collationsUsedByIndexes() { try QueryFunctions.registerCollation(collation, on: file) }
+        dataFile = file
     }
 
     /// Whether a database named `name` exists in `directory` (default: the default directory).
@@ -113,6 +119,7 @@ public final class Database: @unchecked Sendable {
         defer { lock.unlock() }
         dataFile?.close()
         dataFile = nil
+        observers.removeAll()
     }
 
     /// Closes and deletes this database.

@@ -260,14 +260,14 @@ extension QueryTranslator {
     ]
 
     mutating func metaSQL(_ column: String, _ source: Source) -> String {
-        let t = source.sqlAlias
+        let t = source.prefix
         switch column {
         case "deleted":
             usesDeleted = true
-            return "fl_bool(\(t).flags & 1 != 0)"
-        case "revisionID": return "fl_version(\(t).version)"
-        case "expiration": return "\(t).expiration"
-        default: return "\(t).\(column)"
+            return "fl_bool(\(t)flags & 1 != 0)"
+        case "revisionID": return "fl_version(\(t)version)"
+        case "expiration": return "\(t)expiration"
+        default: return "\(t)\(column)"
         }
     }
 
@@ -304,9 +304,9 @@ extension QueryTranslator {
     mutating func propertyBase(_ a: [Any]) throws -> (String, String) {
         let comps = try propertyComponents(a)
         if let (s, rest) = splitSource(comps) {
-            return (s.kind == .collection ? "\(s.sqlAlias).body" : "\(s.sqlAlias).value", PropertyPath(rest).string)
+            return (s.kind == .collection ? "\(s.prefix)body" : "\(s.prefix)value", PropertyPath(rest).string)
         }
-        return ("\(sources[0].sqlAlias).body", PropertyPath(comps).string)
+        return ("\(sources[0].prefix)body", PropertyPath(comps).string)
     }
 
     mutating func property(_ a: [Any]) throws -> String {
@@ -315,13 +315,13 @@ extension QueryTranslator {
         var rest = comps
         if let (s, r) = splitSource(comps) { source = s; rest = r }
         if source.kind == .unnest {
-            if rest.isEmpty { return "\(source.sqlAlias).value" }
-            return "fl_nested_value(\(source.sqlAlias).value, \(Self.stringLiteral(PropertyPath(rest).string)))"
+            if rest.isEmpty { return "\(source.prefix)value" }
+            return "fl_nested_value(\(source.prefix)value, \(Self.stringLiteral(PropertyPath(rest).string)))"
         }
-        if rest.isEmpty { return "fl_root(\(source.sqlAlias).body)" }
+        if rest.isEmpty { return "fl_root(\(source.prefix)body)" }
         if rest.count == 1, case .key(let k) = rest[0], let meta = Self.metaKeys[k] {
             return metaSQL(meta.column, source)
         }
-        return "fl_value(\(source.sqlAlias).body, \(Self.stringLiteral(PropertyPath(rest).string)))"
+        return "fl_value(\(source.prefix)body, \(Self.stringLiteral(PropertyPath(rest).string)))"
     }
 }

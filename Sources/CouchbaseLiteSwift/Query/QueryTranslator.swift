@@ -21,6 +21,8 @@ struct QueryTranslator {
         var alias: String?
         /// The SQL alias.
         var sqlAlias: String
+        /// What qualifies its columns: `alias.`, or nothing in an index expression.
+        var prefix: String { sqlAlias.isEmpty ? "" : sqlAlias + "." }
     }
 
     let table: String
@@ -172,6 +174,17 @@ struct QueryTranslator {
         if !wheres.isEmpty { sql += " WHERE " + wheres.map { "(\($0))" }.joined(separator: " AND ") }
         sql += groupSQL + orderSQL + limitSQL
         return Output(sql: sql, columnTitles: titles, parameters: parameters, collations: collations)
+    }
+
+    /// The SQL of one index key, exactly as `expr` writes it in a WHERE clause but with the
+    /// table's columns unqualified (`fl_value(body, 'a')`), as LiteCore's `CREATE INDEX` has it
+    /// (spec 2.1): SQLite then matches the query's `fl_value(_doc.body, 'a')` with the index.
+    mutating func indexExpression(_ e: Any) throws -> String {
+        sources = [Source(kind: .collection, alias: nil, sqlAlias: "")]
+        let sql = try expr(Self.shorthand(e))
+        if !parameters.isEmpty { throw Self.invalid("An index expression cannot use parameters") }
+        if usesDeleted { throw Self.invalid("An index expression cannot use meta().deleted") }
+        return sql
     }
 
     /// SQLite reads a bare integer in ORDER BY/GROUP BY as a column number; N1QL means the value.

@@ -2,7 +2,7 @@ import Foundation
 
 /// The rows of one query run (2.x `ResultSet`): a sequence of ``Result``.
 public final class ResultSet: Sequence, IteratorProtocol, @unchecked Sendable {
-    private let rows: [Result]
+    let rows: [Result]
     private var position = 0
     /// The result column names.
     public let columnNames: [String]

@@ -289,6 +289,11 @@ package final class DataFile: @unchecked Sendable {
         UInt64(try connection.scalarInt("SELECT count(*) FROM kv_default WHERE (flags & 1) = 0") ?? 0)
     }
 
+    /// Re-reads `PRAGMA user_version` after a schema step (the first index, spec 2.1).
+    func refreshSchemaVersion() {
+        schemaVersion = connection.userVersion
+    }
+
     package func lastSequence() throws -> UInt64 {
         UInt64(try connection.scalarInt("SELECT lastSeq FROM kvmeta WHERE name='default'") ?? 0)
     }
