@@ -343,13 +343,14 @@ final class QueryBuilderDocExamplesTests: XCTestCase {
         let doc = try XCTUnwrap(database.document(withID: "hotel_1"))
         let query = QueryBuilder
             .select(SelectResult.expression(Meta.id), SelectResult.expression(Meta.sequence),
-                    SelectResult.expression(Meta.revisionID))
+                    SelectResult.expression(Meta.revisionID), SelectResult.expression(Meta.expiration))
             .from(DataSource.database(database))
             .where(Meta.id.equalTo(Expression.string("hotel_1")))
         let row = try XCTUnwrap(query.execute().allResults().first)
-        XCTAssertEqual(row.keyNames, ["id", "sequence", "revisionID"])
+        XCTAssertEqual(row.keyNames, ["id", "sequence", "revisionID", "expiration"])
         XCTAssertEqual(row.int64(forKey: "sequence"), Int64(doc.sequence))
         XCTAssertEqual(row.string(forKey: "revisionID"), doc.revisionID)
+        XCTAssertNil(row.value(forKey: "expiration"), "no expiration set (the file had no expiration column)")
 
         try database.deleteDocument(doc)
         let deleted = QueryBuilder.select(SelectResult.expression(Meta.id))

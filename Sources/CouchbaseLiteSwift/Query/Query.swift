@@ -45,6 +45,8 @@ public class Query: @unchecked Sendable {
         var translator = QueryTranslator(deletedTable: deletedTable)
         let translation = try translator.translate(tree)
         try database.withOpenFile { file in
+            // A read-only file keeps its schema; the query then fails to compile below.
+            if translation.usesExpiration { try? file.addExpirationColumn() }
             try QueryFunctions.register(on: file)
             for name in translation.collations { try QueryFunctions.registerCollation(name, on: file) }
             do {

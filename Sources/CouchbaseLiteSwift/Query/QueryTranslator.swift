@@ -12,6 +12,8 @@ struct QueryTranslator {
         var parameters: Set<String>
         /// The `LCUnicode_…` collations the SQL uses (registered before it is compiled).
         var collations: Set<String> = []
+        /// Whether the SQL reads the `expiration` column (which 2.x adds only when needed).
+        var usesExpiration = false
     }
 
     struct Source {
@@ -27,6 +29,7 @@ struct QueryTranslator {
     var sources: [Source] = []
     var parameters: Set<String> = []
     var usesDeleted = false
+    var usesExpiration = false
     /// Folding flags set while translating the operand of a `COLLATE` (see ``LikeMatcher``).
     var collationFlags = 0
     /// The SQLite collation comparisons use inside a `COLLATE` (nil: the default, BINARY).
@@ -171,7 +174,8 @@ struct QueryTranslator {
         sql += " FROM " + fromSQL
         if !wheres.isEmpty { sql += " WHERE " + wheres.map { "(\($0))" }.joined(separator: " AND ") }
         sql += groupSQL + orderSQL + limitSQL
-        return Output(sql: sql, columnTitles: titles, parameters: parameters, collations: collations)
+        return Output(sql: sql, columnTitles: titles, parameters: parameters, collations: collations,
+                      usesExpiration: usesExpiration)
     }
 
     /// SQLite reads a bare integer in ORDER BY/GROUP BY as a column number; N1QL means the value.
