@@ -359,6 +359,53 @@ final class QueryBuilderDocExamplesTests: XCTestCase {
         XCTAssertEqual(try deleted.execute().map { $0.string(forKey: "id") }, ["hotel_1"])
     }
 
+    func testExpirationIsQueryable() throws {
+        let expires = Date(timeIntervalSince1970: 4_000_000_000)
+        try database.setDocumentExpiration(withID: "hotel_3", expiration: expires)
+        let query = QueryBuilder
+            .select(SelectResult.expression(Meta.id), SelectResult.expression(Meta.expiration))
+            .from(DataSource.database(database))
+            .where(Meta.expiration.isValued())
+        let rows = try query.execute().allResults()
+        XCTAssertEqual(rows.map { $0.string(forKey: "id") }, ["hotel_3"])
+        XCTAssertEqual(rows.first?.int64(forKey: "expiration"), 4_000_000_000_000)
+        let n1ql = try database.createQuery("SELECT meta().id FROM _ WHERE meta().expiration IS VALUED").execute()
+        XCTAssertEqual(n1ql.map { $0.string(forKey: "id") }, ["hotel_3"])
+    }
+
+    func testLiteralsAndWholeDocumentsOfJoinedSources() throws {
+        let opened = Date(timeIntervalSince1970: 1_500_000_000)
+        try database.saveDocument(MutableDocument(id: "hotel_9").setString("hotel", forKey: "type")
+            .setString("New Inn", forKey: "name").setDate(opened, forKey: "opened"))
+        let byDate = QueryBuilder.select(SelectResult.expression(Meta.id))
+            .from(DataSource.database(database))
+            .where(Expression.property("opened").equalTo(Expression.date(opened)))
+        XCTAssertEqual(try byDate.execute().map { $0.string(forKey: "id") }, ["hotel_9"])
+
+        let literals = QueryBuilder
+            .select(SelectResult.expression(Expression.array([1, "two", Expression.property("name")])).as("a"),
+                    SelectResult.expression(Expression.dictionary(["n": Expression.property("name"), "x": nil])).as("d"),
+                    SelectResult.expression(Expression.value(nil)).as("null"),
+                    SelectResult.expression(Expression.boolean(true)).as("t"))
+            .from(DataSource.database(database))
+            .where(Meta.id.equalTo(Expression.string("hotel_9")))
+        let row = try XCTUnwrap(literals.execute().allResults().first)
+        XCTAssertEqual(QueryTestSupport.canonical(row.toDictionary()),
+                       QueryTestSupport.canonical(["a": [1, "two", "New Inn"], "d": ["n": "New Inn", "x": NSNull()],
+                                                   "null": NSNull(), "t": true] as [String: Any]))
+
+        let pairs = QueryBuilder
+            .select(SelectResult.all().from("route"), SelectResult.all().from("airline"))
+            .from(DataSource.database(database).as("route"))
+            .join(Join.innerJoin(DataSource.database(database).as("airline"))
+                .on(Meta.id.from("airline").equalTo(Expression.property("airlineid").from("route"))))
+            .where(Meta.id.from("route").equalTo(Expression.string("route_3")))
+        let pair = try XCTUnwrap(pairs.execute().allResults().first)
+        XCTAssertEqual(pair.keyNames, ["route", "airline"])
+        XCTAssertEqual(pair.dictionary(forKey: "route")?.string(forKey: "destinationairport"), "JFK")
+        XCTAssertEqual(pair.dictionary(forKey: "airline")?.string(forKey: "name"), "Air France")
+    }
+
     func testExplainAndJSONTree() throws {
         let query = QueryBuilder
             .select(SelectResult.expression(Meta.id), SelectResult.property("name").as("n"))

@@ -139,7 +139,11 @@ public final class Expression {
         case let d as [String: Any]: return d.mapValues { literal($0) }
         case let a as ArrayObject: return literal(a.toArray())
         case let d as DictionaryObject: return literal(d.toDictionary())
-        case let v?: return v
+        case let v?:
+            // A nil inside a collection (`["x": nil]`) arrives as an Optional boxed in Any.
+            let mirror = Mirror(reflecting: v)
+            if mirror.displayStyle == .optional { return literal(mirror.children.first?.value) }
+            return v
         }
     }
 
