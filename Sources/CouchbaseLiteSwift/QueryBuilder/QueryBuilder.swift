@@ -92,19 +92,13 @@ public protocol LimitRouter {
     func limit(_ limit: ExpressionProtocol, offset: ExpressionProtocol?) -> Limit
 }
 
-/// A query built by `QueryBuilder`: its clauses so far, runnable at every step.
-public class BuilderQuery: Query, @unchecked Sendable {
-    let clauses: BuilderClauses
-    init(_ clauses: BuilderClauses) {
-        self.clauses = clauses
-        // `from(_:)` always sets the source; a foreign DataSourceProtocol has no database.
-        guard let database = clauses.source?.database else {
-            preconditionFailure("QueryBuilder.from(_:) needs a DataSource.database(_:) source")
-        }
-        super.init(database: database, builtTree: clauses.tree)
-    }
+/// A `QueryBuilder` step: a `Query` (runnable at every step, as in 2.x) holding its clauses.
+protocol BuilderStep {
+    var clauses: BuilderClauses { get }
+}
 
-    func with(_ change: (inout BuilderClauses) -> Void) -> BuilderClauses {
+extension BuilderStep {
+    private func with(_ change: (inout BuilderClauses) -> Void) -> BuilderClauses {
         var c = clauses
         change(&c)
         return c
@@ -117,8 +111,24 @@ public class BuilderQuery: Query, @unchecked Sendable {
     func makeLimit(_ l: ExpressionProtocol, _ o: ExpressionProtocol?) -> Limit { Limit(with { $0.limit = l; $0.offset = o }) }
 }
 
+extension BuilderClauses {
+    /// The database of the `from(_:)` source.
+    var database: Database {
+        // `from(_:)` always sets the source; a foreign DataSourceProtocol has no database.
+        guard let database = source?.database else {
+            preconditionFailure("QueryBuilder.from(_:) needs a DataSource.database(_:) source")
+        }
+        return database
+    }
+}
+
 /// The `FROM` step.
-public final class From: BuilderQuery, JoinRouter, WhereRouter, GroupByRouter, OrderByRouter, LimitRouter, @unchecked Sendable {
+public final class From: Query, JoinRouter, WhereRouter, GroupByRouter, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
+    let clauses: BuilderClauses
+    init(_ clauses: BuilderClauses) {
+        self.clauses = clauses
+        super.init(database: clauses.database, builtTree: clauses.tree)
+    }
     public func join(_ joins: JoinProtocol...) -> Joins { makeJoins(joins) }
     /// Adds joins.
     public func join(_ joins: [JoinProtocol]) -> Joins { makeJoins(joins) }
@@ -134,7 +144,12 @@ public final class From: BuilderQuery, JoinRouter, WhereRouter, GroupByRouter, O
 }
 
 /// The `JOIN` step.
-public final class Joins: BuilderQuery, WhereRouter, OrderByRouter, LimitRouter, @unchecked Sendable {
+public final class Joins: Query, WhereRouter, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
+    let clauses: BuilderClauses
+    init(_ clauses: BuilderClauses) {
+        self.clauses = clauses
+        super.init(database: clauses.database, builtTree: clauses.tree)
+    }
     public func `where`(_ expression: ExpressionProtocol) -> Where { makeWhere(expression) }
     public func orderBy(_ orderings: OrderingProtocol...) -> OrderBy { makeOrderBy(orderings) }
     /// Sorts the rows.
@@ -144,7 +159,12 @@ public final class Joins: BuilderQuery, WhereRouter, OrderByRouter, LimitRouter,
 }
 
 /// The `WHERE` step.
-public final class Where: BuilderQuery, GroupByRouter, OrderByRouter, LimitRouter, @unchecked Sendable {
+public final class Where: Query, GroupByRouter, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
+    let clauses: BuilderClauses
+    init(_ clauses: BuilderClauses) {
+        self.clauses = clauses
+        super.init(database: clauses.database, builtTree: clauses.tree)
+    }
     public func groupBy(_ expressions: ExpressionProtocol...) -> GroupBy { makeGroupBy(expressions) }
     /// Groups rows with equal values of `expressions`.
     public func groupBy(_ expressions: [ExpressionProtocol]) -> GroupBy { makeGroupBy(expressions) }
@@ -156,7 +176,12 @@ public final class Where: BuilderQuery, GroupByRouter, OrderByRouter, LimitRoute
 }
 
 /// The `GROUP BY` step.
-public final class GroupBy: BuilderQuery, HavingRouter, OrderByRouter, LimitRouter, @unchecked Sendable {
+public final class GroupBy: Query, HavingRouter, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
+    let clauses: BuilderClauses
+    init(_ clauses: BuilderClauses) {
+        self.clauses = clauses
+        super.init(database: clauses.database, builtTree: clauses.tree)
+    }
     public func having(_ expression: ExpressionProtocol) -> Having { makeHaving(expression) }
     public func orderBy(_ orderings: OrderingProtocol...) -> OrderBy { makeOrderBy(orderings) }
     /// Sorts the rows.
@@ -166,7 +191,12 @@ public final class GroupBy: BuilderQuery, HavingRouter, OrderByRouter, LimitRout
 }
 
 /// The `HAVING` step.
-public final class Having: BuilderQuery, OrderByRouter, LimitRouter, @unchecked Sendable {
+public final class Having: Query, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
+    let clauses: BuilderClauses
+    init(_ clauses: BuilderClauses) {
+        self.clauses = clauses
+        super.init(database: clauses.database, builtTree: clauses.tree)
+    }
     public func orderBy(_ orderings: OrderingProtocol...) -> OrderBy { makeOrderBy(orderings) }
     /// Sorts the rows.
     public func orderBy(_ orderings: [OrderingProtocol]) -> OrderBy { makeOrderBy(orderings) }
@@ -175,10 +205,17 @@ public final class Having: BuilderQuery, OrderByRouter, LimitRouter, @unchecked 
 }
 
 /// The `ORDER BY` step.
-public final class OrderBy: BuilderQuery, LimitRouter, @unchecked Sendable {
+public final class OrderBy: Query, LimitRouter, BuilderStep, @unchecked Sendable {
+    let clauses: BuilderClauses
+    init(_ clauses: BuilderClauses) {
+        self.clauses = clauses
+        super.init(database: clauses.database, builtTree: clauses.tree)
+    }
     public func limit(_ limit: ExpressionProtocol) -> Limit { makeLimit(limit, nil) }
     public func limit(_ limit: ExpressionProtocol, offset: ExpressionProtocol?) -> Limit { makeLimit(limit, offset) }
 }
 
 /// The `LIMIT` step (the last one).
-public final class Limit: BuilderQuery, @unchecked Sendable {}
+public final class Limit: Query, @unchecked Sendable {
+    init(_ clauses: BuilderClauses) { super.init(database: clauses.database, builtTree: clauses.tree) }
+}
