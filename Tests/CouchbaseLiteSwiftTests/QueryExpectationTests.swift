@@ -68,8 +68,8 @@ final class QueryExpectationTests: XCTestCase {
                 }
                 if let params = c["params"] as? [String: Any] { query.parameters = Parameters(params) }
                 let rows = try query.execute().allResults()
-                if let problem = check(c, rows: rows, titles: query.columnNames) {
-                    failed.append((name, problem + "\n    SQL: " + query.translation.sql))
+                if let problem = check(c, rows: rows, titles: try query.columnNames) {
+                    failed.append((name, problem + "\n    SQL: " + ((try? query.translation.sql) ?? "?")))
                 } else {
                     passed.append(name)
                 }

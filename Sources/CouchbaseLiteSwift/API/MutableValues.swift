@@ -33,7 +33,8 @@ enum MutableValues {
         case let v as NSNumber: return number(v)
         case let v as Date: return isoString(v)
         case let v as Data: return v
-        case let v as [UInt8]: return Data(v)
+        // Only a real [UInt8]: any empty array would also cast to it (and be stored as data).
+        case let v as [UInt8] where type(of: value) == [UInt8].self: return Data(v)
         case let v as NSNull: return v
         case let v as [String: Any]: return MutableDictionaryObject(data: v)
         case let v as [Any]: return MutableArrayObject(data: v)

@@ -2,24 +2,51 @@ import Fleece
 import Foundation
 import SQLiteKit
 
-/// A compiled query over a database's default collection (the 2.x/3.x `Query`).
-public final class Query: @unchecked Sendable {
+/// A query over a database's default collection (the 2.x/3.x `Query`); the `QueryBuilder`
+/// steps (`From`, `Where`, `OrderBy`, …) are subclasses, as in Couchbase Lite.
+public class Query: @unchecked Sendable {
     /// The database the query runs on.
     public let database: Database
     /// The values of the query's `$parameters`; set before `execute()`.
     public var parameters: Parameters?
-    let translation: QueryTranslator.Output
     /// The query tree the SQL was translated from.
     let tree: Any
+    private let lock = NSLock()
+    private var compiled: QueryTranslator.Output?
 
+    /// A N1QL/JSON query: compiled now, so a bad query fails at creation, as in LiteCore.
     init(database: Database, tree: Any) throws {
         self.database = database
         self.tree = tree
+        compiled = try Self.compile(tree, on: database)
+    }
+
+    /// A `QueryBuilder` query: building never throws in 2.x, so it is compiled on first use
+    /// (`execute()`, `explain()`, `columnNames`), which reports any error.
+    init(database: Database, builtTree: Any) {
+        self.database = database
+        self.tree = builtTree
+    }
+
+    /// The SQL translation of `tree`, compiled once.
+    var translation: QueryTranslator.Output {
+        get throws {
+            lock.lock()
+            defer { lock.unlock() }
+            if let compiled { return compiled }
+            let output = try Self.compile(tree, on: database)
+            compiled = output
+            return output
+        }
+    }
+
+    private static func compile(_ tree: Any, on database: Database) throws -> QueryTranslator.Output {
         let deletedTable = try database.withOpenFile { $0.hasDeletedTable ? Schema2.deletedDefaultTable : nil }
         var translator = QueryTranslator(deletedTable: deletedTable)
-        translation = try translator.translate(tree)
-        // Compile now so a bad query fails at creation, as in LiteCore.
+        let translation = try translator.translate(tree)
         try database.withOpenFile { file in
+            // A read-only file keeps its schema; the query then fails to compile below.
+            if translation.usesExpiration { try? file.addExpirationColumn() }
             try QueryFunctions.register(on: file)
             for name in translation.collations { try QueryFunctions.registerCollation(name, on: file) }
             do {
@@ -28,17 +55,19 @@ public final class Query: @unchecked Sendable {
                 throw CouchbaseLiteError(.invalidQuery, "Query could not be compiled: \(e)")
             }
         }
+        return translation
     }
 
     /// The result column names, as LiteCore names them (`$1`, property names, aliases).
-    public var columnNames: [String] { translation.columnTitles }
+    public var columnNames: [String] { get throws { try translation.columnTitles } }
 
     /// The SQL the query runs and SQLite's plan for it.
     public func explain() throws -> String {
-        try database.withOpenFile { file in
+        let translation = try translation
+        return try database.withOpenFile { file in
             var out = translation.sql + "\n\n"
             let stmt = try file.connection.prepare("EXPLAIN QUERY PLAN " + translation.sql)
-            try bind(stmt)
+            try bind(stmt, translation)
             while try stmt.step() {
                 out += "\(stmt.int(0))|\(stmt.int(1))|\(stmt.int(2))|\(stmt.string(3) ?? "")\n"
             }
@@ -48,7 +77,8 @@ public final class Query: @unchecked Sendable {
 
     /// Runs the query and returns all of its rows.
     public func execute() throws -> ResultSet {
-        try database.withOpenFile { file in
+        let translation = try translation
+        return try database.withOpenFile { file in
             try QueryFunctions.register(on: file)
             let stmt: SQLiteStatement
             do {
@@ -56,7 +86,7 @@ public final class Query: @unchecked Sendable {
             } catch let e as SQLiteError {
                 throw CouchbaseLiteError(.invalidQuery, "Query could not be compiled: \(e)")
             }
-            try bind(stmt)
+            try bind(stmt, translation)
             var rows: [Result] = []
             let titles = translation.columnTitles
             let keys = ResultKeys(titles)
@@ -76,7 +106,7 @@ public final class Query: @unchecked Sendable {
         }
     }
 
-    private func bind(_ stmt: SQLiteStatement) throws {
+    private func bind(_ stmt: SQLiteStatement, _ translation: QueryTranslator.Output) throws {
         for name in translation.parameters {
             let index = stmt.parameterIndex(":" + QueryTranslator.parameterName(name))
             guard index > 0 else { continue }

@@ -266,7 +266,9 @@ extension QueryTranslator {
             usesDeleted = true
             return "fl_bool(\(t)flags & 1 != 0)"
         case "revisionID": return "fl_version(\(t)version)"
-        case "expiration": return "\(t)expiration"
+        case "expiration":
+            usesExpiration = true
+            return "\(t)expiration"
         default: return "\(t)\(column)"
         }
     }

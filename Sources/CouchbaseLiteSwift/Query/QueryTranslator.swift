@@ -12,6 +12,8 @@ struct QueryTranslator {
         var parameters: Set<String>
         /// The `LCUnicode_…` collations the SQL uses (registered before it is compiled).
         var collations: Set<String> = []
+        /// Whether the SQL reads the `expiration` column (which 2.x adds only when needed).
+        var usesExpiration = false
     }
 
     struct Source {
@@ -29,6 +31,7 @@ struct QueryTranslator {
     var sources: [Source] = []
     var parameters: Set<String> = []
     var usesDeleted = false
+    var usesExpiration = false
     /// Folding flags set while translating the operand of a `COLLATE` (see ``LikeMatcher``).
     var collationFlags = 0
     /// The SQLite collation comparisons use inside a `COLLATE` (nil: the default, BINARY).
@@ -173,7 +176,8 @@ struct QueryTranslator {
         sql += " FROM " + fromSQL
         if !wheres.isEmpty { sql += " WHERE " + wheres.map { "(\($0))" }.joined(separator: " AND ") }
         sql += groupSQL + orderSQL + limitSQL
-        return Output(sql: sql, columnTitles: titles, parameters: parameters, collations: collations)
+        return Output(sql: sql, columnTitles: titles, parameters: parameters, collations: collations,
+                      usesExpiration: usesExpiration)
     }
 
     /// The SQL of one index key, exactly as `expr` writes it in a WHERE clause but with the

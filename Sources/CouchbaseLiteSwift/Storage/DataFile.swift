@@ -381,15 +381,20 @@ package final class DataFile: @unchecked Sendable {
         return (stmt.bytes(0) ?? [], stmt.bytes(1) ?? [])
     }
 
-    /// Adds the `expiration` column and its partial index the way 2.x does when the first
-    /// expiration is set (spec 5), then stores `milliseconds` for `docID`.
+    /// Stores `milliseconds` as `docID`'s expiration, adding the column first if needed.
     package func setExpiration(docID: String, milliseconds: Int64) throws {
-        if !hasExpirationColumn {
-            try connection.execute("ALTER TABLE kv_default ADD COLUMN expiration INTEGER")
-            try connection.execute("CREATE INDEX kv_default_expiration ON kv_default (expiration) WHERE expiration not null")
-            hasExpirationColumn = true
-        }
+        try addExpirationColumn()
         try connection.run("UPDATE kv_default SET expiration=? WHERE key=?", [.integer(milliseconds), .text(docID)])
+    }
+
+    /// Adds the `expiration` column and its partial index the way 2.x does (spec 5): when the
+    /// first expiration is set, or when a query reads `meta().expiration` (as LiteCore's
+    /// SQLiteQuery does), so such a query runs on a file that never had one.
+    package func addExpirationColumn() throws {
+        guard !hasExpirationColumn else { return }
+        try connection.execute("ALTER TABLE kv_default ADD COLUMN expiration INTEGER")
+        try connection.execute("CREATE INDEX kv_default_expiration ON kv_default (expiration) WHERE expiration not null")
+        hasExpirationColumn = true
     }
 
     /// Ends a bulk load: stores the shared keys and `kvmeta.lastSeq`, commits, switches to WAL
