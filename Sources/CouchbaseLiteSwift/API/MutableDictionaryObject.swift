@@ -2,7 +2,7 @@ import Foundation
 
 /// A dictionary that can be changed, inside a `MutableDocument` (2.x's `MutableDictionaryObject`).
 /// Values are kept as Swift values until the document is saved.
-public final class MutableDictionaryObject: DictionaryObject, @unchecked Sendable {
+public final class MutableDictionaryObject: DictionaryObject, MutableDictionaryProtocol, @unchecked Sendable {
     var storage: [String: Any] = [:]
 
     /// An empty dictionary.
@@ -49,17 +49,6 @@ public final class MutableDictionaryObject: DictionaryObject, @unchecked Sendabl
     @discardableResult public func setValue(_ value: Any?, forKey key: String) -> Self {
         storage[key] = MutableValues.normalize(value); return self
     }
-    @discardableResult public func setString(_ value: String?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setNumber(_ value: NSNumber?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setInt(_ value: Int, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setInt64(_ value: Int64, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setFloat(_ value: Float, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setBlob(_ value: Blob?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setArray(_ value: ArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
 
     /// Replaces all content with `data`.
     @discardableResult public func setData(_ data: [String: Any]) -> Self {

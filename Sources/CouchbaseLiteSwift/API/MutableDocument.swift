@@ -3,7 +3,7 @@ import Foundation
 /// A document that can be changed and saved with `Database.saveDocument(_:)` (2.x's
 /// `MutableDocument`). A new one has no revision; one from `Document.toMutable()` remembers the
 /// revision it was read at, which `saveDocument(_:concurrencyControl:)` checks for conflicts.
-public final class MutableDocument: Document, @unchecked Sendable {
+public final class MutableDocument: Document, MutableDictionaryProtocol, @unchecked Sendable {
     /// The properties, kept as Swift values until saved.
     let root: MutableDictionaryObject
 
@@ -77,18 +77,6 @@ public final class MutableDocument: Document, @unchecked Sendable {
     // MARK: Writing (see `MutableDictionaryObject` for the value rules)
 
     @discardableResult public func setValue(_ value: Any?, forKey key: String) -> Self { root.setValue(value, forKey: key); return self }
-    @discardableResult public func setString(_ value: String?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setNumber(_ value: NSNumber?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setInt(_ value: Int, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setInt64(_ value: Int64, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setFloat(_ value: Float, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setDouble(_ value: Double, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setBoolean(_ value: Bool, forKey key: String) -> Self { setValue(value, forKey: key) }
-    /// Stores the date as its ISO-8601 string (UTC, milliseconds), as 2.x does.
-    @discardableResult public func setDate(_ value: Date?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setBlob(_ value: Blob?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setArray(_ value: ArrayObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
-    @discardableResult public func setDictionary(_ value: DictionaryObject?, forKey key: String) -> Self { setValue(value, forKey: key) }
     @discardableResult public func setData(_ data: [String: Any]) -> Self { root.setData(data); return self }
     @discardableResult public func removeValue(forKey key: String) -> Self { root.removeValue(forKey: key); return self }
 }
