@@ -18,8 +18,8 @@ final class ChangeListenerTests: XCTestCase {
     }
 
     override func tearDownWithError() throws {
-        try? db.close()
-        try? FileManager.default.removeItem(at: directory)
+        try? db?.close()
+        if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 
     private func save(_ id: String, type: String, title: String) throws {

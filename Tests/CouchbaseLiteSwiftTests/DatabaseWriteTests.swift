@@ -15,7 +15,7 @@ final class DatabaseWriteTests: XCTestCase {
     }
 
     override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
+        if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 
     private func open(_ name: String = "writes") throws -> Database {

@@ -15,7 +15,7 @@ final class FixtureWriteTests: XCTestCase {
     }
 
     override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
+        if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 
     /// Copies `lite_dbs/<name>.cblite2` into the scratch directory; skips without the shared fixtures.

@@ -76,7 +76,7 @@ final class QueryBuilderDocExamplesTests: XCTestCase {
 
     override func tearDownWithError() throws {
         try database?.close()
-        try? FileManager.default.removeItem(at: directory)
+        if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 
     // MARK: SELECT and WHERE

@@ -22,7 +22,7 @@ final class QueryBuilderFixtureTests: XCTestCase {
 
     override func tearDownWithError() throws {
         try db?.close()
-        try? FileManager.default.removeItem(at: temp)
+        if let temp { try? FileManager.default.removeItem(at: temp) }
     }
 
     private func rows(_ query: Query) throws -> [String] {

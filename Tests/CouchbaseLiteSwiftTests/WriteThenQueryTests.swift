@@ -13,7 +13,7 @@ final class WriteThenQueryTests: XCTestCase {
     }
 
     override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
+        if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 
     func testSavedUpdatedAndDeletedDocumentsAreWhatQueriesSee() throws {
