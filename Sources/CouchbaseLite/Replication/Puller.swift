@@ -212,21 +212,8 @@ struct Puller {
         let batches = stride(from: 0, to: wanted.count, by: tuning.revsPerBulkGet).map {
             Array(wanted[$0..<min($0 + tuning.revsPerBulkGet, wanted.count)])
         }
-        var fetched = [[Unchecked<FetchResult>]](repeating: [], count: batches.count)
-        try await withThrowingTaskGroup(of: (Int, [Unchecked<FetchResult>]).self) { group in
-            var next = 0
-            func addNext() {
-                guard next < batches.count else { return }
-                let index = next
-                let batch = batches[index]
-                next += 1
-                group.addTask { (index, try await self.fetchBatch(batch, bulkGet: bulkGet)) }
-            }
-            for _ in 0..<tuning.maxConcurrentFetches { addNext() }
-            while let (index, results) = try await group.next() {
-                fetched[index] = results
-                addNext()
-            }
+        let fetched = try await concurrentMap(batches, limit: tuning.maxConcurrentFetches) { batch in
+            try await self.fetchBatch(batch, bulkGet: bulkGet)
         }
         return fetched.flatMap { $0 }
     }
@@ -319,20 +306,8 @@ struct Puller {
         }
         guard !needed.isEmpty else { return out }
 
-        var downloaded: [(Needed, Result<(digest: String, length: Int), CBLError>)] = []
-        try await withThrowingTaskGroup(of: (Needed, Result<(digest: String, length: Int), CBLError>).self) { group in
-            var next = 0
-            func addNext() {
-                guard next < needed.count else { return }
-                let item = needed[next]
-                next += 1
-                group.addTask { (item, try await self.download(item.docID, item.revID, item.name, item.expectedDigest)) }
-            }
-            for _ in 0..<tuning.maxConcurrentFetches { addNext() }
-            while let result = try await group.next() {
-                downloaded.append(result)
-                addNext()
-            }
+        let downloaded = try await concurrentMap(needed, limit: tuning.maxConcurrentFetches) { item in
+            (item, try await self.download(item.docID, item.revID, item.name, item.expectedDigest))
         }
         for (item, result) in downloaded {
             guard case .document(let docID, var body) = out[item.index].value else { continue }

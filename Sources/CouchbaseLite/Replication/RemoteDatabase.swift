@@ -203,15 +203,7 @@ final class RemoteDatabase: Sendable {
 
     private func sendOnce(_ method: HTTPMethod, _ url: String, body: RemoteBody?, contentType: String?,
                           accept: String, headers: [(String, String)], timeout: TimeAmount) async throws -> RemoteResponse {
-        var request = HTTPClientRequest(url: url)
-        request.method = method
-        request.headers.add(name: "Accept", value: accept)
-        request.headers.add(name: "User-Agent", value: "CouchbaseLite/1.3 (Linux Swift \(CBLVersion()))")
-        if let basicAuthorization { request.headers.add(name: "Authorization", value: basicAuthorization) }
-        let cookieHeader = cookies.withLock { jar in jar.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
-        if !cookieHeader.isEmpty { request.headers.add(name: "Cookie", value: cookieHeader) }
-        for (name, value) in extraHeaders { request.headers.replaceOrAdd(name: name, value: value) }
-        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        var request = makeRequest(method, url, accept: accept, headers: headers)
         if let contentType { request.headers.replaceOrAdd(name: "Content-Type", value: contentType) }
         switch body {
         case .bytes(let bytes)?:
@@ -221,20 +213,7 @@ final class RemoteDatabase: Sendable {
         case nil:
             if method == .PUT || method == .POST { request.body = .bytes(ByteBuffer()) }
         }
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(request, timeout: timeout)
-        } catch let error as HTTPClientError {
-            throw RemoteDatabase.translate(error, url: url)
-        } catch let error as NIOSSLError {
-            throw CBLError(495, "TLS failure talking to \(url): \(error)")
-        } catch let error as CancellationError {
-            throw error
-        } catch {
-            throw RemoteTransportError(message: "\(error) (\(method) \(url))")
-        }
-        rememberCookies(response.headers)
-        if let server = response.headers.first(name: "server") { serverHeader.withLock { $0 = server } }
+        let response = try await execute(request, timeout: timeout)
         let collected: ByteBuffer
         do {
             collected = try await response.body.collect(upTo: 1 << 30)
@@ -250,24 +229,8 @@ final class RemoteDatabase: Sendable {
     /// memory). Returns the status; the body of an answer ≥ 300 is not passed to the sink.
     func download(_ path: String, query: [(String, String)] = [],
                   into sink: (UnsafeRawBufferPointer) throws -> Void) async throws -> Int {
-        var request = HTTPClientRequest(url: url(path, query: query))
-        request.method = .GET
-        request.headers.add(name: "Accept", value: "*/*")
-        request.headers.add(name: "User-Agent", value: "CouchbaseLite/1.3 (Linux Swift \(CBLVersion()))")
-        if let basicAuthorization { request.headers.add(name: "Authorization", value: basicAuthorization) }
-        let cookieHeader = cookies.withLock { jar in jar.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
-        if !cookieHeader.isEmpty { request.headers.add(name: "Cookie", value: cookieHeader) }
-        for (name, value) in extraHeaders { request.headers.replaceOrAdd(name: name, value: value) }
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(request, timeout: requestTimeout)
-        } catch let error as HTTPClientError {
-            throw RemoteDatabase.translate(error, url: request.url)
-        } catch let error as CancellationError {
-            throw error
-        } catch {
-            throw RemoteTransportError(message: "\(error) (GET \(request.url))")
-        }
+        let request = makeRequest(.GET, url(path, query: query), accept: "*/*", headers: [])
+        let response = try await execute(request, timeout: requestTimeout)
         let status = Int(response.status.code)
         do {
             for try await chunk in response.body where status < 300 {
@@ -280,6 +243,42 @@ final class RemoteDatabase: Sendable {
             throw RemoteTransportError(message: "The connection broke while downloading \(request.url): \(error)")
         }
         return status
+    }
+
+    /// A request with the headers every request carries (spec 8.1): `Accept`, the 1.x
+    /// `User-Agent`, credentials, session cookies, the app's headers, then `headers`.
+    private func makeRequest(_ method: HTTPMethod, _ url: String, accept: String,
+                             headers: [(String, String)]) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        request.headers.add(name: "Accept", value: accept)
+        request.headers.add(name: "User-Agent", value: "CouchbaseLite/1.3 (Linux Swift \(CBLVersion()))")
+        if let basicAuthorization { request.headers.add(name: "Authorization", value: basicAuthorization) }
+        let cookieHeader = cookies.withLock { jar in jar.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") }
+        if !cookieHeader.isEmpty { request.headers.add(name: "Cookie", value: cookieHeader) }
+        for (name, value) in extraHeaders { request.headers.replaceOrAdd(name: name, value: value) }
+        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        return request
+    }
+
+    /// Executes a request, translating transport failures (spec 8.2: TLS failures are
+    /// permanent, connection failures transient) and noting cookies and the `Server` header.
+    private func execute(_ request: HTTPClientRequest, timeout: TimeAmount) async throws -> HTTPClientResponse {
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, timeout: timeout)
+        } catch let error as HTTPClientError {
+            throw RemoteDatabase.translate(error, url: request.url)
+        } catch let error as NIOSSLError {
+            throw CBLError(495, "TLS failure talking to \(request.url): \(error)")
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw RemoteTransportError(message: "\(error) (\(request.method) \(request.url))")
+        }
+        rememberCookies(response.headers)
+        if let server = response.headers.first(name: "server") { serverHeader.withLock { $0 = server } }
+        return response
     }
 
     /// CouchDB's `reason` (or `error`) member of an error body.
@@ -305,7 +304,7 @@ final class RemoteDatabase: Sendable {
         return false
     }
 
-    static func translate(_ error: HTTPClientError, url: String) -> Error {
+    private static func translate(_ error: HTTPClientError, url: String) -> Error {
         if [.invalidURL, .emptyHost, .emptyScheme].contains(error) {
             return CBLError(400, "Invalid remote URL \(url): \(error)")
         }

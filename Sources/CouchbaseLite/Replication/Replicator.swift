@@ -9,6 +9,27 @@ struct Unchecked<Value>: @unchecked Sendable {
     var value: Value
 }
 
+/// `transform` applied to every item, at most `limit` at a time; the results in the items' order.
+func concurrentMap<Item: Sendable, Output: Sendable>(_ items: [Item], limit: Int,
+                                                     _ transform: @escaping @Sendable (Item) async throws -> Output) async throws -> [Output] {
+    var results = [Output?](repeating: nil, count: items.count)
+    try await withThrowingTaskGroup(of: (Int, Output).self) { group in
+        var next = 0
+        func addNext() {
+            guard next < items.count else { return }
+            let index = next
+            next += 1
+            group.addTask { (index, try await transform(items[index])) }
+        }
+        for _ in 0..<max(1, limit) { addNext() }
+        while let (index, output) = try await group.next() {
+            results[index] = output
+            addNext()
+        }
+    }
+    return results.map { $0! }
+}
+
 /// One run of a replication: connects, finds the checkpoint, then pulls or pushes until done
 /// (one-shot) or stopped (continuous). Transient failures make a continuous run go offline
 /// and retry with backoff; permanent ones (401, 403, 404, bad URL) end it with `lastError`.
