@@ -64,7 +64,7 @@ let package = Package(
         // The 2.x-style API over the 2.x/3.x file format (Database, Document, Blob).
         .target(
             name: "CouchbaseLiteSwift",
-            dependencies: ["SQLiteKit", "Fleece", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["SQLiteKit", "Fleece", "CJSONCollation", .product(name: "Crypto", package: "swift-crypto")]
         ),
 
         // The 1.x → 2.x converter (what 2.x does on open, with a report).

@@ -49,6 +49,15 @@ int cbl_collate_unicode_strings(const char *a, size_t aLen, const char *b, size_
 /// ucol_strcollUTF8 on the shared collator the library uses (UTF-8, unescaped); -1/0/1.
 int cbl_icu_strcoll_baseline(const char *a, size_t aLen, const char *b, size_t bLen);
 
+/// A LiteCore-style Unicode collator (2.x/3.x `COLLATE UNICODE`): ICU for `locale` ("" = root)
+/// with strength from the two sensitivities. NULL when ICU cannot open it.
+typedef struct cbl_unicode_collator cbl_unicode_collator;
+cbl_unicode_collator *cbl_unicode_collator_open(const char *locale, int caseSensitive, int diacriticSensitive);
+void cbl_unicode_collator_close(cbl_unicode_collator *collator);
+/// Compares two UTF-8 strings; -1/0/1. Thread-safe.
+int cbl_unicode_collator_compare(const cbl_unicode_collator *collator, const void *a, size_t aLen,
+                                 const void *b, size_t bLen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,16 +14,14 @@ enum N1QLFunctionTable {
     /// Aggregates SQLite runs itself.
     static let aggregates: [String: (min: Int, max: Int, sql: String)] = [
         "count": (0, 1, "count"), "sum": (1, 1, "sum"), "avg": (1, 1, "avg"),
-        "min": (1, 1, "min"), "max": (1, 1, "max"),
+        "min": (1, 1, "min"), "max": (1, 1, "max"), "array_agg": (1, 1, "n1ql_array_agg"),
     ]
 
     static func lookup(_ name: String) -> Function? { functions[name] }
 
     /// Functions of spec 9.1's list that the parser accepts but this engine does not run yet.
     static let notYetSupported: Set<String> = [
-        "array_agg", "millis_to_str", "millis_to_utc", "millis_to_tz", "str_to_millis", "str_to_utc", "str_to_tz",
-        "date_diff_str", "date_diff_millis", "date_add_str", "date_add_millis", "toarray", "to_array", "toatom",
-        "to_atom", "toobject", "to_object", "prediction", "euclidean_distance", "cosine_distance",
+        "prediction", "euclidean_distance", "cosine_distance",
         "approx_vector_distance", "match", "rank",
     ]
 
@@ -301,6 +299,8 @@ enum N1QLFunctionTable {
         }
         t["toboolean"] = toBool
         t["to_boolean"] = toBool
+        N1QLConversionFunctions.add(to: &t)
+        N1QLDateFunctions.add(to: &t)
         return t
     }()
 }

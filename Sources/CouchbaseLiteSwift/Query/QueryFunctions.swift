@@ -1,3 +1,4 @@
+import CJSONCollation
 import Fleece
 import Foundation
 import SQLiteKit
@@ -12,14 +13,15 @@ enum QueryFunctions {
         let chars = Array(name)
         let prefix = Array("LCUnicode_")
         guard chars.count >= prefix.count + 3, Array(chars[..<prefix.count]) == prefix, chars[prefix.count + 2] == "_" else { return }
-        var options: String.CompareOptions = []
-        if chars[prefix.count] == "_" { options.insert(.caseInsensitive) }
-        if chars[prefix.count + 1] == "_" { options.insert(.diacriticInsensitive) }
+        let caseSensitive = chars[prefix.count] != "_"
+        let diacriticSensitive = chars[prefix.count + 1] != "_"
         let localeID = String(chars[(prefix.count + 3)...])
-        let locale = Locale(identifier: localeID.isEmpty ? "en_US" : localeID)
+        guard let collator = UnicodeCollator(locale: localeID, caseSensitive: caseSensitive,
+                                             diacriticSensitive: diacriticSensitive) else {
+            throw CouchbaseLiteError(.invalidQuery, "Cannot open a Unicode collator for locale '\(localeID)'")
+        }
         try connection.createCollation(name) { a, b in
-            let x = String(decoding: a, as: UTF8.self), y = String(decoding: b, as: UTF8.self)
-            return Int32(x.compare(y, options: options, range: nil, locale: locale).rawValue)
+            collator.compare(a, b)
         }
     }
 
@@ -157,6 +159,32 @@ enum QueryFunctions {
                 f.body(args).set(r)
             }
         }
+        // array_agg(x): the group's values as an array (MISSING skipped, as LiteCore does).
+        try connection.createAggregate("n1ql_array_agg", argumentCount: 1, readsSubtypes: true) {
+            ArrayAggregate(decoder: decoder)
+        }
+    }
+}
+
+/// The state of one group of `array_agg`.
+private final class ArrayAggregate: SQLiteAggregateState {
+    let decoder: FleeceBodyDecoder
+    var values: [QueryValue] = []
+
+    init(decoder: FleeceBodyDecoder) { self.decoder = decoder }
+
+    func step(_ a: SQLiteArguments) {
+        let v = QueryValue.argument(a, 0, decoder)
+        if !v.isMissing { values.append(v) }
+    }
+
+    func finish(_ r: SQLiteFunctionResult) {
+        var enc = FleeceEncoder()
+        enc.beginArray(reserve: values.count)
+        for v in values { v.write(to: &enc) }
+        enc.endArray()
+        guard let bytes = try? enc.finish(), let doc = try? FleeceDocument(bytes: bytes) else { return r.setNull() }
+        QueryValue.fleece(doc.root).set(r)
     }
 }
 
@@ -171,5 +199,22 @@ private final class EachRows: SQLiteTableRows {
         case 1: row < keys.count ? result.set(keys[row]) : result.setNull()
         default: result.set(Int64(row))
         }
+    }
+}
+
+/// An ICU collator as LiteCore sets one up for `LCUnicode_…` (spec 9.3), through the C target.
+final class UnicodeCollator: @unchecked Sendable {
+    private let handle: OpaquePointer
+
+    init?(locale: String, caseSensitive: Bool, diacriticSensitive: Bool) {
+        guard let h = cbl_unicode_collator_open(locale, caseSensitive ? 1 : 0, diacriticSensitive ? 1 : 0) else { return nil }
+        handle = h
+    }
+
+    deinit { cbl_unicode_collator_close(handle) }
+
+    /// -1, 0 or 1 for two UTF-8 strings (ICU's const compare: safe from any thread).
+    func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int32 {
+        Int32(cbl_unicode_collator_compare(handle, a.baseAddress, a.count, b.baseAddress, b.count))
     }
 }

@@ -1,0 +1,60 @@
+import CSQLite
+
+/// The running state of one evaluation of an application-defined aggregate SQL function
+/// (one per group): `step` sees each row's arguments, `finish` sets the result.
+public protocol SQLiteAggregateState: AnyObject {
+    func step(_ arguments: SQLiteArguments)
+    func finish(_ result: SQLiteFunctionResult)
+}
+
+private final class AggregateBox {
+    let makeState: () -> SQLiteAggregateState
+    init(_ makeState: @escaping () -> SQLiteAggregateState) { self.makeState = makeState }
+}
+
+/// The state of the group `context` is aggregating, created on first use and kept in
+/// SQLite's per-group aggregate memory as a retained reference.
+private func aggregateState(_ context: OpaquePointer?, create: Bool) -> SQLiteAggregateState? {
+    let size = create ? Int32(MemoryLayout<UnsafeMutableRawPointer?>.size) : 0
+    guard let slot = sqlite3_aggregate_context(context, size)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self) else {
+        return nil
+    }
+    if let p = slot.pointee { return Unmanaged<AnyObject>.fromOpaque(p).takeUnretainedValue() as? SQLiteAggregateState }
+    guard create else { return nil }
+    let box = Unmanaged<AggregateBox>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
+    let state = box.makeState()
+    slot.pointee = Unmanaged.passRetained(state as AnyObject).toOpaque()
+    return state
+}
+
+extension SQLiteConnection {
+    /// Registers the aggregate SQL function `name`: `makeState` makes a fresh state for each
+    /// group, which sees every row through `step` and sets the group's result in `finish`.
+    public func createAggregate(_ name: String, argumentCount: Int32, readsSubtypes: Bool = false,
+                                _ makeState: @escaping () -> SQLiteAggregateState) throws {
+        var flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC
+        if readsSubtypes { flags |= SQLITE_SUBTYPE }
+        let box = Unmanaged.passRetained(AggregateBox(makeState)).toOpaque()
+        let rc = sqlite3_create_function_v2(
+            handle, name, argumentCount, flags, box, nil,
+            { context, argc, argv in
+                aggregateState(context, create: true)?.step(SQLiteArguments(argv: argv, count: Int(argc)))
+            },
+            { context in
+                let result = SQLiteFunctionResult(context: context)
+                if let slot = sqlite3_aggregate_context(context, 0)?.assumingMemoryBound(to: UnsafeMutableRawPointer?.self),
+                   let p = slot.pointee {
+                    // Taken back (released) here: SQLite frees the slot itself after xFinal.
+                    let state = Unmanaged<AnyObject>.fromOpaque(p).takeRetainedValue() as? SQLiteAggregateState
+                    slot.pointee = nil
+                    state?.finish(result)
+                } else {
+                    // No rows in the group.
+                    let box = Unmanaged<AggregateBox>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
+                    box.makeState().finish(result)
+                }
+            },
+            { p in if let p { Unmanaged<AggregateBox>.fromOpaque(p).release() } })
+        if rc != SQLITE_OK { throw error(rc, sql: nil) }
+    }
+}
