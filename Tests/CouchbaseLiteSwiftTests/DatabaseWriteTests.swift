@@ -50,7 +50,7 @@ final class DatabaseWriteTests: XCTestCase {
         doc.setDictionary(nested, forKey: "nested")
         doc.setArray(MutableArrayObject().addInt(1).addString("s")
             .addDictionary(MutableDictionaryObject(data: ["deep": ["deeper": [1, 2]]])), forKey: "array")
-        doc["subscripted"] = "via subscript"
+        doc["subscripted"].value = "via subscript"
         XCTAssertEqual(doc.string(forKey: "date"), "2017-07-14T02:40:00.125Z")
 
         try db.saveDocument(doc)

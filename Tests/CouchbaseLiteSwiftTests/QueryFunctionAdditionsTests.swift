@@ -174,3 +174,54 @@ final class QueryFunctionAdditionsTests: XCTestCase {
                        "a failed copy leaves nothing behind")
     }
 }
+
+/// The 2.x subscript spelling: `doc["name"].string`, `mdoc["name"].value = …`, `result["x"].int`, `db["id"].exists`.
+final class FragmentTests: XCTestCase {
+    func testSubscriptsReadAndWriteThroughFragments() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cblfrag-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let db = try Database(name: "frag", config: DatabaseConfiguration(directory: directory.path))
+        defer { try? db.close() }
+        let mdoc = MutableDocument(id: "p1")
+        mdoc["name"].value = "Ann"
+        mdoc["age"].int = 41
+        mdoc["address"].value = ["city": "Oslo", "zip": "0150"]
+        mdoc["tags"].value = ["a", "b"]
+        mdoc["address"]["city"].string = "Bergen"
+        mdoc["tags"][1].value = "B"
+        mdoc["tags"][9].value = "ignored"           // out of range: no effect
+        mdoc["since"].date = Date(timeIntervalSince1970: 0)
+        XCTAssertEqual(mdoc["address"]["city"].string, "Bergen")
+        try db.saveDocument(mdoc)
+
+        let doc = try XCTUnwrap(db.document(withID: "p1"))
+        XCTAssertEqual(doc["name"].string, "Ann")
+        XCTAssertEqual(doc["age"].int, 41)
+        XCTAssertEqual(doc["age"].double, 41)
+        XCTAssertEqual(doc["address"]["city"].string, "Bergen")
+        XCTAssertEqual(doc["address"]["zip"].string, "0150")
+        XCTAssertEqual(doc["tags"][1].string, "B")
+        XCTAssertEqual(doc["tags"].array?.count, 2)
+        XCTAssertEqual(doc["since"].date, Date(timeIntervalSince1970: 0))
+        XCTAssertFalse(doc["nope"].exists)
+        XCTAssertEqual(doc["nope"].int, 0)
+        XCTAssertNil(doc["tags"][5].value)
+        XCTAssertNil(doc["name"]["x"].value, "a string has no keys")
+
+        XCTAssertTrue(db["p1"].exists)
+        XCTAssertEqual(db["p1"]["name"].string, "Ann")
+        XCTAssertFalse(db["p2"].exists)
+
+        let row = try XCTUnwrap(db.createQuery("SELECT name, age, address FROM _").execute().allResults().first)
+        XCTAssertEqual(row["name"].string, "Ann")
+        XCTAssertEqual(row[1].int, 41)
+        XCTAssertEqual(row["address"]["city"].string, "Bergen")
+        XCTAssertFalse(row["zzz"].exists)
+        XCTAssertFalse(row[7].exists)
+
+        let edit = doc.toMutable()
+        edit["age"].value = nil                      // nil stores null
+        XCTAssertTrue(edit["age"].exists)
+        XCTAssertTrue(edit["age"].value is NSNull)
+    }
+}

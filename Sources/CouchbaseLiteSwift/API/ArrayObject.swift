@@ -3,7 +3,7 @@ import Foundation
 
 /// An array inside a 2.x document (read-only), with the typed accessors of 2.x's `ArrayProtocol`.
 /// (`MutableArrayObject` overrides every accessor; it has no Fleece array.)
-public class ArrayObject: Sequence, @unchecked Sendable {
+public class ArrayObject: ArrayFragment, Sequence, @unchecked Sendable {
     let fleeceArray: FleeceArray?
     let context: DocumentContext?
 
@@ -37,7 +37,9 @@ public class ArrayObject: Sequence, @unchecked Sendable {
     public func dictionary(at index: Int) -> DictionaryObject? { item(index)?.dictValue.map { DictionaryObject($0, context: context) } }
 
     /// The item at `index` (see `value(at:)`).
-    public subscript(index: Int) -> Any? { value(at: index) }
+    public subscript(index: Int) -> Fragment {
+        Fragment { [self] in index >= 0 && index < count ? value(at: index) : nil }
+    }
 
     /// The whole array as plain Swift values (blobs stay `Blob` objects).
     public func toArray() -> [Any] {

@@ -27,7 +27,7 @@ public protocol DictionaryProtocol {
 }
 
 /// A dictionary inside a 2.x document (read-only). `Document` is the dictionary at the root.
-public class DictionaryObject: DictionaryProtocol, Sequence, @unchecked Sendable {
+public class DictionaryObject: DictionaryProtocol, DictionaryFragment, Sequence, @unchecked Sendable {
     let fleeceDict: FleeceDict?
     let context: DocumentContext?
     /// The top-level `_attachments` dict: its children are legacy blobs (spec 7).
@@ -86,8 +86,8 @@ public class DictionaryObject: DictionaryProtocol, Sequence, @unchecked Sendable
         return context.foundationDictionary(fleeceDict, isRoot: isDocumentRoot, isAttachments: isAttachments)
     }
 
-    /// The value for `key` (see `value(forKey:)`).
-    public subscript(key: String) -> Any? { value(forKey: key) }
+    /// The value for `key` as a fragment: `doc["name"].string`.
+    public subscript(key: String) -> Fragment { Fragment { [self] in value(forKey: key) } }
 
     /// Iterates the keys in stored order.
     public func makeIterator() -> IndexingIterator<[String]> { keys.makeIterator() }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// An array that can be changed, inside a `MutableDocument` (2.x's `MutableArrayObject`).
-public final class MutableArrayObject: ArrayObject, @unchecked Sendable {
+public final class MutableArrayObject: ArrayObject, MutableArrayFragment, @unchecked Sendable {
     var storage: [Any] = []
 
     /// An empty array.
@@ -35,10 +35,10 @@ public final class MutableArrayObject: ArrayObject, @unchecked Sendable {
     public override func toArray() -> [Any] { storage.map(MutableValues.plain) }
     public override func makeIterator() -> IndexingIterator<[Any]> { storage.makeIterator() }
 
-    /// The item at `index`; assigning replaces it (the index must exist).
-    public override subscript(index: Int) -> Any? {
-        get { item(index) }
-        set { storage[index] = MutableValues.normalize(newValue) }
+    /// The item at `index` as a fragment; assigning its `value` replaces it (the index must exist).
+    public override subscript(index: Int) -> MutableFragment {
+        MutableFragment(read: { [self] in index >= 0 && index < count ? value(at: index) : nil },
+                        write: { [self] v in if index >= 0 && index < count { setValue(v, at: index) } })
     }
 
     // MARK: Writing (the index of a set/insert must be in range, as in Couchbase Lite)

@@ -2,7 +2,7 @@ import Foundation
 
 /// A dictionary that can be changed, inside a `MutableDocument` (2.x's `MutableDictionaryObject`).
 /// Values are kept as Swift values until the document is saved.
-public final class MutableDictionaryObject: DictionaryObject, MutableDictionaryProtocol, @unchecked Sendable {
+public final class MutableDictionaryObject: DictionaryObject, MutableDictionaryProtocol, MutableDictionaryFragment, @unchecked Sendable {
     var storage: [String: Any] = [:]
 
     /// An empty dictionary.
@@ -36,10 +36,9 @@ public final class MutableDictionaryObject: DictionaryObject, MutableDictionaryP
     public override func contains(key: String) -> Bool { storage[key] != nil }
     public override func toDictionary() -> [String: Any] { storage.mapValues(MutableValues.plain) }
 
-    /// The value for `key`; assigning sets it (nil stores null, as `setValue` does).
-    public override subscript(key: String) -> Any? {
-        get { storage[key] }
-        set { storage[key] = MutableValues.normalize(newValue) }
+    /// The value for `key` as a fragment; assigning its `value` sets it (nil stores null).
+    public override subscript(key: String) -> MutableFragment {
+        MutableFragment(read: { [self] in value(forKey: key) }, write: { [self] v in setValue(v, forKey: key) })
     }
 
     // MARK: Writing

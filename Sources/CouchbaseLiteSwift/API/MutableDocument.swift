@@ -3,7 +3,7 @@ import Foundation
 /// A document that can be changed and saved with `Database.saveDocument(_:)` (2.x's
 /// `MutableDocument`). A new one has no revision; one from `Document.toMutable()` remembers the
 /// revision it was read at, which `saveDocument(_:concurrencyControl:)` checks for conflicts.
-public final class MutableDocument: Document, MutableDictionaryProtocol, @unchecked Sendable {
+public final class MutableDocument: Document, MutableDictionaryProtocol, MutableDictionaryFragment, @unchecked Sendable {
     /// The properties, kept as Swift values until saved.
     let root: MutableDictionaryObject
 
@@ -68,11 +68,8 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, @unchec
     public override func contains(key: String) -> Bool { root.contains(key: key) }
     public override func toDictionary() -> [String: Any] { root.toDictionary() }
 
-    /// The value for `key`; assigning sets it (nil stores null, as `setValue` does).
-    public override subscript(key: String) -> Any? {
-        get { root[key] }
-        set { root[key] = newValue }
-    }
+    /// The value for `key` as a fragment; assigning its `value` sets it (nil stores null).
+    public override subscript(key: String) -> MutableFragment { root[key] }
 
     // MARK: Writing (see `MutableDictionaryObject` for the value rules)
 
