@@ -51,7 +51,7 @@ struct QueryRunner {
     // MARK: View queries
 
     func runView(_ view: CBLView) throws -> CBLQueryEnumerator {
-        let reduceBlock = view.reduceBlock
+        let reduceBlock = options.reduceOverride ?? view.reduceBlock
         let grouped = !options.mapOnly && (options.groupLevel > 0 || options.groupExact)
         var reduce = !options.mapOnly && (reduceBlock != nil || grouped)
         if let requested = options.reduceSpecified {
