@@ -9,7 +9,7 @@ struct CBLCommand: ParsableCommand {
         commandName: "cbl",
         abstract: "Couchbase Lite 1.x databases on Linux: try them out and inspect them.",
         version: CBLVersion(),
-        subcommands: [Demo.self, Info.self, Serve.self, Upgrade.self, Replicate.self],
+        subcommands: [Demo.self, Info.self, Serve.self, Upgrade.self, Replicate.self, Compare.self],
         defaultSubcommand: Demo.self
     )
 }

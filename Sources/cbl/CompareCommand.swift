@@ -1,0 +1,156 @@
+import ArgumentParser
+import CouchbaseLite
+import CouchbaseLiteUpgrade
+import Foundation
+import JSONCore
+
+struct Compare: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a 1.x view and a N1QL query side by side and explain every difference.",
+        discussion: """
+            The view side reads the view's STORED index in the 1.x file (what the app's map function
+            emitted). The N1QL side runs over the converted database (--converted), or over a
+            conversion made on the fly in a temporary directory. Name the N1QL columns id, key and
+            optionally value; rows are matched by document ID and key (by key for reduced views).
+            Each difference is explained by a named rule (null/MISSING, booleans as numbers,
+            BINARY vs Unicode collation, case, accents, arrays/objects as blobs, group_level,
+            dropped revisions, design documents, …) or flagged UNEXPLAINED.
+
+            Exit status: 0 equal, 1 different, 2 error.
+
+            EXAMPLES:
+              cbl compare old.cblite2 --view app/byName --map-only \\
+                --n1ql "SELECT meta().id AS id, name AS key FROM _ WHERE type='user' ORDER BY name COLLATE UNICODE, meta().id"
+              cbl compare old.cblite2 --view app/byDate --group-level 2 --reduce count \\
+                --n1ql "SELECT [d[0], d[1]] AS key, count(*) AS value FROM _ WHERE d IS VALUED GROUP BY d[0], d[1] ORDER BY d[0], d[1]"
+              cbl compare old.cblite2 --view app/byName --n1ql "…" --json > report.json
+              cbl compare old.cblite2 --view app/byName --n1ql "…" --html report.html
+            """)
+
+    @Argument(help: "The 1.x database (NAME.cblite2).")
+    var database: String
+
+    @Option(help: "The view (design/name) whose stored index to read.")
+    var view: String
+
+    @Option(help: "The N1QL query (or a JSON query starting with { or [).")
+    var n1ql: String
+
+    @Option(help: "The converted 2.x database (default: convert into a temporary directory).")
+    var converted: String?
+
+    @Flag(help: "Return map rows, not reduced ones.")
+    var mapOnly = false
+
+    @Option(help: "Only rows with this key (JSON); repeat for several.")
+    var key: [String] = []
+
+    @Option(help: "First key (JSON).")
+    var startKey: String?
+
+    @Option(help: "Last key (JSON).")
+    var endKey: String?
+
+    @Option(help: "Among rows with the start key, start at this document ID.")
+    var startKeyDocId: String?
+
+    @Option(help: "Among rows with the end key, stop at this document ID.")
+    var endKeyDocId: String?
+
+    @Flag(inversion: .prefixedNo, help: "Include rows whose key equals the end key.")
+    var inclusiveEnd = true
+
+    @Flag(help: "Descending key order.")
+    var descending = false
+
+    @Option(help: "At most this many rows.")
+    var limit: UInt?
+
+    @Option(help: "Skip this many rows first.")
+    var skip: UInt = 0
+
+    @Flag(help: "Group by whole keys.")
+    var group = false
+
+    @Option(help: "Group array keys by their first N elements.")
+    var groupLevel: UInt = 0
+
+    @Option(help: "Reduce the stored rows with a built-in reducer: count, sum or stats.")
+    var reduce: String?
+
+    @Option(help: "Match keys by prefix (1.x prefixMatchLevel).")
+    var prefixMatchLevel: UInt = 0
+
+    @Option(help: "A N1QL parameter, name=JSON (e.g. --param type='\"user\"'); repeatable.")
+    var param: [String] = []
+
+    @Flag(help: "Print the report as JSON.")
+    var json = false
+
+    @Option(help: "Also write a self-contained HTML page showing both result lists side by side.")
+    var html: String?
+
+    @Flag(help: "No colours, even on a terminal.")
+    var noColor = false
+
+    func run() throws {
+        do {
+            let report = try compare()
+            if let html {
+                try Data(report.html().utf8).write(to: URL(fileURLWithPath: html))
+            }
+            if json {
+                FileHandle.standardOutput.write(try report.jsonData())
+                print()
+            } else {
+                print(report.terminalText(color: !noColor && isatty(STDOUT_FILENO) != 0), terminator: "")
+            }
+            if !report.isEqual { throw ExitCode(1) }
+        } catch let e as ExitCode {
+            throw e
+        } catch {
+            FileHandle.standardError.write(Data("cbl compare: error: \(Self.message(error))\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+
+    static func message(_ error: Error) -> String { "\(error)" }
+
+    private func compare() throws -> ComparisonReport {
+        var options = ViewQueryOptions()
+        options.mapOnly = mapOnly
+        if !key.isEmpty { options.keys = try key.map { try Self.json($0, "--key") } }
+        options.startKey = try startKey.map { try Self.json($0, "--start-key") }
+        options.endKey = try endKey.map { try Self.json($0, "--end-key") }
+        options.startKeyDocID = startKeyDocId
+        options.endKeyDocID = endKeyDocId
+        options.inclusiveEnd = inclusiveEnd
+        options.descending = descending
+        options.limit = limit
+        options.skip = skip
+        options.group = group
+        options.groupLevel = groupLevel
+        options.prefixMatchLevel = prefixMatchLevel
+        if let reduce {
+            guard let r = CBLBuiltinReducer(named: reduce) else {
+                throw ValidationError("--reduce must be count, sum or stats, not '\(reduce)'")
+            }
+            options.reduce = r
+        }
+        var parameters: [String: Any] = [:]
+        for p in param {
+            guard let eq = p.firstIndex(of: "=") else { throw ValidationError("--param needs name=JSON, got '\(p)'") }
+            parameters[String(p[..<eq])] = try Self.json(String(p[p.index(after: eq)...]), "--param")
+        }
+        let legacy = URL(fileURLWithPath: database).standardizedFileURL
+        let convertedURL = converted.map { URL(fileURLWithPath: $0).standardizedFileURL }
+        return try ViewComparison(legacyDatabase: legacy, convertedDatabase: convertedURL)
+            .compare(view: .stored(name: view), options: options, n1ql: n1ql, parameters: parameters)
+    }
+
+    static func json(_ text: String, _ flag: String) throws -> Any {
+        do { return try JSON.parse(text) } catch {
+            throw ValidationError("\(flag) takes JSON (strings in double quotes): '\(text)' is not valid JSON")
+        }
+    }
+}

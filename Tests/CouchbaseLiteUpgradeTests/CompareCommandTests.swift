@@ -1,0 +1,189 @@
+import CouchbaseLite
+import Foundation
+import JSONCore
+import XCTest
+@testable import CouchbaseLiteUpgrade
+
+/// `cbl compare` end to end, and comparisons over the shared fixtures' names data.
+final class CompareCommandTests: XCTestCase {
+    private var scratch: Scratch!
+
+    override func setUp() { scratch = Scratch() }
+    override func tearDown() { scratch = nil }
+
+    private func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let bundle = Bundle(for: CompareCommandTests.self).bundleURL
+        let candidates = [bundle.deletingLastPathComponent(), bundle, SharedFixtures.repoRoot.appendingPathComponent(".build/debug")]
+        guard let exe = candidates.map({ $0.appendingPathComponent("cbl") })
+            .first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw XCTSkip("cbl executable not found; build with `swift build --build-tests`")
+        }
+        let process = Process()
+        process.executableURL = exe
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+
+    /// A 1.x database of `docs` with the view `app/byName` (emit(name, null) for people) indexed.
+    private func makeLegacy(_ docs: [(String, [String: Any])], views: [String: CBLMapBlock]) throws -> URL {
+        let manager = try CBLManager(directory: scratch.url.path)
+        defer { manager.close() }
+        let db = try manager.databaseNamed("legacy")
+        try db.inTransaction {
+            for (id, props) in docs { _ = try? db.document(withID: id)?.putProperties(props) }
+            return true
+        }
+        for (name, map) in views {
+            db.viewNamed(name).setMapBlock(map, version: "1")
+            _ = try db.viewNamed(name).createQuery().run()
+        }
+        return scratch.path("legacy.cblite2")
+    }
+
+    private func people() throws -> URL {
+        try makeLegacy([("a", ["type": "person", "name": "alice"]), ("b", ["type": "person", "name": "Bob"]),
+                        ("c", ["type": "person", "name": "carol"])],
+                       views: ["app/byName": { doc, emit in if doc["type"] as? String == "person", let n = doc["name"] { emit(n, nil) } }])
+    }
+
+    func testEqualExitsZeroAndDifferentExitsOneWithTheRuleNamed() throws {
+        let db = try people()
+        let equal = try run(["compare", db.path, "--view", "app/byName", "--n1ql",
+                             "SELECT meta().id AS id, name AS key FROM _ WHERE type = 'person' ORDER BY name COLLATE UNICODE, meta().id"])
+        XCTAssertEqual(equal.status, 0, equal.stdout + equal.stderr)
+        XCTAssertTrue(equal.stdout.contains("EQUAL"), equal.stdout)
+        XCTAssertFalse(equal.stdout.contains("\u{1B}["), "no colours when piped")
+
+        let different = try run(["compare", db.path, "--view", "app/byName", "--n1ql",
+                                 "SELECT meta().id AS id, name AS key FROM _ WHERE type = 'person' ORDER BY name"])
+        XCTAssertEqual(different.status, 1, different.stdout + different.stderr)
+        XCTAssertTrue(different.stdout.contains("DIFFERENT"), different.stdout)
+        XCTAssertTrue(different.stdout.contains("binary-collation"), different.stdout)
+        XCTAssertTrue(different.stdout.contains("cbl2-format.md §9.4"), different.stdout)
+    }
+
+    func testJSONAndHTMLReports() throws {
+        let db = try people()
+        let htmlFile = scratch.path("report.html")
+        let r = try run(["compare", db.path, "--view", "app/byName", "--json", "--html", htmlFile.path, "--n1ql",
+                         "SELECT meta().id AS id, name AS key FROM _ WHERE type = 'person' ORDER BY name"])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        let json = try XCTUnwrap(try JSON.parse(r.stdout) as? [String: Any])
+        XCTAssertEqual(json["equal"] as? Bool, false)
+        XCTAssertEqual(json["viewRowCount"] as? Int, 3)
+        let differences = try XCTUnwrap(json["differences"] as? [[String: Any]])
+        XCTAssertEqual(differences.map { $0["rule"] as? String }, ["binary-collation"])
+        XCTAssertEqual(differences.first?["kind"] as? String, "order-differs")
+        let html = try String(contentsOf: htmlFile, encoding: .utf8)
+        XCTAssertTrue(html.hasPrefix("<!DOCTYPE html>"))
+        XCTAssertTrue(html.contains("BINARY string collation"))
+        XCTAssertFalse(html.contains("<link") || html.contains("src=\"http"), "self-contained")
+        try checkInHeadlessChromium(htmlFile, expect: ["1 difference, 0 unexplained", "highlighted rows"])
+    }
+
+    /// Renders the page in headless Chromium (Debian's package) and checks the DOM it built;
+    /// skips where Chromium is not installed.
+    private func checkInHeadlessChromium(_ page: URL, expect: [String]) throws {
+        let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/headless_shell"]
+        guard let chromium = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw XCTSkip("Chromium is not installed (apt install chromium); the HTML was checked as text only")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: chromium)
+        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.absoluteString]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let dom = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        for text in expect { XCTAssertTrue(dom.contains(text), "Chromium's DOM lacks '\(text)'") }
+        // The script ran: it wrote the count of highlighted rows (the moved row on each side).
+        XCTAssertTrue(dom.contains("2 highlighted rows, 0 unexplained"), dom)
+    }
+
+    func testBadInputExitsTwoWithAOneLineMessage() throws {
+        let db = try people()
+        let missingView = try run(["compare", db.path, "--view", "app/nope", "--n1ql", "SELECT meta().id AS id, name AS key FROM _"])
+        XCTAssertEqual(missingView.status, 2)
+        XCTAssertTrue(missingView.stderr.hasPrefix("cbl compare: error: No view named 'app/nope'"), missingView.stderr)
+        XCTAssertEqual(missingView.stderr.split(separator: "\n").count, 1)
+
+        let malformed = try run(["compare", db.path, "--view", "app/byName", "--n1ql", "SELECT meta().id AS id, name AS key FROM _ WHERE"])
+        XCTAssertEqual(malformed.status, 2)
+        XCTAssertTrue(malformed.stderr.contains("syntax error at line 1"), malformed.stderr)
+
+        let twoX = try run(["compare", scratch.path("nowhere.cblite2").path, "--view", "v", "--n1ql", "SELECT 1 AS key"])
+        XCTAssertEqual(twoX.status, 2)
+        XCTAssertFalse(twoX.stderr.contains("Fatal error") || twoX.stderr.contains("Stack"), twoX.stderr)
+
+        let badKey = try run(["compare", db.path, "--view", "app/byName", "--key", "alice", "--n1ql", "SELECT 1 AS key"])
+        XCTAssertEqual(badKey.status, 2)
+        XCTAssertTrue(badKey.stderr.contains("--key takes JSON"), badKey.stderr)
+    }
+
+    // MARK: Over the shared fixtures' names data
+
+    private func namesDatabase() throws -> URL {
+        let root = try SharedFixtures.root()
+        let lines = try String(contentsOf: root.appendingPathComponent("cbl2/query_data/names_100.json"), encoding: .utf8)
+            .split(separator: "\n")
+        var docs: [(String, [String: Any])] = []
+        for (i, line) in lines.enumerated() {
+            docs.append((String(format: "n%03d", i), try JSON.parseObject(Array(line.utf8))))
+        }
+        return try makeLegacy(docs, views: [
+            "names/byLast": { doc, emit in
+                if let n = doc["name"] as? [String: Any], let last = n["last"] { emit(last, n["first"]) }
+            },
+            "names/byLike": { doc, emit in for l in doc["likes"] as? [Any] ?? [] { emit(l, nil) } },
+            "names/byGender": { doc, emit in if let g = doc["gender"] { emit(g, nil) } },
+        ])
+    }
+
+    func testNamesViewsAndTheirN1QLCounterparts() throws {
+        let db = try namesDatabase()
+        let comparison = ViewComparison(legacyDatabase: db)
+        var mapOnly = ViewQueryOptions()
+        mapOnly.mapOnly = true
+
+        let byLast = try comparison.compare(view: .stored(name: "names/byLast"), options: mapOnly,
+            n1ql: "SELECT meta().id AS id, name.last AS key, name.first AS value FROM _ ORDER BY name.last COLLATE UNICODE, meta().id")
+        XCTAssertEqual(byLast.viewRows.count, 100)
+        XCTAssertTrue(byLast.isEqual, "\(byLast.differences.prefix(3))")
+
+        // One row per liked thing: the view emits per array element, N1QL needs UNNEST.
+        let naive = try comparison.compare(view: .stored(name: "names/byLike"), options: mapOnly,
+            n1ql: "SELECT meta().id AS id, likes[0] AS key FROM _ WHERE likes[0] IS VALUED ORDER BY likes[0], meta().id")
+        XCTAssertTrue(naive.differences.contains { $0.rule == .multipleEmits }, "\(naive.countsByRule)")
+        let unnest = try comparison.compare(view: .stored(name: "names/byLike"), options: mapOnly,
+            n1ql: "SELECT meta().id AS id, l AS key FROM _ UNNEST likes AS l ORDER BY l COLLATE UNICODE, meta().id")
+        XCTAssertTrue(unnest.isEqual, "\(unnest.differences.prefix(3))")
+
+        // Grouped and reduced: count per gender.
+        var grouped = ViewQueryOptions()
+        grouped.group = true
+        grouped.reduce = .count
+        let genders = try comparison.compare(view: .stored(name: "names/byGender"), options: grouped,
+            n1ql: "SELECT gender AS key, count(*) AS value FROM _ WHERE gender IS VALUED GROUP BY gender ORDER BY gender")
+        XCTAssertEqual(genders.matchedBy, "key")
+        XCTAssertTrue(genders.isEqual, "\(genders.differences)")
+        XCTAssertEqual(genders.viewRows.reduce(0.0) { if case .number(let n) = $1.value { return $0 + n }; return $0 }, 100)
+    }
+
+    func testAClosureViewOverAFixtureDatabase() throws {
+        let bundle = try scratch.copyFixture("cbl1/sqlite-cblite2/ios140/iosdb.cblite2")
+        let report = try ViewComparison(legacyDatabase: bundle).compare(
+            view: .closure(name: "check/ids", map: { doc, emit in emit(doc["_id"] ?? NSNull(), nil) }, reduce: nil, version: "1"),
+            n1ql: "SELECT meta().id AS id, meta().id AS key FROM _ ORDER BY meta().id")
+        XCTAssertEqual(report.viewRows.count, 2)
+        XCTAssertTrue(report.isEqual, "\(report.differences)")
+    }
+}
