@@ -25,6 +25,8 @@ struct Compare: ParsableCommand {
                 --n1ql "SELECT [d[0], d[1]] AS key, count(*) AS value FROM _ WHERE d IS VALUED GROUP BY d[0], d[1] ORDER BY d[0], d[1]"
               cbl compare old.cblite2 --view app/byName --n1ql "…" --json > report.json
               cbl compare old.cblite2 --view app/byName --n1ql "…" --html report.html
+              cbl compare old.cblite2 --view app/byName --map-only --suggest
+              cbl compare old.cblite2 --view app/byName --map-only --suggest --filter type='"user"' --key-path name
             """)
 
     @Argument(help: "The 1.x database (NAME.cblite2).")
@@ -34,7 +36,22 @@ struct Compare: ParsableCommand {
     var view: String
 
     @Option(help: "The N1QL query (or a JSON query starting with { or [).")
-    var n1ql: String
+    var n1ql: String?
+
+    @Flag(help: "Propose the N1QL query and value index that reproduce the view, and verify them.")
+    var suggest = false
+
+    @Option(help: "With --suggest: a document filter the map applies, path=JSON (e.g. type='\"task\"'); repeatable.")
+    var filter: [String] = []
+
+    @Option(help: "With --suggest: the key's property path (repeat for an array key); default: inferred.")
+    var keyPath: [String] = []
+
+    @Option(help: "With --suggest: the value's property path.")
+    var valuePath: String?
+
+    @Option(help: "With --suggest: the array property whose elements are emitted one row each.")
+    var unnest: String?
 
     @Option(help: "The converted 2.x database (default: convert into a temporary directory).")
     var converted: String?
@@ -93,8 +110,13 @@ struct Compare: ParsableCommand {
     @Flag(help: "No colours, even on a terminal.")
     var noColor = false
 
+    func validate() throws {
+        if suggest == (n1ql != nil) { throw ValidationError("Give either --n1ql QUERY or --suggest") }
+    }
+
     func run() throws {
         do {
+            if suggest { return try runSuggestion() }
             let report = try compare()
             if let html {
                 try Data(report.html().utf8).write(to: URL(fileURLWithPath: html))
@@ -116,7 +138,54 @@ struct Compare: ParsableCommand {
 
     static func message(_ error: Error) -> String { "\(error)" }
 
+    private func runSuggestion() throws {
+        var description: MapDescription?
+        if !filter.isEmpty || !keyPath.isEmpty || valuePath != nil || unnest != nil {
+            var filters: [MapDescription.Filter] = []
+            for f in filter {
+                guard let eq = f.firstIndex(of: "=") else { throw ValidationError("--filter needs path=JSON, got '\(f)'") }
+                filters.append(.init(path: String(f[..<eq]), value: JSONValue(try Self.json(String(f[f.index(after: eq)...]), "--filter"))))
+            }
+            description = MapDescription(filters: filters, keyPaths: keyPath, unnestPath: unnest, valuePath: valuePath)
+        }
+        let s = try comparison().suggest(view: view, options: try viewOptions(), description: description)
+        if let html { try Data(s.report.html().utf8).write(to: URL(fileURLWithPath: html)) }
+        if json {
+            struct Out: Encodable {
+                let description: MapDescription, n1ql: String, index: [String], indexName: String, verified: Bool, notes: [String]
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            FileHandle.standardOutput.write(try encoder.encode(Out(description: s.description, n1ql: s.n1ql, index: s.indexExpressions,
+                                                                   indexName: s.indexName, verified: s.verified, notes: s.notes)))
+            print()
+        } else {
+            let d = s.description
+            print("map:    " + (d.filters.map { "\($0.path) == \($0.value.json)" } + (d.unnestPath.map { ["one row per element of \($0)"] } ?? [])
+                                  + ["key \(d.keyPaths.joined(separator: ", "))"] + (d.valuePath.map { ["value \($0)"] } ?? [])).joined(separator: "; "))
+            print("N1QL:   \(s.n1ql)")
+            print("index:  \(s.indexSwift)")
+            print(s.verified ? "verified: the query gives the view's rows in the view's order" : "NOT verified: \(s.report.differences.count) differences remain")
+            for note in s.notes { print("note:   \(note)") }
+        }
+        if !s.verified { throw ExitCode(1) }
+    }
+
+    private func comparison() -> ViewComparison {
+        ViewComparison(legacyDatabase: URL(fileURLWithPath: database).standardizedFileURL,
+                       convertedDatabase: converted.map { URL(fileURLWithPath: $0).standardizedFileURL })
+    }
+
     private func compare() throws -> ComparisonReport {
+        var parameters: [String: Any] = [:]
+        for p in param {
+            guard let eq = p.firstIndex(of: "=") else { throw ValidationError("--param needs name=JSON, got '\(p)'") }
+            parameters[String(p[..<eq])] = try Self.json(String(p[p.index(after: eq)...]), "--param")
+        }
+        return try comparison().compare(view: .stored(name: view), options: try viewOptions(), n1ql: n1ql ?? "", parameters: parameters)
+    }
+
+    private func viewOptions() throws -> ViewQueryOptions {
         var options = ViewQueryOptions()
         options.mapOnly = mapOnly
         if !key.isEmpty { options.keys = try key.map { try Self.json($0, "--key") } }
@@ -137,15 +206,7 @@ struct Compare: ParsableCommand {
             }
             options.reduce = r
         }
-        var parameters: [String: Any] = [:]
-        for p in param {
-            guard let eq = p.firstIndex(of: "=") else { throw ValidationError("--param needs name=JSON, got '\(p)'") }
-            parameters[String(p[..<eq])] = try Self.json(String(p[p.index(after: eq)...]), "--param")
-        }
-        let legacy = URL(fileURLWithPath: database).standardizedFileURL
-        let convertedURL = converted.map { URL(fileURLWithPath: $0).standardizedFileURL }
-        return try ViewComparison(legacyDatabase: legacy, convertedDatabase: convertedURL)
-            .compare(view: .stored(name: view), options: options, n1ql: n1ql, parameters: parameters)
+        return options
     }
 
     static func json(_ text: String, _ flag: String) throws -> Any {

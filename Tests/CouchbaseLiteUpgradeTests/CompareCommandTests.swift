@@ -109,6 +109,19 @@ final class CompareCommandTests: XCTestCase {
         XCTAssertTrue(dom.contains("2 highlighted rows, 0 unexplained"), dom)
     }
 
+    func testSuggestProposesAVerifiedQuery() throws {
+        let db = try makeLegacy([("a", ["type": "person", "name": "alice"]), ("b", ["type": "person", "name": "Bob"]),
+                                 ("x", ["type": "pet", "name": "rex"])],
+                                views: ["app/byName": { doc, emit in if doc["type"] as? String == "person", let n = doc["name"] { emit(n, nil) } }])
+        let r = try run(["compare", db.path, "--view", "app/byName", "--map-only", "--suggest"])
+        XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
+        XCTAssertTrue(r.stdout.contains("N1QL:   SELECT meta().id AS id, name AS key FROM _ WHERE type = 'person' AND name IS VALUED ORDER BY name COLLATE UNICODE, meta().id"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("verified"), r.stdout)
+        let neither = try run(["compare", db.path, "--view", "app/byName"])
+        XCTAssertEqual(neither.status, 64, "usage error: ArgumentParser's validation status")
+        XCTAssertTrue(neither.stderr.contains("Give either --n1ql QUERY or --suggest"), neither.stderr)
+    }
+
     func testBadInputExitsTwoWithAOneLineMessage() throws {
         let db = try people()
         let missingView = try run(["compare", db.path, "--view", "app/nope", "--n1ql", "SELECT meta().id AS id, name AS key FROM _"])
@@ -185,5 +198,93 @@ final class CompareCommandTests: XCTestCase {
             n1ql: "SELECT meta().id AS id, meta().id AS key FROM _ ORDER BY meta().id")
         XCTAssertEqual(report.viewRows.count, 2)
         XCTAssertTrue(report.isEqual, "\(report.differences)")
+    }
+}
+
+/// The suggestion mode: from a view's stored rows, the N1QL query and index that reproduce it,
+/// verified by running the comparison.
+final class ViewSuggestionTests: XCTestCase {
+    private var scratch: Scratch!
+
+    override func setUp() { scratch = Scratch() }
+    override func tearDown() { scratch = nil }
+
+    private func makeLegacy(_ docs: [(String, [String: Any])], views: [String: CBLMapBlock]) throws -> URL {
+        let manager = try CBLManager(directory: scratch.url.path)
+        defer { manager.close() }
+        let db = try manager.databaseNamed("legacy")
+        try db.inTransaction {
+            for (id, props) in docs { _ = try? db.document(withID: id)?.putProperties(props) }
+            return true
+        }
+        for (name, map) in views {
+            db.viewNamed(name).setMapBlock(map, version: "1")
+            _ = try db.viewNamed(name).createQuery().run()
+        }
+        return scratch.path("legacy.cblite2")
+    }
+
+    func testInfersFilterKeyAndValueAndVerifies() throws {
+        let docs: [(String, [String: Any])] = [
+            ("t1", ["type": "task", "title": "write", "owner": "ann", "done": false]),
+            ("t2", ["type": "task", "title": "Read", "owner": "bob", "done": true]),
+            ("t3", ["type": "task", "title": "émail", "owner": "cy", "done": false]),
+            ("l1", ["type": "list", "title": "Groceries", "owner": "ann"]),
+        ]
+        let db = try makeLegacy(docs, views: ["tasks/byTitle": { doc, emit in
+            if doc["type"] as? String == "task", let t = doc["title"] { emit(t, doc["owner"]) }
+        }])
+        var options = ViewQueryOptions()
+        options.mapOnly = true
+        let s = try ViewComparison(legacyDatabase: db).suggest(view: "tasks/byTitle", options: options)
+        XCTAssertEqual(s.description.filters, [MapDescription.Filter(path: "type", value: .string("task"))])
+        XCTAssertEqual(s.description.keyPaths, ["title"])
+        XCTAssertEqual(s.description.valuePath, "owner")
+        XCTAssertEqual(s.n1ql, "SELECT meta().id AS id, title AS key, owner AS value FROM _ WHERE type = 'task' AND title IS VALUED "
+                       + "ORDER BY title COLLATE UNICODE, meta().id")
+        XCTAssertEqual(s.indexExpressions, ["type", "title"])
+        XCTAssertTrue(s.verified, "\(s.report.differences)")
+        XCTAssertEqual(s.indexSwift, #"try database.createIndex(ValueIndexConfiguration(["type", "title"]), name: "idx_tasks_byTitle")"#)
+    }
+
+    func testMultipleEmitsBecomeUnnestAndGroupedViewsBecomeGroupBy() throws {
+        let docs: [(String, [String: Any])] = [
+            ("a", ["tags": ["red", "Blue"], "when": ["y": 2016, "m": 1]]),
+            ("b", ["tags": ["green"], "when": ["y": 2016, "m": 2]]),
+            ("c", ["tags": ["blue", "red"], "when": ["y": 2017, "m": 1]]),
+        ]
+        let db = try makeLegacy(docs, views: [
+            "d/byTag": { doc, emit in for t in doc["tags"] as? [Any] ?? [] { emit(t, nil) } },
+            "d/byMonth": { doc, emit in
+                if let w = doc["when"] as? [String: Any], let y = w["y"], let m = w["m"] { emit([y, m], nil) }
+            },
+        ])
+        let comparison = ViewComparison(legacyDatabase: db)
+        var mapOnly = ViewQueryOptions()
+        mapOnly.mapOnly = true
+        let byTag = try comparison.suggest(view: "d/byTag", options: mapOnly)
+        XCTAssertEqual(byTag.description.unnestPath, "tags")
+        XCTAssertTrue(byTag.n1ql.contains("UNNEST tags AS e"), byTag.n1ql)
+        XCTAssertTrue(byTag.verified, "\(byTag.n1ql) \(byTag.report.differences)")
+
+        var grouped = ViewQueryOptions()
+        grouped.groupLevel = 1
+        grouped.reduce = .count
+        let byYear = try comparison.suggest(view: "d/byMonth", options: grouped)
+        XCTAssertEqual(byYear.description.keyPaths, ["when.y", "when.m"])
+        XCTAssertEqual(byYear.n1ql, "SELECT [`when`.y] AS key, count(*) AS value FROM _ WHERE `when`.y IS VALUED AND `when`.m IS VALUED "
+                       + "GROUP BY `when`.y ORDER BY `when`.y")
+        XCTAssertTrue(byYear.verified, "\(byYear.report.differences)")
+    }
+
+    func testAGivenDescriptionAndTheRulesItCannotFix() throws {
+        let docs: [(String, [String: Any])] = [("x", ["k": true]), ("y", ["k": 0.5]), ("z", ["k": 2])]
+        let db = try makeLegacy(docs, views: ["v/k": { doc, emit in if let k = doc["k"] { emit(k, nil) } }])
+        var options = ViewQueryOptions()
+        options.mapOnly = true
+        let s = try ViewComparison(legacyDatabase: db).suggest(view: "v/k", options: options,
+                                                              description: MapDescription(keyPaths: ["k"]))
+        XCTAssertFalse(s.verified)
+        XCTAssertTrue(s.notes.contains { $0.contains("booleans-as-numbers") }, "\(s.notes)")
     }
 }

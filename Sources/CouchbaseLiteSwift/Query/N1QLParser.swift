@@ -39,7 +39,7 @@ struct N1QLParserState {
     /// Words that are never identifiers unless back-quoted (`SELECT from` is an error, `` `from` `` a property).
     /// The collation names are among them, which is why `COLLATE UNICODE NOCASE` is rejected
     /// (NOCASE cannot be an alias) while `COLLATE NOCASE FRED` aliases the result as FRED.
-    private static let reserved: Set<String> = [
+    static let reserved: Set<String> = [
         "ALL", "AND", "ANY", "AS", "ASC", "BETWEEN", "BY", "CASE", "COLLATE", "CROSS", "DESC", "DISTINCT",
         "ELSE", "END", "EVERY", "EXISTS", "FALSE", "FROM", "GROUP", "HAVING", "IN", "INNER", "IS", "JOIN",
         "LEFT", "LIKE", "LIMIT", "MISSING", "NATURAL", "NOT", "NULL", "OFFSET", "ON", "OR", "ORDER", "OUTER",

@@ -106,25 +106,34 @@ public final class ViewComparison {
     /// starts with `{` or `[`), which names its columns `id`, `key` and optionally `value`.
     public func compare(view: ViewDefinition, options: ViewQueryOptions = ViewQueryOptions(),
                         n1ql: String, parameters: [String: Any] = [:]) throws -> ComparisonReport {
+        try withDatabases { legacy, converted in
+            try report(view: view, options: options, n1ql: n1ql, parameters: parameters, legacy: legacy, converted: converted)
+        }
+    }
+
+    /// Opens a scratch copy of the 1.x database and the converted one (converting when needed).
+    func withDatabases<R>(_ body: (CBLDatabase, Database) throws -> R) throws -> R {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("cbl-compare-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-
         let legacy = try openLegacyCopy(in: scratch)
-        defer { try? legacy.manager.close() }
+        defer { legacy.manager.close() }
         let converted = try openConverted(scratch: scratch)
         defer { try? converted.close() }
+        return try body(legacy.database, converted)
+    }
 
+    func report(view: ViewDefinition, options: ViewQueryOptions, n1ql: String, parameters: [String: Any],
+                legacy db1: CBLDatabase, converted: Database) throws -> ComparisonReport {
         // N1QL first: a malformed query fails before any view work.
         let n1qlSide = try runN1QL(n1ql, parameters: parameters, on: converted)
-        let viewSide = try runView(view, options: options, on: legacy.database)
+        let viewSide = try runView(view, options: options, on: db1)
 
         var matcher = RowMatcher()
         matcher.compareValues = n1qlSide.hasValueColumn
         matcher.descending = options.descending
         matcher.groupLevel = options.group ? 0 : options.groupLevel
         matcher.staleIndexSequence = viewSide.staleIndexSequence
-        let db1 = legacy.database
         matcher.facts = { id in
             let doc = db1.document(withID: id)
             return DocumentFacts(liveInLegacy: doc?.currentRevision != nil, deletedInLegacy: doc?.isDeleted ?? false,
@@ -175,12 +184,12 @@ public final class ViewComparison {
         return ((try? c.scalarInt("SELECT count(*) FROM sqlite_master WHERE name='kv_default'")) ?? 0) ?? 0 > 0
     }
 
-    private struct ViewSide {
+    struct ViewSide {
         var rows: [ComparedRow]
         var staleIndexSequence: Int64?
     }
 
-    private func runView(_ definition: ViewDefinition, options: ViewQueryOptions, on db: CBLDatabase) throws -> ViewSide {
+    func runView(_ definition: ViewDefinition, options: ViewQueryOptions, on db: CBLDatabase) throws -> ViewSide {
         let view: CBLView
         let query: CBLQuery
         switch definition {
