@@ -31,20 +31,8 @@ final class CompareCommandTests: XCTestCase {
         return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
     }
 
-    /// A 1.x database of `docs` with the view `app/byName` (emit(name, null) for people) indexed.
     private func makeLegacy(_ docs: [(String, [String: Any])], views: [String: CBLMapBlock]) throws -> URL {
-        let manager = try CBLManager(directory: scratch.url.path)
-        defer { manager.close() }
-        let db = try manager.databaseNamed("legacy")
-        try db.inTransaction {
-            for (id, props) in docs { _ = try? db.document(withID: id)?.putProperties(props) }
-            return true
-        }
-        for (name, map) in views {
-            db.viewNamed(name).setMapBlock(map, version: "1")
-            _ = try db.viewNamed(name).createQuery().run()
-        }
-        return scratch.path("legacy.cblite2")
+        try makeLegacyDatabase(in: scratch, docs, views: views)
     }
 
     private func people() throws -> URL {
@@ -210,18 +198,7 @@ final class ViewSuggestionTests: XCTestCase {
     override func tearDown() { scratch = nil }
 
     private func makeLegacy(_ docs: [(String, [String: Any])], views: [String: CBLMapBlock]) throws -> URL {
-        let manager = try CBLManager(directory: scratch.url.path)
-        defer { manager.close() }
-        let db = try manager.databaseNamed("legacy")
-        try db.inTransaction {
-            for (id, props) in docs { _ = try? db.document(withID: id)?.putProperties(props) }
-            return true
-        }
-        for (name, map) in views {
-            db.viewNamed(name).setMapBlock(map, version: "1")
-            _ = try db.viewNamed(name).createQuery().run()
-        }
-        return scratch.path("legacy.cblite2")
+        try makeLegacyDatabase(in: scratch, docs, views: views)
     }
 
     func testInfersFilterKeyAndValueAndVerifies() throws {
@@ -287,4 +264,20 @@ final class ViewSuggestionTests: XCTestCase {
         XCTAssertFalse(s.verified)
         XCTAssertTrue(s.notes.contains { $0.contains("booleans-as-numbers") }, "\(s.notes)")
     }
+}
+
+/// A 1.x database `legacy.cblite2` in `scratch` holding `docs`, with `views` indexed by their maps.
+func makeLegacyDatabase(in scratch: Scratch, _ docs: [(String, [String: Any])], views: [String: CBLMapBlock]) throws -> URL {
+    let manager = try CBLManager(directory: scratch.url.path)
+    defer { manager.close() }
+    let db = try manager.databaseNamed("legacy")
+    try db.inTransaction {
+        for (id, props) in docs { _ = try? db.document(withID: id)?.putProperties(props) }
+        return true
+    }
+    for (name, map) in views {
+        db.viewNamed(name).setMapBlock(map, version: "1")
+        _ = try db.viewNamed(name).createQuery().run()
+    }
+    return scratch.path("legacy.cblite2")
 }
