@@ -63,9 +63,12 @@ extension Query {
                                   _ listener: @escaping @Sendable (QueryChange) -> Void) -> ListenerToken {
         let live = LiveQuery(query: self, queue: listenerQueue(queue, "query-change"), listener: listener)
         let observers = database.observers
-        let id = observers.add { [self] changes in
-            // A query that does not compile is re-run on every commit (and reports its error).
-            if let keyStores = try? translation.keyStores, !changes.touches(keyStores) { return }
+        // The collections it reads, found now: observers run with the database locked, where
+        // compiling (which takes the query's lock, then the database's) could deadlock.
+        // A query that does not compile is re-run on every commit (and reports its error).
+        let keyStores = try? translation.keyStores
+        let id = observers.add { changes in
+            if let keyStores, !changes.touches(keyStores) { return }
             live.refresh()
         }
         live.refresh()
