@@ -21,7 +21,8 @@ package struct DocumentRecord: @unchecked Sendable {
 }
 
 /// The SQLite file of a 2.x/3.x database bundle (LiteCore's `SQLiteDataFile`): reads every layout
-/// from 2.0 (user_version 201) to 3.3 (503), and writes the 2.8 layout (302, spec 4).
+/// from 2.0 (user_version 201) to 3.3 (503), and writes the 2.8 layout (302, spec 4) until the
+/// first collection other than the default one needs the 3.1 schema (500, `DataFile+KeyStores`).
 /// Not thread-safe: `Database` serialises access with its lock; the upgrader owns its own instance.
 package final class DataFile: @unchecked Sendable {
     package let directory: URL
