@@ -144,6 +144,26 @@ final class CollectionFixtureTests: XCTestCase {
         XCTAssertEqual(try db.collection(name: "tasks")?.count, 1)
     }
 
+    func testRealThreeZeroFileGetsACollection() throws {
+        try CollectionTestSupport.copyFixture("db_3_0_0_names_100_with_deleted", to: directory, as: "v30")
+        let db = try CollectionTestSupport.open("v30", in: directory)
+        defer { try? db.close() }
+        let sql = try CollectionTestSupport.raw("v30", in: directory)
+        XCTAssertEqual(sql.userVersion, 400)
+        let before = try snapshot(db)
+        let countBefore = try rows(db, "SELECT count(*) FROM _")
+
+        let people = try db.createCollection(name: "people")
+        XCTAssertEqual(sql.userVersion, 500)
+        XCTAssertTrue(try sql.tableExists("kv_del_default"))
+        XCTAssertEqual(try snapshot(db), before)
+        XCTAssertEqual(try rows(db, "SELECT count(*) FROM _"), countBefore)
+        XCTAssertEqual(countBefore, ["78"])
+        try people.save(document: MutableDocument(id: "p", data: ["n": 1]))
+        XCTAssertEqual(try rows(db, "SELECT p.n FROM people p"), ["1"])
+        XCTAssertEqual(try sql.integrityCheck(), "ok")
+    }
+
     /// A database this package created (2.8 layout) with documents, a tombstone and a 2.x-style
     /// expiration column gets its first collection without losing any of them.
     func testOwnTwoEightDatabaseGetsACollection() throws {

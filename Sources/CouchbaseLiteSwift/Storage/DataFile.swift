@@ -142,7 +142,7 @@ package final class DataFile: @unchecked Sendable {
         return CouchbaseLiteError(.cantOpenFile, "Cannot open \(path): \(e.message)")
     }
 
-    func checkSchemaVersion(path: String) throws {
+    private func checkSchemaVersion(path: String) throws {
         let v = schemaVersion
         if Schema2.legacyRange.contains(v) || (v == 0 && (try? connection.tableExists("revs")) == true) {
             throw CouchbaseLiteError(.databaseTooOld,
