@@ -10,73 +10,107 @@ public enum ConcurrencyControl: Sendable {
 }
 
 extension Database {
-    // MARK: Saving and deleting
+    // MARK: Saving and deleting (the default collection, as in 3.x)
 
-    /// Saves `document` as a new revision; on a conflict the save wins (`.lastWriteWins`).
+    /// Saves `document` to the default collection as a new revision; on a conflict the save wins
+    /// (`.lastWriteWins`).
     public func saveDocument(_ document: MutableDocument) throws {
-        _ = try saveDocument(document, concurrencyControl: .lastWriteWins)
+        _ = try save(document, concurrencyControl: .lastWriteWins, in: .default)
     }
 
-    /// Saves `document` as a new revision. Returns false (saving nothing) when the document
-    /// changed since `document` was read and `concurrencyControl` is `.failOnConflict`.
+    /// Saves `document` to the default collection as a new revision. Returns false (saving
+    /// nothing) when the document changed since `document` was read and `concurrencyControl` is
+    /// `.failOnConflict`.
     @discardableResult
     public func saveDocument(_ document: MutableDocument, concurrencyControl: ConcurrencyControl) throws -> Bool {
-        try putRevision(document, deletion: false, concurrencyControl)
+        try save(document, concurrencyControl: concurrencyControl, in: .default)
     }
 
-    /// Saves `document`; on a conflict calls `conflictHandler(document, current)` (current is nil
-    /// when the stored document is deleted). When it returns true, `document` (as the handler left
-    /// it) is saved as a child of the current revision; when false, nothing is saved and the call
-    /// returns false.
+    /// Saves `document` to the default collection; on a conflict calls
+    /// `conflictHandler(document, current)` (current is nil when the stored document is deleted).
+    /// When it returns true, `document` (as the handler left it) is saved as a child of the
+    /// current revision; when false, nothing is saved and the call returns false.
     @discardableResult
     public func saveDocument(_ document: MutableDocument,
                              conflictHandler: (MutableDocument, Document?) throws -> Bool) throws -> Bool {
+        try save(document, conflictHandler: conflictHandler, in: .default)
+    }
+
+    /// Deletes `document` from the default collection: its current revision becomes a tombstone
+    /// (still replicated, not returned).
+    public func deleteDocument(_ document: Document) throws {
+        _ = try putRevision(document, deletion: true, .lastWriteWins, in: .default)
+    }
+
+    /// Deletes `document` from the default collection; returns false on a conflict with
+    /// `.failOnConflict` (see `saveDocument`).
+    @discardableResult
+    public func deleteDocument(_ document: Document, concurrencyControl: ConcurrencyControl) throws -> Bool {
+        try putRevision(document, deletion: true, concurrencyControl, in: .default)
+    }
+
+    /// Removes every trace of `document` from the default collection (no tombstone; nothing to replicate).
+    public func purgeDocument(_ document: Document) throws {
+        try checkOwner(document, .default)
+        try purge(id: document.id, in: .default)
+    }
+
+    /// Removes every trace of the document `id` from the default collection; throws `.notFound`
+    /// when there is none.
+    public func purgeDocument(withID id: String) throws {
+        try purge(id: id, in: .default)
+    }
+
+    /// Sets when the document `id` of the default collection expires (nil: never), stored in
+    /// milliseconds (spec 5).
+    public func setDocumentExpiration(withID id: String, expiration: Date?) throws {
+        try setExpiration(id: id, expiration, in: .default)
+    }
+
+    // MARK: Writes to any collection
+
+    func save(_ document: MutableDocument, concurrencyControl: ConcurrencyControl, in keyStore: KeyStore) throws -> Bool {
+        try putRevision(document, deletion: false, concurrencyControl, in: keyStore)
+    }
+
+    func save(_ document: MutableDocument, conflictHandler: (MutableDocument, Document?) throws -> Bool,
+              in keyStore: KeyStore) throws -> Bool {
         lock.lock()
         defer { lock.unlock() }
         while true {
-            if try saveDocument(document, concurrencyControl: .failOnConflict) { return true }
-            let current = try documentIncludingDeleted(withID: document.id)
+            if try putRevision(document, deletion: false, .failOnConflict, in: keyStore) { return true }
+            let current = try documentIncludingDeleted(withID: document.id, in: keyStore)
             guard try conflictHandler(document, current?.isDeleted == true ? nil : current) else { return false }
             document.revisionID = current?.revisionID
             document.sequence = current?.sequence ?? 0
         }
     }
 
-    /// Deletes `document`: its current revision becomes a tombstone (still replicated, not returned).
-    public func deleteDocument(_ document: Document) throws {
-        _ = try deleteDocument(document, concurrencyControl: .lastWriteWins)
-    }
-
-    /// Deletes `document`; returns false on a conflict with `.failOnConflict` (see `saveDocument`).
-    @discardableResult
-    public func deleteDocument(_ document: Document, concurrencyControl: ConcurrencyControl) throws -> Bool {
-        try putRevision(document, deletion: true, concurrencyControl)
-    }
-
-    /// Removes every trace of `document` (no tombstone; nothing to replicate).
-    public func purgeDocument(_ document: Document) throws {
-        try purgeDocument(withID: document.id)
-    }
-
-    /// Removes every trace of the document `id`; throws `.notFound` when there is none.
-    public func purgeDocument(withID id: String) throws {
+    func purge(id: String, in keyStore: KeyStore) throws {
         try withOpenFile { file in
-            guard try file.inTransaction({ try file.purgeRecord(docID: id) }) else {
+            guard try file.inTransaction({ try file.purgeRecord(docID: id, in: keyStore) }) else {
                 throw CouchbaseLiteError(.notFound, "Document '\(id)' not found")
             }
-            didChange(id, in: file)
+            didChange(id, in: keyStore, file: file)
         }
     }
 
-    /// Sets when the document `id` expires (nil: never), stored in milliseconds (spec 5).
-    public func setDocumentExpiration(withID id: String, expiration: Date?) throws {
+    func setExpiration(id: String, _ expiration: Date?, in keyStore: KeyStore) throws {
         try withOpenFile { file in
-            guard try file.record(forDocumentID: id) != nil else {
+            guard try file.record(forDocumentID: id, in: keyStore) != nil else {
                 throw CouchbaseLiteError(.notFound, "Document '\(id)' not found")
             }
             let milliseconds = expiration.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
-            try file.inTransaction { try file.updateExpiration(docID: id, milliseconds: milliseconds) }
+            try file.inTransaction { try file.updateExpiration(docID: id, milliseconds: milliseconds, in: keyStore) }
         }
+    }
+
+    /// A document read from (or saved to) one collection of this database cannot be written to
+    /// another one (3.x refuses it the same way).
+    func checkOwner(_ document: Document, _ keyStore: KeyStore) throws {
+        guard let owner = document.owner, owner.database === self, owner.keyStore != keyStore else { return }
+        throw CouchbaseLiteError(.invalidParameter,
+            "Document '\(document.id)' belongs to collection \(Collection.fullName(of: owner.keyStore)), not \(Collection.fullName(of: keyStore))")
     }
 
     /// Runs `block` in one transaction: its saves and deletes are committed together, or not at
@@ -121,11 +155,13 @@ extension Database {
 
     /// Adds a revision (LiteCore's `putNewRevision`): a child of the current revision with a
     /// generated ID, the tree re-sorted and pruned, the row rewritten with the next sequence.
-    private func putRevision(_ document: Document, deletion: Bool, _ concurrencyControl: ConcurrencyControl) throws -> Bool {
-        try withOpenFile { file in
+    func putRevision(_ document: Document, deletion: Bool, _ concurrencyControl: ConcurrencyControl,
+                     in keyStore: KeyStore) throws -> Bool {
+        try checkOwner(document, keyStore)
+        return try withOpenFile { file in
             try file.checkWritable()
             let saved = try file.inTransaction {
-                let existing = try file.record(forDocumentID: document.id)
+                let existing = try file.record(forDocumentID: document.id, in: keyStore)
                 let base = document.revisionID.flatMap(BinaryRevisionID.encode)
                 var tree = RevisionTree(revisions: [])
                 var parentIndex: Int?
@@ -164,13 +200,14 @@ extension Database {
                                  flags: .leaf(deleted: deletion, hasAttachments: encoded.hasAttachments),
                                  body: encoded.body, recordSequence: existing?.sequence ?? 0,
                                  maxDepth: try file.maxRevTreeDepth())
-                let sequence = try file.writeRecord(docID: document.id, tree: tree, existing: existing)
+                let sequence = try file.writeRecord(docID: document.id, tree: tree, existing: existing, in: keyStore)
                 document.revisionID = BinaryRevisionID.decode(revID)
                 document.sequence = sequence
                 document.isDeleted = deletion
+                document.owner = (self, keyStore)
                 return true
             }
-            if saved { didChange(document.id, in: file) }
+            if saved { didChange(document.id, in: keyStore, file: file) }
             return saved
         }
     }

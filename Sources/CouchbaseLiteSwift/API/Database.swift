@@ -1,7 +1,8 @@
 import Fleece
 import Foundation
 
-/// A Couchbase Lite 2.x database: a `NAME.cblite2` directory in the 2.x file format.
+/// A Couchbase Lite database: a `NAME.cblite2` directory in the 2.x/3.x file format, holding
+/// collections grouped in scopes (3.x); the 2.x document calls act on the default collection.
 /// Safe to use from any thread or task.
 public final class Database: @unchecked Sendable {
     /// The database name (the bundle name without `.cblite2`).
@@ -61,43 +62,61 @@ public final class Database: @unchecked Sendable {
         withFile { $0.directory.path + "/" }
     }
 
-    /// Number of live (non-deleted) documents.
+    /// Number of live (non-deleted) documents in the default collection.
     public var count: UInt64 {
         (try? withOpenFile { try $0.liveDocumentCount() }) ?? 0
     }
 
-    /// The document with `id`, or nil when it does not exist or is deleted (2.x semantics).
+    /// The document with `id` in the default collection, or nil when it does not exist or is
+    /// deleted (2.x semantics).
     public func document(withID id: String) -> Document? {
-        guard let doc = try? documentIncludingDeleted(withID: id), !doc.isDeleted else { return nil }
+        try? liveDocument(withID: id, in: .default)
+    }
+
+    /// The document `id` of the default collection (nil when absent or deleted), for subscripting.
+    public subscript(id: String) -> DocumentFragment {
+        DocumentFragment(document(withID: id))
+    }
+
+    /// The document with `id` in `keyStore`, or nil when it does not exist or is deleted.
+    func liveDocument(withID id: String, in keyStore: KeyStore) throws -> Document? {
+        guard let doc = try documentIncludingDeleted(withID: id, in: keyStore), !doc.isDeleted else { return nil }
         return doc
     }
 
     /// The document with `id` including tombstones (for tools; the 2.x API hides deleted documents).
-    package func documentIncludingDeleted(withID id: String) throws -> Document? {
+    package func documentIncludingDeleted(withID id: String, in keyStore: KeyStore = .default) throws -> Document? {
         try withOpenFile { file in
-            guard let record = try file.record(forDocumentID: id) else { return nil }
-            return try Self.makeDocument(record, file: file)
+            guard let record = try file.record(forDocumentID: id, in: keyStore) else { return nil }
+            return try makeDocument(record, file: file, keyStore: keyStore)
         }
     }
 
     /// The stored record of a document (rev tree, flags), for tools and tests.
-    package func record(forDocumentID id: String) throws -> DocumentRecord? {
-        try withOpenFile { try $0.record(forDocumentID: id) }
+    package func record(forDocumentID id: String, in keyStore: KeyStore = .default) throws -> DocumentRecord? {
+        try withOpenFile { try $0.record(forDocumentID: id, in: keyStore) }
     }
 
-    /// Every document (optionally with tombstones) in document-ID order.
-    package func allDocuments(includeDeleted: Bool = false) throws -> [Document] {
+    /// Every document of `keyStore` (optionally with tombstones) in document-ID order.
+    package func allDocuments(includeDeleted: Bool = false, in keyStore: KeyStore = .default) throws -> [Document] {
         try withOpenFile { file in
             var out: [Document] = []
-            try file.forEachRecord(includeDeleted: includeDeleted) { out.append(try Self.makeDocument($0, file: file)) }
+            try file.forEachRecord(in: keyStore, includeDeleted: includeDeleted) {
+                out.append(try makeDocument($0, file: file, keyStore: keyStore))
+            }
             return out
         }
     }
 
-    /// The expiration time of a document, or nil when it has none.
+    /// The expiration time of a document of the default collection, or nil when it has none.
     public func getDocumentExpiration(withID id: String) throws -> Date? {
+        try documentExpiration(id: id, in: .default)
+    }
+
+    /// The expiration time of document `id` in `keyStore`; throws `.notFound` when there is none.
+    func documentExpiration(id: String, in keyStore: KeyStore) throws -> Date? {
         try withOpenFile { file in
-            guard let record = try file.record(forDocumentID: id) else {
+            guard let record = try file.record(forDocumentID: id, in: keyStore) else {
                 throw CouchbaseLiteError(.notFound, "Document '\(id)' not found")
             }
             return record.expiration.map { Self.expirationDate($0, schemaVersion: file.schemaVersion) }
@@ -131,7 +150,7 @@ public final class Database: @unchecked Sendable {
 
     // MARK: Internals
 
-    private static func makeDocument(_ record: DocumentRecord, file: DataFile) throws -> Document {
+    private func makeDocument(_ record: DocumentRecord, file: DataFile, keyStore: KeyStore) throws -> Document {
         var context: DocumentContext?
         if let body = record.body, !body.isEmpty {
             do {
@@ -141,7 +160,9 @@ public final class Database: @unchecked Sendable {
                 throw CouchbaseLiteError(.corruptRevisionData, "Document '\(record.docID)' has a corrupt body: \(error)")
             }
         }
-        return Document(record: record, context: context)
+        let document = Document(record: record, context: context)
+        document.owner = (self, keyStore)
+        return document
     }
 
     private func withFile<R>(_ body: (DataFile) -> R) -> R? {

@@ -12,6 +12,13 @@ public class Document: DictionaryObject, @unchecked Sendable {
     public internal(set) var sequence: UInt64
     /// Whether the current revision is a deletion (tombstone).
     public internal(set) var isDeleted: Bool
+    /// The database and key-store it was read from or saved to (nil for a new document).
+    var owner: (database: Database, keyStore: KeyStore)?
+
+    /// The collection it was read from or saved to (3.x `collection`); nil for a new document.
+    public var collection: Collection? {
+        owner.map { Collection(database: $0.database, keyStore: $0.keyStore) }
+    }
 
     init(record: DocumentRecord, context: DocumentContext?) {
         self.id = record.docID

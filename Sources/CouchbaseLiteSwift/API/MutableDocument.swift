@@ -33,6 +33,7 @@ public final class MutableDocument: Document, MutableDictionaryProtocol, Mutable
         root = MutableDictionaryObject(data: document.toDictionary())
         super.init(id: document.id, revisionID: document.revisionID, sequence: document.sequence,
                    isDeleted: document.isDeleted)
+        owner = document.owner
     }
 
     /// Couchbase Lite's generated IDs: `-` followed by 22 characters of URL-safe Base64 of a UUID.

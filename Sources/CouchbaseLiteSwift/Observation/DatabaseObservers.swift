@@ -1,15 +1,37 @@
 import Foundation
 
-/// Who hears about committed writes (database, document and query listeners): each gets the IDs
-/// of the documents a transaction changed once it commits, on the writing thread, and only
-/// dispatches from there. Writes inside `inBatch` are reported together when the batch commits.
+/// The documents one committed transaction changed, per collection (key-store name), each list
+/// in the order they were first written.
+struct CommittedChanges: Sendable {
+    private(set) var documentIDs: [String: [String]] = [:]
+    private var seen: [String: Set<String>] = [:]
+
+    var isEmpty: Bool { documentIDs.isEmpty }
+
+    /// The IDs changed in `keyStore`.
+    func ids(in keyStore: KeyStore) -> [String] { documentIDs[keyStore.name] ?? [] }
+
+    /// Whether any of `keyStores` changed.
+    func touches(_ keyStores: Set<KeyStore>) -> Bool {
+        keyStores.contains { documentIDs[$0.name] != nil }
+    }
+
+    mutating func insert(_ docID: String, in keyStore: KeyStore) {
+        if seen[keyStore.name, default: []].insert(docID).inserted {
+            documentIDs[keyStore.name, default: []].append(docID)
+        }
+    }
+}
+
+/// Who hears about committed writes (database, collection, document and query listeners): each
+/// gets what a transaction changed once it commits, on the writing thread, and only dispatches
+/// from there. Writes inside `inBatch` are reported together when the batch commits.
 final class DatabaseObservers: @unchecked Sendable {
-    typealias Observer = @Sendable ([String]) -> Void
+    typealias Observer = @Sendable (CommittedChanges) -> Void
 
     private let lock = NSLock()
     private var observers: [UUID: Observer] = [:]
-    private var pending: [String] = []
-    private var pendingSet: Set<String> = []
+    private var pending = CommittedChanges()
 
     func add(_ observer: @escaping Observer) -> UUID {
         let id = UUID()
@@ -29,35 +51,32 @@ final class DatabaseObservers: @unchecked Sendable {
     func removeAll() {
         lock.lock()
         observers = [:]
-        pending = []
-        pendingSet = []
+        pending = CommittedChanges()
         lock.unlock()
     }
 
-    /// Notes that `docID` changed in the open transaction.
-    func recordChange(_ docID: String) {
+    /// Notes that `docID` of `keyStore` changed in the open transaction.
+    func recordChange(_ docID: String, in keyStore: KeyStore) {
         lock.lock()
-        if pendingSet.insert(docID).inserted { pending.append(docID) }
+        pending.insert(docID, in: keyStore)
         lock.unlock()
     }
 
     /// The transaction rolled back: its changes never happened.
     func discardPending() {
         lock.lock()
-        pending = []
-        pendingSet = []
+        pending = CommittedChanges()
         lock.unlock()
     }
 
     /// The outermost transaction committed: tells every observer what it changed.
     func committed() {
         lock.lock()
-        let ids = pending
-        pending = []
-        pendingSet = []
+        let changes = pending
+        pending = CommittedChanges()
         let targets = Array(observers.values)
         lock.unlock()
-        guard !ids.isEmpty else { return }
-        for observer in targets { observer(ids) }
+        guard !changes.isEmpty else { return }
+        for observer in targets { observer(changes) }
     }
 }

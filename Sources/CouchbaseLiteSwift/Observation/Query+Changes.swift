@@ -10,8 +10,9 @@ public struct QueryChange: @unchecked Sendable {
     public let error: Error?
 }
 
-/// A live query: runs the query when added and after every commit that changed documents, and
-/// calls its listener only when the rows differ from the last ones it reported.
+/// A live query: runs the query when added and after every commit that changed documents of the
+/// collections it reads, and calls its listener only when the rows differ from the last ones it
+/// reported.
 final class LiveQuery: @unchecked Sendable {
     private let query: Query
     private let queue: DispatchQueue
@@ -62,7 +63,14 @@ extension Query {
                                   _ listener: @escaping @Sendable (QueryChange) -> Void) -> ListenerToken {
         let live = LiveQuery(query: self, queue: listenerQueue(queue, "query-change"), listener: listener)
         let observers = database.observers
-        let id = observers.add { _ in live.refresh() }
+        // The collections it reads, found now: observers run with the database locked, where
+        // compiling (which takes the query's lock, then the database's) could deadlock.
+        // A query that does not compile is re-run on every commit (and reports its error).
+        let keyStores = try? translation.keyStores
+        let id = observers.add { changes in
+            if let keyStores, !changes.touches(keyStores) { return }
+            live.refresh()
+        }
         live.refresh()
         return ListenerToken {
             live.active.turnOff()

@@ -2,8 +2,8 @@ import Fleece
 import Foundation
 import SQLiteKit
 
-/// A query over a database's default collection (the 2.x/3.x `Query`); the `QueryBuilder`
-/// steps (`From`, `Where`, `OrderBy`, …) are subclasses, as in Couchbase Lite.
+/// A query over a database's collections (the 2.x/3.x `Query`); the `QueryBuilder` steps
+/// (`From`, `Where`, `OrderBy`, …) are subclasses, as in Couchbase Lite.
 public class Query: @unchecked Sendable {
     /// The database the query runs on.
     public let database: Database
@@ -41,12 +41,17 @@ public class Query: @unchecked Sendable {
     }
 
     private static func compile(_ tree: Any, on database: Database) throws -> QueryTranslator.Output {
-        let deletedTable = try database.withOpenFile { $0.hasDeletedTable ? Schema2.deletedDefaultTable : nil }
-        var translator = QueryTranslator(deletedTable: deletedTable)
-        let translation = try translator.translate(tree)
         try database.withOpenFile { file in
+            // FROM items name collections; which tables they are is read from the file now.
+            var translator = QueryTranslator(resolver: { scope, collection in
+                try QueryTranslator.CollectionTables.resolve(scope: scope, collection: collection,
+                                                             databaseName: database.name, in: file)
+            })
+            let translation = try translator.translate(tree)
             // A read-only file keeps its schema; the query then fails to compile below.
-            if translation.usesExpiration { try? file.addExpirationColumn() }
+            if translation.usesExpiration {
+                for keyStore in translation.keyStores { try? file.addExpirationColumn(to: keyStore) }
+            }
             try QueryFunctions.register(on: file)
             for name in translation.collations { try QueryFunctions.registerCollation(name, on: file) }
             do {
@@ -54,8 +59,8 @@ public class Query: @unchecked Sendable {
             } catch let e as SQLiteError {
                 throw CouchbaseLiteError(.invalidQuery, "Query could not be compiled: \(e)")
             }
+            return translation
         }
-        return translation
     }
 
     /// The result column names, as LiteCore names them (`$1`, property names, aliases).

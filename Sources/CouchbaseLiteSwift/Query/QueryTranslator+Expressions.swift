@@ -275,8 +275,17 @@ extension QueryTranslator {
 
     func source(named alias: String?) throws -> Source {
         guard let alias else { return sources[0] }
-        guard let s = sources.first(where: { $0.alias == alias }) else { throw Self.invalid("Unknown alias '\(alias)'") }
+        guard let s = sources.first(where: { $0.alias == alias }) ?? sourceByCollectionName(alias) else {
+            throw Self.invalid("Unknown alias '\(alias)'")
+        }
         return s
+    }
+
+    /// The one source named `scope.name` without an AS, found by its bare collection `name`
+    /// (LiteCore lets `customers.x` mean `store.customers.x` when that is unambiguous).
+    func sourceByCollectionName(_ name: String) -> Source? {
+        let matches = sources.filter { $0.scopedCollectionName == name }
+        return matches.count == 1 ? matches[0] : nil
     }
 
     /// The components of `[".a.b"]`, `[".", "a", "b", [0]]` or `[".a", "b"]`.
@@ -297,9 +306,18 @@ extension QueryTranslator {
 
     /// The source a path starts with (`.alias.rest`): a first component naming a source's
     /// alias refers to that source, as in LiteCore.
+    /// The path may also start with a `scope.collection` alias spelled out (`.store.customers.x`)
+    /// or with just its collection name (`.customers.x`), as LiteCore's `verifyDbAlias` allows.
     func splitSource(_ comps: [PropertyPath.Component]) -> (Source, [PropertyPath.Component])? {
-        guard case .key(let first)? = comps.first, let s = sources.first(where: { $0.alias == first }) else { return nil }
-        return (s, Array(comps.dropFirst()))
+        guard case .key(let first)? = comps.first else { return nil }
+        if let s = sources.first(where: { $0.alias == first }) ?? sourceByCollectionName(first) {
+            return (s, Array(comps.dropFirst()))
+        }
+        if comps.count >= 2, case .key(let second) = comps[1],
+           let s = sources.first(where: { $0.scopedCollectionName != nil && $0.alias == first + "." + second }) {
+            return (s, Array(comps.dropFirst(2)))
+        }
+        return nil
     }
 
     /// The SQL value a path is looked up in, and the rest of the path as a string.

@@ -1,10 +1,24 @@
 import Foundation
 
 /// Translates LiteCore's JSON query tree (spec 9.1) into one SQLite SELECT over the key-store
-/// table, the way LiteCore's `QueryTranslator` does (spec 9.3): properties become
-/// `fl_value(<alias>.body, 'path')`, result columns `fl_result(…)`, deleted documents are
-/// excluded unless the query mentions `_deleted`.
+/// tables of the collections it names, the way LiteCore's `QueryTranslator` does (spec 9.3):
+/// properties become `fl_value(<alias>.body, 'path')`, result columns `fl_result(…)`, deleted
+/// documents are excluded unless the query mentions `_deleted`.
 struct QueryTranslator {
+    /// The tables of the collection a FROM item names (spec 2.3).
+    struct CollectionTables {
+        var keyStore: KeyStore
+        var table: String
+        /// Its 3.1+ deleted-documents table, read too when the query mentions `_deleted`.
+        var deletedTable: String?
+        /// The columns both tables have, in one order, for the `UNION ALL` of the two.
+        var unionColumns: [String] = []
+    }
+
+    /// Finds the tables of `collection` in `scope` (nil: none given; both nil: the FROM item
+    /// names no collection), or throws naming what does not exist.
+    typealias CollectionResolver = (_ scope: String?, _ collection: String?) throws -> CollectionTables
+
     /// The SQL, the result column titles, and the names of the `$parameters` it binds.
     struct Output {
         var sql: String
@@ -14,6 +28,8 @@ struct QueryTranslator {
         var collations: Set<String> = []
         /// Whether the SQL reads the `expiration` column (which 2.x adds only when needed).
         var usesExpiration = false
+        /// The key-stores (collections) the query reads: commits to them can change its results.
+        var keyStores: Set<KeyStore> = []
     }
 
     struct Source {
@@ -25,9 +41,15 @@ struct QueryTranslator {
         var sqlAlias: String
         /// What qualifies its columns: `alias.`, or nothing in an index expression.
         var prefix: String { sqlAlias.isEmpty ? "" : sqlAlias + "." }
+        /// A collection's tables.
+        var tables: CollectionTables?
+        /// The collection's name when the alias was derived from `scope.collection` (no AS): a
+        /// path may then start with the bare collection name, and `*` is titled with it.
+        var scopedCollectionName: String?
     }
 
-    let table: String
+    /// The main collection's table and 3.1+ deleted-documents table.
+    var table: String
     var sources: [Source] = []
     var parameters: Set<String> = []
     var usesDeleted = false
@@ -42,11 +64,41 @@ struct QueryTranslator {
     var nextAlias = 1
 
     /// The table 3.1+ moves deleted documents to (spec 2.3), read too when `_deleted` is used.
-    let deletedTable: String?
+    var deletedTable: String?
+    let resolver: CollectionResolver?
 
-    init(table: String = "kv_default", deletedTable: String? = nil) {
+    /// A translator for queries on the default collection only (`table`), or, with `resolver`,
+    /// on the collections their FROM items name.
+    init(table: String = "kv_default", deletedTable: String? = nil, resolver: CollectionResolver? = nil) {
         self.table = table
         self.deletedTable = deletedTable
+        self.resolver = resolver
+    }
+
+    /// The tables of the collection FROM item `f` names, as the resolver finds them; without one,
+    /// only the default collection (`_`, `_default`, none) exists.
+    func collectionTables(_ f: [String: Any]) throws -> CollectionTables {
+        let scope = f["SCOPE"] as? String
+        let collection = f["COLLECTION"] as? String
+        if f["SCOPE"] != nil && scope == nil || f["COLLECTION"] != nil && collection == nil {
+            throw Self.invalid("COLLECTION and SCOPE in a FROM item must be strings")
+        }
+        if scope != nil && collection == nil { throw Self.invalid("SCOPE in a FROM item requires a COLLECTION too") }
+        if let resolver { return try resolver(scope, collection) }
+        if let collection, scope != nil || !["_", "_default"].contains(collection) {
+            let name = scope.map { "\($0).\(collection)" } ?? collection
+            throw CouchbaseLiteError(.invalidQuery, "No such collection \"\(name)\"")
+        }
+        return CollectionTables(keyStore: .default, table: table, deletedTable: deletedTable)
+    }
+
+    /// A FROM item's alias: its AS (with LiteCore's `\.` escapes undone), else the collection
+    /// path it names (`tasks`, `store.customers`).
+    static func alias(of f: [String: Any]) -> (alias: String?, scopedName: String?) {
+        if let alias = f["AS"] as? String { return (alias.replacingOccurrences(of: "\\.", with: "."), nil) }
+        guard let collection = f["COLLECTION"] as? String else { return (nil, nil) }
+        if let scope = f["SCOPE"] as? String { return ("\(scope).\(collection)", collection) }
+        return (collection, nil)
     }
 
     static func invalid(_ message: String) -> CouchbaseLiteError {
@@ -72,28 +124,35 @@ struct QueryTranslator {
             guard let item = raw as? [String: Any] else { throw Self.invalid("A FROM item must be an object") }
             var f: [String: Any] = [:]
             for (k, v) in item { f[k.uppercased()] = v }
-            let alias = f["AS"] as? String
+            let (alias, scopedName) = Self.alias(of: f)
+            if let alias, sources.contains(where: { $0.alias == alias }) {
+                throw Self.invalid("Duplicate collection alias '\(alias)'")
+            }
             if i == 0 {
-                if let c = f["COLLECTION"] as? String, !["_", "_default"].contains(c) {
-                    throw CouchbaseLiteError(.notFound, "No collection '\(c)' (only the default collection is supported)")
-                }
                 if f["UNNEST"] != nil || f["JOIN"] != nil { throw Self.invalid("The first FROM item must be a collection") }
-                sources.append(Source(kind: .collection, alias: alias ?? (f["COLLECTION"] as? String), sqlAlias: "_doc"))
+                let tables = try collectionTables(f)
+                table = tables.table
+                deletedTable = tables.deletedTable
+                sources.append(Source(kind: .collection, alias: alias, sqlAlias: "_doc", tables: tables,
+                                      scopedCollectionName: scopedName))
             } else if let unnest = f["UNNEST"] {
                 guard let alias else { throw Self.invalid("UNNEST needs an alias") }
                 sources.append(Source(kind: .unnest, alias: alias, sqlAlias: "_u\(i)"))
                 joinClauses.append((i, unnest))
             } else {
                 guard let alias else { throw Self.invalid("A joined collection needs an alias") }
-                if let c = f["COLLECTION"] as? String, !["_", "_default"].contains(c) {
-                    throw CouchbaseLiteError(.notFound, "No collection '\(c)'")
-                }
-                sources.append(Source(kind: .collection, alias: alias, sqlAlias: "_j\(i)"))
+                sources.append(Source(kind: .collection, alias: alias, sqlAlias: "_j\(i)", tables: try collectionTables(f),
+                                      scopedCollectionName: scopedName))
                 joinClauses.append((i, f))
             }
         }
-        if sources.isEmpty { sources.append(Source(kind: .collection, alias: nil, sqlAlias: "_doc")) }
-        fromSQL = "\(table) AS _doc"
+        if sources.isEmpty {
+            let tables = try collectionTables([:])
+            table = tables.table
+            deletedTable = tables.deletedTable
+            sources.append(Source(kind: .collection, alias: nil, sqlAlias: "_doc", tables: tables))
+        }
+        fromSQL = "\(KeyStore.quoted(table)) AS _doc"
         var deletedFilters = ["(_doc.flags & 1 = 0)"]
         for (i, clause) in joinClauses {
             let s = sources[i]
@@ -105,7 +164,7 @@ struct QueryTranslator {
                 for (k, v) in f { u[k.uppercased()] = v }
                 let type = (u["JOIN"] as? String)?.uppercased() ?? "INNER"
                 guard ["INNER", "LEFT", "LEFT OUTER", "CROSS"].contains(type) else { throw Self.invalid("Unknown JOIN type '\(type)'") }
-                fromSQL += " \(type == "INNER" ? "" : type + " ")JOIN \(table) AS \(s.sqlAlias)"
+                fromSQL += " \(type == "INNER" ? "" : type + " ")JOIN \(KeyStore.quoted(s.tables?.table ?? table)) AS \(s.sqlAlias)"
                 var on = "(\(s.sqlAlias).flags & 1 = 0)"
                 if let cond = u["ON"] { on = "(\(try expr(cond))) AND " + on }
                 if type == "CROSS" { deletedFilters.append(on) } else { fromSQL += " ON " + on }
@@ -166,9 +225,10 @@ struct QueryTranslator {
         }
         if let o = q["OFFSET"] { limitSQL += " OFFSET max(0, \(try expr(o)))" }
 
-        if usesDeleted, let deletedTable {
-            let both = "(SELECT * FROM \(table) UNION ALL SELECT * FROM \(deletedTable)) AS _doc"
-            fromSQL = both + fromSQL.dropFirst("\(table) AS _doc".count)
+        if usesDeleted, let deletedTable, let columns = sources[0].tables?.unionColumns, !columns.isEmpty {
+            let list = columns.joined(separator: ", ")
+            let both = "(SELECT \(list) FROM \(KeyStore.quoted(table)) UNION ALL SELECT \(list) FROM \(KeyStore.quoted(deletedTable))) AS _doc"
+            fromSQL = both + fromSQL.dropFirst("\(KeyStore.quoted(table)) AS _doc".count)
         }
         var wheres = usesDeleted ? Array(deletedFilters.dropFirst()) : deletedFilters
         if let whereSQL { wheres.append(whereSQL) }
@@ -177,7 +237,7 @@ struct QueryTranslator {
         if !wheres.isEmpty { sql += " WHERE " + wheres.map { "(\($0))" }.joined(separator: " AND ") }
         sql += groupSQL + orderSQL + limitSQL
         return Output(sql: sql, columnTitles: titles, parameters: parameters, collations: collations,
-                      usesExpiration: usesExpiration)
+                      usesExpiration: usesExpiration, keyStores: Set(sources.compactMap { $0.tables?.keyStore }))
     }
 
     /// The SQL of one index key, exactly as `expr` writes it in a WHERE clause but with the
@@ -261,12 +321,22 @@ struct QueryTranslator {
             return p.hasPrefix(".") ? String(p.dropFirst()) : p
         }
         guard let comps = try? propertyComponents(a) else { return nil }
-        if comps.isEmpty { return sources[0].alias ?? "_doc" }
+        if comps.isEmpty { return wholeDocumentTitle(sources[0]) ?? "_doc" }
         if let (source, rest) = splitSource(comps) {
-            if rest.isEmpty { return source.alias }
+            if rest.isEmpty { return wholeDocumentTitle(source) }
             return titleOf(rest)
         }
         return titleOf(comps)
+    }
+
+    /// The title of a whole-document column: the source's alias, or the bare collection name when
+    /// the alias is `scope.collection` and no joined collection has that name (as LiteCore does).
+    func wholeDocumentTitle(_ source: Source) -> String? {
+        guard let name = source.scopedCollectionName else { return source.alias }
+        let clash = sources.contains { other in
+            other.sqlAlias != source.sqlAlias && other.tables?.keyStore.collectionSpec?.collection == name
+        }
+        return clash ? source.alias : name
     }
 
     func titleOf(_ comps: [PropertyPath.Component]) -> String? {

@@ -9,20 +9,36 @@ public protocol DataSourceAs: DataSourceProtocol {
 
 final class DatabaseSource: DataSourceAs {
     let database: Database
+    /// The collection read (3.x `DataSource.collection`); nil: the default collection (2.x).
+    let collection: Collection?
     let alias: String?
-    init(_ database: Database, alias: String? = nil) { self.database = database; self.alias = alias }
-    func `as`(_ alias: String?) -> DataSourceProtocol { DatabaseSource(database, alias: alias) }
-    /// The `FROM` item (spec 9.1): the default collection, under its alias.
-    /// Without an alias the source is named after the database, so `SelectResult.all()`
-    /// is keyed by the database name, as in 2.x.
-    var jsonTree: [String: Any] { ["AS": alias ?? database.name] }
+    init(_ database: Database, collection: Collection? = nil, alias: String? = nil) {
+        self.database = database
+        self.collection = collection
+        self.alias = alias
+    }
+    func `as`(_ alias: String?) -> DataSourceProtocol { DatabaseSource(database, collection: collection, alias: alias) }
+    /// The `FROM` item (spec 9.1). A collection is named with its scope; without an alias the
+    /// source is then called `scope.name` and whole documents are keyed by the collection's name.
+    /// A database source is the default collection named after the database, so
+    /// `SelectResult.all()` is keyed by the database name, as in 2.x.
+    var jsonTree: [String: Any] {
+        guard let collection else { return ["AS": alias ?? database.name] }
+        var item: [String: Any] = ["COLLECTION": collection.name, "SCOPE": collection.scope.name]
+        if let alias { item["AS"] = alias }
+        return item
+    }
 }
 
-/// Data source factories (2.x `DataSource`).
+/// Data source factories (2.x/3.x `DataSource`).
 public final class DataSource {
     private init() {}
     /// The database's documents (its default collection).
     public static func database(_ database: Database) -> DataSourceAs { DatabaseSource(database) }
+    /// The documents of `collection` (3.x).
+    public static func collection(_ collection: Collection) -> DataSourceAs {
+        DatabaseSource(collection.database, collection: collection)
+    }
 }
 
 /// A join of a `QueryBuilder` query (2.x `JoinProtocol`).

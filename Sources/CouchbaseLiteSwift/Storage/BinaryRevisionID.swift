@@ -61,7 +61,7 @@ package enum BinaryRevisionID {
 
     /// The text form (`GEN-digest`, lower-case hex) of a binary revision ID; nil when malformed,
     /// or when it is a version-vector style ID (leading `00`, spec 3.2), which rev trees never use.
-    package static func decode(_ bytes: some Collection<UInt8>) -> String? {
+    package static func decode(_ bytes: some Swift.Collection<UInt8>) -> String? {
         let bytes = Array(bytes)
         return bytes.withUnsafeBufferPointer { decode(UnsafeRawBufferPointer($0)) }
     }

@@ -41,18 +41,20 @@ extension DataFile {
         return names
     }
 
-    /// Every index of the database: the `indexes` table's rows, or the user's SQLite indexes on
-    /// `kv_default` in a file older than 2.5.
-    package func indexRecords() throws -> [IndexRecord] {
+    /// The indexes of `keyStore` (nil: of every collection): the `indexes` table's rows, or the
+    /// user's SQLite indexes on `kv_default` in a file older than 2.5.
+    package func indexRecords(keyStore: KeyStore? = nil) throws -> [IndexRecord] {
         if try connection.tableExists(Self.indexesTable) {
             let stmt = try connection.prepare("SELECT name, type, keyStore, expression FROM indexes ORDER BY name")
             var out: [IndexRecord] = []
             while try stmt.step() {
-                out.append(IndexRecord(name: stmt.string(0) ?? "", type: Int(stmt.int64(1)),
-                                       keyStore: stmt.string(2) ?? "", expression: stmt.string(3)))
+                let record = IndexRecord(name: stmt.string(0) ?? "", type: Int(stmt.int64(1)),
+                                         keyStore: stmt.string(2) ?? "", expression: stmt.string(3))
+                if keyStore == nil || record.keyStore == keyStore?.name { out.append(record) }
             }
             return out
         }
+        if let keyStore, !keyStore.isDefault { return [] }
         let stmt = try connection.prepare("""
             SELECT name FROM sqlite_master WHERE type='index' AND tbl_name='kv_default' AND sql IS NOT NULL \
             AND name NOT LIKE 'kv\\_%' ESCAPE '\\' ORDER BY name
@@ -66,14 +68,17 @@ extension DataFile {
     }
 
     /// Creates (or replaces, when its keys differ) the value index `name` on the SQL `keys`
-    /// (translated from `expression`, the JSON array recorded for LiteCore). Returns false when an
-    /// identical index already existed.
+    /// (translated from `expression`, the JSON array recorded for LiteCore) over `keyStore`'s
+    /// table. Index names are unique in the file, as in LiteCore: an index of that name on another
+    /// collection is replaced. Returns false when an identical index already existed.
     @discardableResult
-    package func createValueIndex(name: String, expression: String, keys: [String]) throws -> Bool {
+    package func createValueIndex(name: String, expression: String, keys: [String],
+                                  on keyStore: KeyStore = .default) throws -> Bool {
         try checkWritable()
         guard !name.isEmpty else { throw CouchbaseLiteError(.invalidParameter, "An index needs a name") }
         guard !keys.isEmpty else { throw CouchbaseLiteError(.invalidParameter, "A value index needs at least one expression") }
-        let createSQL = "CREATE INDEX \(Self.quoted(name)) ON \"kv_default\" (\(keys.joined(separator: ", ")))"
+        _ = try existingLayout(of: keyStore)
+        let createSQL = "CREATE INDEX \(Self.quoted(name)) ON \(Self.quoted(keyStore.table)) (\(keys.joined(separator: ", ")))"
         return try inTransaction {
             // 3.3+ (schema 503) prefixes the recorded expression with its language: `=j` JSON, `=n` N1QL.
             let recorded = schemaVersion >= 503 ? Self.jsonPrefix + expression : expression
@@ -82,24 +87,25 @@ extension DataFile {
                 let sql = try connection.scalarString("SELECT sql FROM sqlite_master WHERE type='index' AND name=?", [.text(name)])
                 let same = existing.expression == recorded || existing.expression == Self.jsonPrefix + expression
                     || sql == createSQL
-                if existing.type == IndexRecord.Kind.value.rawValue && same { return false }
+                if existing.type == IndexRecord.Kind.value.rawValue && existing.keyStore == keyStore.name && same { return false }
                 try dropIndex(name: name)
             }
             try ensureIndexesTable()
             try connection.run(createSQL)
             try connection.run("INSERT INTO indexes (name, type, keyStore, expression, indexTableName) VALUES (?, ?, ?, ?, NULL)",
                                [.text(name), .integer(Int64(IndexRecord.Kind.value.rawValue)),
-                                .text(Schema2.defaultKeyStore), .text(recorded)])
+                                .text(keyStore.name), .text(recorded)])
             return true
         }
     }
 
-    /// Removes the index `name` (SQLite index and record); false when there was none.
+    /// Removes the index `name` of `keyStore` (nil: of any collection), SQLite index and record;
+    /// false when there was none.
     @discardableResult
-    package func deleteIndex(name: String) throws -> Bool {
+    package func deleteIndex(name: String, in keyStore: KeyStore? = nil) throws -> Bool {
         try checkWritable()
         return try inTransaction {
-            guard try indexRecords().contains(where: { $0.name == name }) else { return false }
+            guard try indexRecords(keyStore: keyStore).contains(where: { $0.name == name }) else { return false }
             try dropIndex(name: name)
             return true
         }

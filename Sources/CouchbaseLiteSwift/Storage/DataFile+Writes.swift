@@ -1,9 +1,9 @@
 import Foundation
 import SQLiteKit
 
-/// Saving, deleting and purging documents of the default collection in the file's own layout:
-/// 2.x rows (rev tree in `body`, spec 3.3) or 3.x rev-tree rows (`body` + `extra`, deleted
-/// documents in `kv_del_default` when the file has it, spec 3.4).
+/// Saving, deleting and purging documents of a collection in the file's own layout: 2.x rows
+/// (rev tree in `body`, spec 3.3) or 3.x rev-tree rows (`body` + `extra`, deleted documents in
+/// the `kv_del_` table when the file has it, spec 3.4). Each collection has its own sequences.
 extension DataFile {
     /// Runs `body` in a transaction (a savepoint when one is already open).
     package func inTransaction<R>(_ body: () throws -> R) throws -> R {
@@ -17,6 +17,7 @@ extension DataFile {
             // The in-memory table keeps keys the rolled-back bodies added (codes are never
             // reused); the next write stores the table again so file and memory agree (spec 6.7).
             sharedKeysCountSaved = -1
+            layouts = [:]
             throw error
         }
     }
@@ -37,22 +38,25 @@ extension DataFile {
         }
     }
 
-    /// Stores `tree` as the document's row with the next sequence, replacing `existing` (the row
-    /// as read before the edit), and advances `kvmeta.lastSeq`. Returns the new sequence.
-    package func writeRecord(docID: String, tree: RevisionTree, existing: DocumentRecord?) throws -> UInt64 {
+    /// Stores `tree` as the document's row in `keyStore` with its next sequence, replacing
+    /// `existing` (the row as read before the edit), and advances its `kvmeta.lastSeq`.
+    /// Returns the new sequence.
+    package func writeRecord(docID: String, tree: RevisionTree, existing: DocumentRecord?,
+                             in keyStore: KeyStore = .default) throws -> UInt64 {
         try checkWritable()
         guard let current = tree.current else {
             throw CouchbaseLiteError(.assertionFailed, "Cannot store an empty revision tree for '\(docID)'")
         }
-        let last = try lastSequence()
+        let layout = try existingLayout(of: keyStore)
+        let last = try lastSequence(of: keyStore)
         let sequence = last + 1
         let flags = tree.documentFlags
         let deleted = flags.contains(.deleted)
-        let table = deleted && hasDeletedTable ? Schema2.deletedDefaultTable : Schema2.defaultTable
-        let oldTable = try existing.map { _ in try tableHolding(docID) } ?? nil
+        let table = deleted && layout.hasDeletedTable ? keyStore.deletedTable : keyStore.table
+        let oldTable = try existing.map { _ in try tableHolding(docID, in: keyStore) } ?? nil
         let columns: [String]
         let values: [SQLiteValue]
-        if hasExtraColumn {
+        if layout.hasExtraColumn {
             columns = ["sequence", "flags", "version", "body", "extra"]
             values = [.integer(Int64(sequence)), .integer(flags.rawValue), .blob(current.revID),
                       .blob(current.body ?? []), .blob(tree.encoded(includeCurrentBody: false))]
@@ -63,57 +67,58 @@ extension DataFile {
         if oldTable == table {
             // UPDATE, not INSERT OR REPLACE: the row keeps its `expiration`, as in LiteCore.
             let sets = columns.map { "\($0)=?" }.joined(separator: ", ")
-            try connection.run("UPDATE \(quoteIdentifier(table)) SET \(sets) WHERE key=?", values + [.text(docID)])
+            try connection.run("UPDATE \(KeyStore.quoted(table)) SET \(sets) WHERE key=?", values + [.text(docID)])
         } else {
             var allColumns = ["key"] + columns
             var allValues = [SQLiteValue.text(docID)] + values
             if let oldTable {
-                // A 3.x document moving between kv_default and kv_del_default keeps its expiration.
-                try connection.run("DELETE FROM \(quoteIdentifier(oldTable)) WHERE key=?", [.text(docID)])
-                if let ms = existing?.expiration, try connection.columns(of: table).contains("expiration") {
+                // A 3.x document moving between its kv_ and kv_del_ tables keeps its expiration.
+                try connection.run("DELETE FROM \(KeyStore.quoted(oldTable)) WHERE key=?", [.text(docID)])
+                let hasExpiration = table == keyStore.table ? layout.hasExpirationColumn : layout.deletedHasExpirationColumn
+                if let ms = existing?.expiration, hasExpiration {
                     allColumns.append("expiration")
                     allValues.append(.integer(ms))
                 }
             }
             let marks = allColumns.map { _ in "?" }.joined(separator: ", ")
-            try connection.run("INSERT INTO \(quoteIdentifier(table)) (\(allColumns.joined(separator: ", "))) VALUES (\(marks))", allValues)
+            try connection.run("INSERT INTO \(KeyStore.quoted(table)) (\(allColumns.joined(separator: ", "))) VALUES (\(marks))", allValues)
         }
-        try connection.run("UPDATE kvmeta SET lastSeq=? WHERE name=?", [.integer(Int64(sequence)), .text(Schema2.defaultKeyStore)])
+        try setLastSequence(sequence, of: keyStore)
         try saveSharedKeysIfChanged()
         return sequence
     }
 
     /// Removes every trace of a document (LiteCore's purge); counts it in `kvmeta.purgeCnt` where
     /// the file has that column (302+). Returns false when there was no such document.
-    package func purgeRecord(docID: String) throws -> Bool {
+    package func purgeRecord(docID: String, in keyStore: KeyStore = .default) throws -> Bool {
         try checkWritable()
-        guard let table = try tableHolding(docID) else { return false }
-        try connection.run("DELETE FROM \(quoteIdentifier(table)) WHERE key=?", [.text(docID)])
-        if try connection.columns(of: "kvmeta").contains("purgeCnt") {
-            try connection.run("UPDATE kvmeta SET purgeCnt=purgeCnt+1 WHERE name=?", [.text(Schema2.defaultKeyStore)])
-        }
+        guard let table = try tableHolding(docID, in: keyStore) else { return false }
+        try connection.run("DELETE FROM \(KeyStore.quoted(table)) WHERE key=?", [.text(docID)])
+        try incrementPurgeCount(of: keyStore)
         return true
     }
 
     /// Sets (milliseconds since 1970, spec 5) or clears a document's expiration.
-    package func updateExpiration(docID: String, milliseconds: Int64?) throws {
+    package func updateExpiration(docID: String, milliseconds: Int64?, in keyStore: KeyStore = .default) throws {
         try checkWritable()
         if let milliseconds {
-            try setExpiration(docID: docID, milliseconds: milliseconds)
-        } else if hasExpirationColumn {
-            try connection.run("UPDATE kv_default SET expiration=NULL WHERE key=?", [.text(docID)])
+            try setExpiration(docID: docID, milliseconds: milliseconds, in: keyStore)
+        } else if try existingLayout(of: keyStore).hasExpirationColumn {
+            try connection.run("UPDATE \(KeyStore.quoted(keyStore.table)) SET expiration=NULL WHERE key=?", [.text(docID)])
         }
-        if hasDeletedTable, try connection.columns(of: Schema2.deletedDefaultTable).contains("expiration") {
-            try connection.run("UPDATE kv_del_default SET expiration=? WHERE key=?",
+        let layout = try existingLayout(of: keyStore)
+        if layout.hasDeletedTable, layout.deletedHasExpirationColumn {
+            try connection.run("UPDATE \(KeyStore.quoted(keyStore.deletedTable)) SET expiration=? WHERE key=?",
                                [milliseconds.map { .integer($0) } ?? .null, .text(docID)])
         }
     }
 
-    /// `kv_default` or (3.1+) `kv_del_default`, whichever has the document's row.
-    private func tableHolding(_ docID: String) throws -> String? {
-        var tables = [Schema2.defaultTable]
-        if hasDeletedTable { tables.append(Schema2.deletedDefaultTable) }
-        for table in tables where try connection.scalarInt("SELECT count(*) FROM \(quoteIdentifier(table)) WHERE key=?", [.text(docID)]) ?? 0 > 0 {
+    /// The key-store's live or (3.1+) deleted-documents table, whichever has the document's row.
+    private func tableHolding(_ docID: String, in keyStore: KeyStore) throws -> String? {
+        let layout = try existingLayout(of: keyStore)
+        var tables = [keyStore.table]
+        if layout.hasDeletedTable { tables.append(keyStore.deletedTable) }
+        for table in tables where try connection.scalarInt("SELECT count(*) FROM \(KeyStore.quoted(table)) WHERE key=?", [.text(docID)]) ?? 0 > 0 {
             return table
         }
         return nil

@@ -2,7 +2,7 @@ import Fleece
 import Foundation
 import SQLiteKit
 
-/// One document row of the default collection, as stored (spec 2.2, 3.3, 3.4).
+/// One document row of a collection, as stored (spec 2.2, 3.3, 3.4).
 package struct DocumentRecord: @unchecked Sendable {
     package var docID: String
     package var sequence: UInt64
@@ -21,7 +21,8 @@ package struct DocumentRecord: @unchecked Sendable {
 }
 
 /// The SQLite file of a 2.x/3.x database bundle (LiteCore's `SQLiteDataFile`): reads every layout
-/// from 2.0 (user_version 201) to 3.3 (503), and writes the 2.8 layout (302, spec 4).
+/// from 2.0 (user_version 201) to 3.3 (503), and writes the 2.8 layout (302, spec 4) until the
+/// first collection other than the default one needs the 3.1 schema (500, `DataFile+KeyStores`).
 /// Not thread-safe: `Database` serialises access with its lock; the upgrader owns its own instance.
 package final class DataFile: @unchecked Sendable {
     package let directory: URL
@@ -30,12 +31,15 @@ package final class DataFile: @unchecked Sendable {
     package private(set) var sharedKeys: SharedKeys
     package let blobStore: BlobStore
     /// Rev-tree (0), 3.x rev-tree (1) or version-vector (2) storage (kv_info `versioning`, spec 2.4).
-    package private(set) var versioning: UInt64 = 0
-    /// 3.x rows: current body in `body`, tree in `extra` (spec 3.4).
-    package private(set) var hasExtraColumn = false
-    package private(set) var hasExpirationColumn = false
+    package internal(set) var versioning: UInt64 = 0
+    /// Each key-store's columns and tables as read from the schema; emptied whenever DDL (a new
+    /// collection, an added column, a rolled-back transaction) may have changed them.
+    var layouts: [String: KeyStoreLayout] = [:]
+    /// 3.x rows in the default collection: current body in `body`, tree in `extra` (spec 3.4).
+    package var hasExtraColumn: Bool { defaultLayout.hasExtraColumn }
+    package var hasExpirationColumn: Bool { defaultLayout.hasExpirationColumn }
     /// 3.1+ keep deleted documents of the default collection in `kv_del_default` too.
-    package private(set) var hasDeletedTable = false
+    package var hasDeletedTable: Bool { defaultLayout.hasDeletedTable }
     /// Internal: a rolled-back write sets it to -1 so the next one stores the table again.
     var sharedKeysCountSaved = 0
 
@@ -156,10 +160,8 @@ package final class DataFile: @unchecked Sendable {
         guard try connection.tableExists(Schema2.defaultTable), try connection.tableExists(Schema2.infoTable) else {
             throw CouchbaseLiteError(.wrongFormat, "\(directory.lastPathComponent) has no kv_default/kv_info tables")
         }
-        let columns = try connection.columns(of: Schema2.defaultTable)
-        hasExtraColumn = columns.contains("extra")
-        hasExpirationColumn = columns.contains("expiration")
-        hasDeletedTable = try connection.tableExists(Schema2.deletedDefaultTable)
+        layouts = [:]
+        _ = try layout(of: .default)
         guard let versioningBytes = try info(Schema2.InfoKey.versioning), versioningBytes.count == 8 else {
             throw CouchbaseLiteError(.wrongFormat, "\(directory.lastPathComponent) has no 'versioning' record")
         }
@@ -253,16 +255,30 @@ package final class DataFile: @unchecked Sendable {
 
     // MARK: Reading documents
 
-    private var selectColumns: String {
-        "sequence, flags, version, body, " + (hasExtraColumn ? "extra" : "NULL") + ", " + (hasExpirationColumn ? "expiration" : "NULL")
+    /// The columns `makeRecord` reads, NULL where the key-store's table lacks one.
+    private func selectColumns(_ layout: KeyStoreLayout, deleted: Bool = false) -> String {
+        let expiration = deleted ? layout.deletedHasExpirationColumn : layout.hasExpirationColumn
+        return "sequence, flags, version, body, " + (layout.hasExtraColumn ? "extra" : "NULL") + ", "
+            + (expiration ? "expiration" : "NULL")
     }
 
-    /// The record of `docID` (live or deleted), or nil.
-    package func record(forDocumentID docID: String) throws -> DocumentRecord? {
-        var tables = [Schema2.defaultTable]
-        if hasDeletedTable { tables.append(Schema2.deletedDefaultTable) }
-        for table in tables {
-            let stmt = try connection.cached("SELECT \(selectColumns) FROM \(quoteIdentifier(table)) WHERE key=?")
+    /// The layout of `keyStore`, throwing `.notOpen` (as 3.x does for a deleted collection) when
+    /// it has no table.
+    package func existingLayout(of keyStore: KeyStore) throws -> KeyStoreLayout {
+        guard let layout = try layout(of: keyStore) else {
+            let name = keyStore.collectionSpec.map { "\($0.scope).\($0.collection)" } ?? keyStore.name
+            throw CouchbaseLiteError(.notOpen, "The collection \(name) does not exist in \(directory.lastPathComponent) (it was deleted, or never created)")
+        }
+        return layout
+    }
+
+    /// The record of `docID` (live or deleted) in `keyStore`, or nil.
+    package func record(forDocumentID docID: String, in keyStore: KeyStore = .default) throws -> DocumentRecord? {
+        let layout = try existingLayout(of: keyStore)
+        var tables = [(keyStore.table, false)]
+        if layout.hasDeletedTable { tables.append((keyStore.deletedTable, true)) }
+        for (table, deleted) in tables {
+            let stmt = try connection.cached("SELECT \(selectColumns(layout, deleted: deleted)) FROM \(KeyStore.quoted(table)) WHERE key=?")
             defer { stmt.reset() }
             try stmt.bind(docID, at: 1)
             if try stmt.step() {
@@ -272,11 +288,15 @@ package final class DataFile: @unchecked Sendable {
         return nil
     }
 
-    /// Every record (deleted ones only with `includeDeleted`), in document-ID order.
-    package func forEachRecord(includeDeleted: Bool, _ body: (DocumentRecord) throws -> Void) throws {
-        var sql = "SELECT key, \(selectColumns) FROM kv_default"
+    /// Every record of `keyStore` (deleted ones only with `includeDeleted`), in document-ID order.
+    package func forEachRecord(in keyStore: KeyStore = .default, includeDeleted: Bool,
+                               _ body: (DocumentRecord) throws -> Void) throws {
+        let layout = try existingLayout(of: keyStore)
+        var sql = "SELECT key, \(selectColumns(layout)) FROM \(KeyStore.quoted(keyStore.table))"
         if !includeDeleted { sql += " WHERE (flags & 1) = 0" }
-        if includeDeleted && hasDeletedTable { sql += " UNION ALL SELECT key, \(selectColumns) FROM kv_del_default" }
+        if includeDeleted && layout.hasDeletedTable {
+            sql += " UNION ALL SELECT key, \(selectColumns(layout, deleted: true)) FROM \(KeyStore.quoted(keyStore.deletedTable))"
+        }
         sql += " ORDER BY key"
         let stmt = try connection.prepare(sql)
         while try stmt.step() {
@@ -284,9 +304,10 @@ package final class DataFile: @unchecked Sendable {
         }
     }
 
-    /// Number of live documents (LiteCore's `documentCount`).
-    package func liveDocumentCount() throws -> UInt64 {
-        UInt64(try connection.scalarInt("SELECT count(*) FROM kv_default WHERE (flags & 1) = 0") ?? 0)
+    /// Number of live documents in `keyStore` (LiteCore's `documentCount`).
+    package func liveDocumentCount(in keyStore: KeyStore = .default) throws -> UInt64 {
+        _ = try existingLayout(of: keyStore)
+        return UInt64(try connection.scalarInt("SELECT count(*) FROM \(KeyStore.quoted(keyStore.table)) WHERE (flags & 1) = 0") ?? 0)
     }
 
     /// Re-reads `PRAGMA user_version` after a schema step (the first index, spec 2.1).
@@ -294,8 +315,10 @@ package final class DataFile: @unchecked Sendable {
         schemaVersion = connection.userVersion
     }
 
-    package func lastSequence() throws -> UInt64 {
-        UInt64(try connection.scalarInt("SELECT lastSeq FROM kvmeta WHERE name='default'") ?? 0)
+    /// `kvmeta.lastSeq` of `keyStore`: every collection numbers its own documents (spec 2.2); a
+    /// key-store nothing was written to yet has no row.
+    package func lastSequence(of keyStore: KeyStore = .default) throws -> UInt64 {
+        UInt64(try connection.scalarInt("SELECT lastSeq FROM kvmeta WHERE name=?", [.text(keyStore.name)]) ?? 0)
     }
 
     private func makeRecord(docID: String, _ stmt: SQLiteStatement, offset c: Int32) throws -> DocumentRecord {
@@ -382,19 +405,18 @@ package final class DataFile: @unchecked Sendable {
     }
 
     /// Stores `milliseconds` as `docID`'s expiration, adding the column first if needed.
-    package func setExpiration(docID: String, milliseconds: Int64) throws {
-        try addExpirationColumn()
-        try connection.run("UPDATE kv_default SET expiration=? WHERE key=?", [.integer(milliseconds), .text(docID)])
+    package func setExpiration(docID: String, milliseconds: Int64, in keyStore: KeyStore = .default) throws {
+        try addExpirationColumn(to: keyStore)
+        try connection.run("UPDATE \(KeyStore.quoted(keyStore.table)) SET expiration=? WHERE key=?",
+                           [.integer(milliseconds), .text(docID)])
     }
 
     /// Adds the `expiration` column and its partial index the way 2.x does (spec 5): when the
     /// first expiration is set, or when a query reads `meta().expiration` (as LiteCore's
     /// SQLiteQuery does), so such a query runs on a file that never had one.
-    package func addExpirationColumn() throws {
-        guard !hasExpirationColumn else { return }
-        try connection.execute("ALTER TABLE kv_default ADD COLUMN expiration INTEGER")
-        try connection.execute("CREATE INDEX kv_default_expiration ON kv_default (expiration) WHERE expiration not null")
-        hasExpirationColumn = true
+    package func addExpirationColumn(to keyStore: KeyStore = .default) throws {
+        guard let layout = try layout(of: keyStore), !layout.hasExpirationColumn else { return }
+        try addExpirationColumn(table: keyStore.table)
     }
 
     /// Ends a bulk load: stores the shared keys and `kvmeta.lastSeq`, commits, switches to WAL
@@ -402,7 +424,7 @@ package final class DataFile: @unchecked Sendable {
     package func finishBulkLoad() throws {
         try saveSharedKeysIfChanged()
         let last = nextSequence == 0 ? try lastSequence() : nextSequence - 1
-        try connection.run("UPDATE kvmeta SET lastSeq=? WHERE name='default'", [.integer(Int64(last))])
+        try setLastSequence(last, of: .default)
         insertStatement = nil
         try connection.commit()
         try connection.execute("PRAGMA journal_mode=WAL")
