@@ -158,11 +158,11 @@ final class CollectionTests: XCTestCase {
         XCTAssertEqual(try db.defaultCollection().document(id: "doc")?.string(forKey: "where"), "default")
         XCTAssertEqual(try tasks.document(id: "doc")?.string(forKey: "where"), "tasks")
         XCTAssertEqual(try other.document(id: "doc")?.string(forKey: "where"), "archive")
-        XCTAssertEqual(tasks["doc"]["where"] as? String, "tasks")
+        XCTAssertEqual(tasks["doc"]["where"].string, "tasks")
         XCTAssertTrue(tasks["only-in-tasks"].exists)
         XCTAssertFalse(other["only-in-tasks"].exists)
         XCTAssertNil(db.document(withID: "only-in-tasks"))
-        XCTAssertEqual(db["doc"]["where"] as? String, "default")
+        XCTAssertEqual(db["doc"]["where"].string, "default")
         XCTAssertEqual([db.count, tasks.count, other.count], [1, 2, 1])
         XCTAssertEqual(try db.defaultCollection().count, 1)
 

@@ -147,7 +147,7 @@ public final class MutableFragment: Fragment, MutableDictionaryFragment, Mutable
     }
 }
 
-/// `database["id"]`: the document with that ID, if any (2.x `DocumentFragment`).
+/// `database["id"]`, `collection["id"]`: the document with that ID, if any (2.x `DocumentFragment`).
 public final class DocumentFragment: DictionaryFragment, @unchecked Sendable {
     /// The document, or nil when it does not exist or is deleted.
     public let document: Document?
@@ -171,9 +171,4 @@ extension Result: DictionaryFragment, ArrayFragment {
     public subscript(index: Int) -> Fragment {
         Fragment { [self] in index >= 0 && index < count ? value(at: index) : nil }
     }
-}
-
-extension Database {
-    /// `database["id"]`: the document with that ID (default collection), if it exists.
-    public subscript(id: String) -> DocumentFragment { DocumentFragment(document(withID: id)) }
 }
