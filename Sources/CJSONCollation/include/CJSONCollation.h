@@ -53,4 +53,7 @@ int cbl_icu_strcoll_baseline(const char *a, size_t aLen, const char *b, size_t b
 }
 #endif
 
+/* The unicodesn full-text tokenizer shares this module (see CFullTextTokenizer.h). */
+#include "CFullTextTokenizer.h"
+
 #endif /* CJSONCOLLATION_H */

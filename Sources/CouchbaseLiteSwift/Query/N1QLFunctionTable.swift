@@ -24,7 +24,7 @@ enum N1QLFunctionTable {
         "array_agg", "millis_to_str", "millis_to_utc", "millis_to_tz", "str_to_millis", "str_to_utc", "str_to_tz",
         "date_diff_str", "date_diff_millis", "date_add_str", "date_add_millis", "toarray", "to_array", "toatom",
         "to_atom", "toobject", "to_object", "prediction", "euclidean_distance", "cosine_distance",
-        "approx_vector_distance", "match", "rank",
+        "approx_vector_distance",
     ]
 
     private static func numeric(_ f: @escaping @Sendable (Double) -> Double) -> Function {

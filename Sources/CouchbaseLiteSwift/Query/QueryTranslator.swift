@@ -14,6 +14,8 @@ struct QueryTranslator {
         var collations: Set<String> = []
         /// Whether the SQL reads the `expiration` column (which 2.x adds only when needed).
         var usesExpiration = false
+        /// The FTS tables MATCH() searches (which must exist: LiteCore's `NoSuchIndex` otherwise).
+        var fullTextTables: [String] = []
     }
 
     struct Source {
@@ -40,6 +42,10 @@ struct QueryTranslator {
     /// ANY/EVERY variables in scope → the SQL alias of their `fl_each`.
     var variables: [String: String] = [:]
     var nextAlias = 1
+    /// The full-text indexes the WHERE clause's MATCH() calls search (see `QueryTranslator+FullText`).
+    var fullTextSearches: [FullTextSearch] = []
+    /// True while the WHERE clause is translated, the only place MATCH() may be.
+    var translatingWhere = false
 
     /// The table 3.1+ moves deleted documents to (spec 2.3), read too when `_deleted` is used.
     let deletedTable: String?
@@ -93,6 +99,8 @@ struct QueryTranslator {
             }
         }
         if sources.isEmpty { sources.append(Source(kind: .collection, alias: nil, sqlAlias: "_doc")) }
+        // MATCH() calls decide which FTS tables are joined; RANK() anywhere refers to them.
+        try collectFullTextSearches(in: q["WHERE"])
         fromSQL = "\(table) AS _doc"
         var deletedFilters = ["(_doc.flags & 1 = 0)"]
         for (i, clause) in joinClauses {
@@ -138,7 +146,9 @@ struct QueryTranslator {
 
         // Every clause is translated before the SQL is assembled: any of them may mention
         // `_deleted`, which changes the table read and the filter (spec 9.1).
+        translatingWhere = true
         let whereSQL = try q["WHERE"].map { try expr($0) }
+        translatingWhere = false
         var groupSQL = ""
         if let g = q["GROUP_BY"] {
             guard let items = g as? [Any] else { throw Self.invalid("GROUP_BY must be an array") }
@@ -170,6 +180,7 @@ struct QueryTranslator {
             let both = "(SELECT * FROM \(table) UNION ALL SELECT * FROM \(deletedTable)) AS _doc"
             fromSQL = both + fromSQL.dropFirst("\(table) AS _doc".count)
         }
+        fromSQL += fullTextJoinsSQL
         var wheres = usesDeleted ? Array(deletedFilters.dropFirst()) : deletedFilters
         if let whereSQL { wheres.append(whereSQL) }
         var sql = "SELECT " + ((q["DISTINCT"] as? Bool) == true ? "DISTINCT " : "") + columns.joined(separator: ", ")
@@ -177,14 +188,15 @@ struct QueryTranslator {
         if !wheres.isEmpty { sql += " WHERE " + wheres.map { "(\($0))" }.joined(separator: " AND ") }
         sql += groupSQL + orderSQL + limitSQL
         return Output(sql: sql, columnTitles: titles, parameters: parameters, collations: collations,
-                      usesExpiration: usesExpiration)
+                      usesExpiration: usesExpiration, fullTextTables: fullTextSearches.map(\.table))
     }
 
     /// The SQL of one index key, exactly as `expr` writes it in a WHERE clause but with the
     /// table's columns unqualified (`fl_value(body, 'a')`), as LiteCore's `CREATE INDEX` has it
     /// (spec 2.1): SQLite then matches the query's `fl_value(_doc.body, 'a')` with the index.
-    mutating func indexExpression(_ e: Any) throws -> String {
-        sources = [Source(kind: .collection, alias: nil, sqlAlias: "")]
+    /// With `rowAlias` (`new`, `old`), the columns are those of that row, as in a trigger.
+    mutating func indexExpression(_ e: Any, rowAlias: String = "") throws -> String {
+        sources = [Source(kind: .collection, alias: nil, sqlAlias: rowAlias)]
         let sql = try expr(Self.shorthand(e))
         if !parameters.isEmpty { throw Self.invalid("An index expression cannot use parameters") }
         if usesDeleted { throw Self.invalid("An index expression cannot use meta().deleted") }
