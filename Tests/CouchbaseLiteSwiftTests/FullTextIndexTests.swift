@@ -372,4 +372,82 @@ final class FullTextIndexTests: XCTestCase {
         XCTAssertEqual(try search(db, "dog", index: "notes"), ["m1", "n2", "n3"])
         XCTAssertEqual(try sqlite(db, #"SELECT count(*) FROM "kv_default::notes""#), ["3"])
     }
+
+    // MARK: Other layouts and generations
+
+    /// A copy of a fixture bundle, writable, opened (skips when the shared fixtures are absent).
+    private func fixture(_ name: String) throws -> Database {
+        let source = try QueryTestSupport.requireFixtures().appendingPathComponent("lite_dbs/\(name).cblite2")
+        let dir = try XCTUnwrap(directory)
+        let target = dir.appendingPathComponent("\(name).cblite2")
+        try FileManager.default.copyItem(at: source, to: target)
+        for f in try FileManager.default.contentsOfDirectory(atPath: target.path) {
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: target.appendingPathComponent(f).path)
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: target.path)
+        return try Database(name: name, config: DatabaseConfiguration(directory: dir.path))
+    }
+
+    /// A real 3.0 file (names_100 with `extra` rev trees and deleted documents in `kv_default`):
+    /// the index finds what a scan finds, and follows saves and deletions of 3.x rows.
+    func testIndexOnA30File() throws {
+        let db = try fixture("db_3_0_0_names_100_with_deleted")
+        let scan = try ids(db, "SELECT meta().id FROM _ WHERE ANY l IN likes SATISFIES l = 'running' END ORDER BY meta().id")
+        XCTAssertFalse(scan.isEmpty)
+        try db.createIndex(FullTextIndexConfiguration(["likes", "contact.address.street"], language: "en"), name: "person")
+        XCTAssertEqual(try search(db, "likes:run", index: "person"), scan)
+        let loops = try ids(db, "SELECT meta().id FROM _ WHERE contact.address.street LIKE '% Loop' ORDER BY meta().id")
+        XCTAssertFalse(loops.isEmpty)
+        XCTAssertEqual(try search(db, "loop", index: "person"), loops)
+
+        try db.saveDocument(MutableDocument(id: "runner-1").setValue(["running", "chess"], forKey: "likes"))
+        XCTAssertEqual(try search(db, "likes:run", index: "person"), (scan + ["runner-1"]).sorted())
+        try db.deleteDocument(try XCTUnwrap(db.document(withID: scan[0])))
+        XCTAssertEqual(try search(db, "likes:run", index: "person"), (scan + ["runner-1"]).sorted().filter { $0 != scan[0] })
+        XCTAssertEqual(try sqlite(db, "PRAGMA integrity_check"), ["ok"])
+    }
+
+    /// A 3.1 file, whose deleted documents move to `kv_del_default`: deleting removes the FTS row
+    /// (the delete trigger), re-creating the document brings it back.
+    func testIndexOnA31FileWithDeletedTable() throws {
+        let db = try fixture("upgrade_3.1_peerCheckpoints")
+        for (id, text) in Self.sentences { try db.saveDocument(MutableDocument(id: id).setString(text, forKey: "text")) }
+        try db.createIndex(FullTextIndexConfiguration(["text"], language: "en"), name: "sentence")
+        XCTAssertEqual(try search(db, "dog"), ["s1", "s5"])
+        try db.deleteDocument(try XCTUnwrap(db.document(withID: "s5")))
+        XCTAssertEqual(try sqlite(db, "SELECT count(*) FROM kv_del_default WHERE key = 's5'"), ["1"])
+        XCTAssertEqual(try search(db, "dog"), ["s1"])
+        XCTAssertEqual(try sqlite(db, #"SELECT count(*) FROM "kv_default::sentence""#), ["4"])
+        try db.saveDocument(MutableDocument(id: "s5").setString("Dogs again", forKey: "text"))
+        XCTAssertEqual(try search(db, "dog"), ["s1", "s5"])
+        XCTAssertEqual(try sqlite(db, #"SELECT count(*) FROM "kv_default::sentence""#), ["5"])
+    }
+
+    /// An FTS index as LiteCore 2.0/2.1 left it: no `indexes` table, `::ins`/`::upd`/`::del`
+    /// triggers calling fl_value, the 2.0 tokenizer arguments. It is listed, searched and kept in
+    /// sync; registering it in a new `indexes` table keeps its type; deleting drops all of it.
+    func testPre25FullTextIndex() throws {
+        let db = try sentencesDatabase()
+        try db.withOpenFile { file in
+            let c = file.connection
+            try c.execute(#"CREATE VIRTUAL TABLE "kv_default::legacy" USING fts4("text", tokenize=unicodesn "stemmer=en" "remove_diacritics=1")"#)
+            try c.execute(#"INSERT INTO "kv_default::legacy" (docid, "text") SELECT rowid, fl_value(new.body, 'text') FROM kv_default AS new"#)
+            try c.execute(#"CREATE TRIGGER "kv_default::legacy::ins" AFTER INSERT ON kv_default BEGIN INSERT INTO "kv_default::legacy" (docid, "text") VALUES (new.rowid, fl_value(new.body, 'text')); END"#)
+            try c.execute(#"CREATE TRIGGER "kv_default::legacy::del" AFTER DELETE ON kv_default BEGIN DELETE FROM "kv_default::legacy" WHERE docid = old.rowid; END"#)
+            try c.execute(#"CREATE TRIGGER "kv_default::legacy::upd" AFTER UPDATE ON kv_default BEGIN UPDATE "kv_default::legacy" SET "text" = fl_value(new.body, 'text') WHERE docid = new.rowid; END"#)
+        }
+        XCTAssertEqual(db.indexes, ["legacy"])
+        XCTAssertEqual(try search(db, "cafe", index: "legacy"), ["s4"])
+        try db.saveDocument(MutableDocument(id: "s6").setString("Dog days", forKey: "text"))
+        let s1 = try XCTUnwrap(db.document(withID: "s1")).toMutable()
+        try db.saveDocument(s1.setString("no animals", forKey: "text"))
+        XCTAssertEqual(try search(db, "dog", index: "legacy"), ["s5", "s6"])
+
+        try db.createIndex(ValueIndexConfiguration(["text"]), name: "byText")
+        XCTAssertEqual(try sqlite(db, "SELECT name || ':' || type || ':' || ifnull(indexTableName, 'NULL') FROM indexes ORDER BY name"),
+                       ["byText:0:NULL", "legacy:1:kv_default::legacy"])
+        try db.deleteIndex(forName: "legacy")
+        XCTAssertEqual(db.indexes, ["byText"])
+        XCTAssertEqual(try sqlite(db, "SELECT name FROM sqlite_master WHERE name LIKE 'kv_default::%' OR type = 'trigger'"), [])
+    }
 }
