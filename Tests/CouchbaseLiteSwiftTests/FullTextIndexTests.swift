@@ -421,6 +421,10 @@ final class FullTextIndexTests: XCTestCase {
         try db.saveDocument(MutableDocument(id: "s5").setString("Dogs again", forKey: "text"))
         XCTAssertEqual(try search(db, "dog"), ["s1", "s5"])
         XCTAssertEqual(try sqlite(db, #"SELECT count(*) FROM "kv_default::sentence""#), ["5"])
+        // FTS docids are kv_default rowids: a search cannot take in kv_del_default's rows.
+        assertError(.unimplemented, "meta().deleted") {
+            _ = try db.createQuery("SELECT meta().id FROM _ WHERE MATCH(sentence, 'dog') AND meta().deleted")
+        }
     }
 
     /// An FTS index as LiteCore 2.0/2.1 left it: no `indexes` table, `::ins`/`::upd`/`::del`

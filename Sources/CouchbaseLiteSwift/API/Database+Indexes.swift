@@ -22,12 +22,12 @@ extension Database {
                                           whereSQL: whereSQL, whereExpression: whereJSON)
             }
         case .fullText(let options):
-            let columns = try spec.keys.map(Self.fullTextColumn)
-            let values = columns.map { "fl_fts_value(new.body, \(QueryTranslator.stringLiteral($0)))" }
+            let columns = try spec.keys.map { try translator.fullTextIndexColumn($0, rowAlias: "new") }
             let newCondition = try spec.whereClause.map { try translator.indexExpression($0, rowAlias: "new") }
             let oldCondition = try spec.whereClause.map { try translator.indexExpression($0, rowAlias: "old") }
             let definition = FullTextIndexDefinition(
-                name: name, expression: keysJSON, whereExpression: whereJSON, columns: columns, newRowValues: values,
+                name: name, expression: keysJSON, whereExpression: whereJSON,
+                columns: columns.map(\.name), newRowValues: columns.map(\.sql),
                 newRowCondition: newCondition, oldRowCondition: oldCondition,
                 language: options.effectiveLanguage, ignoreDiacritics: options.ignoreAccents)
             try withOpenFile { file in
@@ -60,21 +60,5 @@ extension Database {
     /// The names of the database's indexes, sorted (3.x `getIndexes()`).
     public func getIndexes() throws -> [String] {
         try withOpenFile { try $0.indexRecords().map(\.name) }
-    }
-
-    /// The FTS column of a full-text index key (LiteCore's `FTSColumnName`): a property path,
-    /// as `text` or `note.body`; anything else cannot be full-text indexed.
-    private static func fullTextColumn(_ key: Any) throws -> String {
-        let tree = QueryTranslator.shorthand(key)
-        guard let a = tree as? [Any], let head = a.first as? String, head.hasPrefix("."), head.count > 1 else {
-            throw CouchbaseLiteError(.invalidQuery, "A full-text index can only index document properties, not \(tree)")
-        }
-        var components = try PropertyPath(parsing: head).components
-        for item in a.dropFirst() {
-            guard let key = item as? String else { throw CouchbaseLiteError(.invalidQuery, "Invalid full-text index property \(tree)") }
-            components.append(.key(key))
-        }
-        guard !components.isEmpty else { throw CouchbaseLiteError(.invalidQuery, "A full-text index needs a property") }
-        return PropertyPath(components).string
     }
 }

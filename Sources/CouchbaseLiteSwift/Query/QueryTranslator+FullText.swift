@@ -94,4 +94,18 @@ extension QueryTranslator {
             " JOIN \(DataFile.quoted(search.table)) AS \"\(search.sqlAlias)\" ON \"\(search.sqlAlias)\".docid = \(search.sourceAlias).rowid"
         }.joined()
     }
+
+    /// A full-text index key as an FTS column (LiteCore's `FTSColumnName` and `FTSExpressionSQL`):
+    /// a document property, named by its path (`text`, `note.body`), whose text is
+    /// `fl_fts_value(<row>.body, 'path')`. Anything but a property cannot be full-text indexed.
+    mutating func fullTextIndexColumn(_ key: Any, rowAlias: String) throws -> (name: String, sql: String) {
+        let tree = Self.shorthand(key)
+        guard let a = tree as? [Any], let head = a.first as? String, head.hasPrefix("."), head.count > 1 else {
+            throw Self.invalid("A full-text index can only index document properties, not \(tree)")
+        }
+        let components = try propertyComponents(a)
+        guard !components.isEmpty else { throw Self.invalid("A full-text index needs a property") }
+        let path = PropertyPath(components).string
+        return (path, "fl_fts_value(\(rowAlias.isEmpty ? "" : rowAlias + ".")body, \(Self.stringLiteral(path)))")
+    }
 }

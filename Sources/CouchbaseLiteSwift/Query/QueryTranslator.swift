@@ -176,6 +176,10 @@ struct QueryTranslator {
         }
         if let o = q["OFFSET"] { limitSQL += " OFFSET max(0, \(try expr(o)))" }
 
+        if usesDeleted, deletedTable != nil, !fullTextSearches.isEmpty {
+            // FTS rows point at kv_default rowids; kv_del_default's rowids would collide with them.
+            throw CouchbaseLiteError(.unimplemented, "MATCH() cannot be combined with meta().deleted in a file that keeps deleted documents apart (3.1+)")
+        }
         if usesDeleted, let deletedTable {
             let both = "(SELECT * FROM \(table) UNION ALL SELECT * FROM \(deletedTable)) AS _doc"
             fromSQL = both + fromSQL.dropFirst("\(table) AS _doc".count)
