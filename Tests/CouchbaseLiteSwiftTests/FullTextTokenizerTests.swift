@@ -66,6 +66,18 @@ final class FullTextTokenizerTests: XCTestCase {
         }
     }
 
+    /// 2,091 dictionary words against the Snowball reference implementation's stems.
+    func testSnowballEnglishReferenceVocabulary() {
+        var checked = 0
+        for line in SnowballEnglishVocabulary.pairs.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            XCTAssertEqual(parts.count, 2, String(line))
+            XCTAssertEqual(DataFile.englishStem(String(parts[0])), String(parts[1]), String(parts[0]))
+            checked += 1
+        }
+        XCTAssertEqual(checked, 2091)
+    }
+
     func testTokensAreFoldedAndDiacriticsRemovedByDefault() throws {
         XCTAssertEqual(try tokens("Hello, Wörld! café-au-lait"),
                        ["hello@0-5#0", "world@7-13#1", "cafe@15-20#2", "au@21-23#3", "lait@24-28#4"])
