@@ -3,10 +3,13 @@
  * (`CREATE VIRTUAL TABLE "kv_default::NAME" USING fts4("text", tokenize=unicodesn ...)`).
  *
  * Behaviour (that of SQLite's unicode61 tokenizer plus LiteCore's additions):
- *  - a token is a run of letters (L*), numbers (N*) and private-use characters (Co), which may
- *    also contain combining diacritical marks (U+0300-U+036F); everything else separates tokens;
- *  - each character is lower-cased; with remove_diacritics=1 (the tokenizer's default) a
- *    precomposed letter becomes its base letter and standalone marks are dropped;
+ *  - a token is a run of letters (L*), numbers (N*), private-use and unassigned code points,
+ *    which may also contain the combining marks Latin letters are composed with; everything else
+ *    separates tokens;
+ *  - each character is case-folded; with remove_diacritics=1 (the tokenizer's default) a Latin
+ *    letter with one diacritic becomes its ASCII base letter and those marks are dropped;
+ *  - character classes come from ICU, so code points whose Unicode data changed after SQLite's
+ *    unicode61 tables (about 2% of all, in rare scripts and new symbols) may split differently;
  *  - "stopwords=en|fr" / "stopwordlist=w1 w2 ..." drop listed tokens (positions are not counted);
  *  - "stemmer=en|english" applies the Snowball English stemmer. LiteCore's other stemmer names
  *    are accepted but not applied; an unknown name (or option) is an error, as in LiteCore.
@@ -114,7 +117,20 @@ size_t cbl_utf8_write(uint32_t c, unsigned char *out) {
  * Character classes and folding
  * ------------------------------------------------------------------------------------------- */
 
-static int isCombiningDiacritic(uint32_t c) { return c >= 0x300 && c <= 0x36F; }
+/* The combining marks unicode61 treats as diacritics (part of a word, dropped when removing
+ * diacritics): those Latin letters are composed with. Other marks separate words, as there. */
+static int isCombiningDiacritic(uint32_t c) {
+    if (c < 0x300 || c > 0x331) return 0;
+    switch (c) {
+        case 0x300: case 0x301: case 0x302: case 0x303: case 0x304: case 0x306: case 0x307: case 0x308:
+        case 0x309: case 0x30A: case 0x30B: case 0x30C: case 0x30F: case 0x311: case 0x31B: case 0x323:
+        case 0x324: case 0x325: case 0x326: case 0x327: case 0x328: case 0x32D: case 0x32E: case 0x330:
+        case 0x331:
+            return 1;
+        default:
+            return 0;
+    }
+}
 
 static int isTokenCharacter(uint32_t c) {
     if (c < 0x80)
@@ -124,6 +140,7 @@ static int isTokenCharacter(uint32_t c) {
         case U_MODIFIER_LETTER: case U_OTHER_LETTER:
         case U_DECIMAL_DIGIT_NUMBER: case U_LETTER_NUMBER: case U_OTHER_NUMBER:
         case U_PRIVATE_USE_CHAR:
+        case U_UNASSIGNED:      /* unicode61's tables list separators only: anything else is a letter */
             return 1;
         default:
             return 0;
@@ -144,31 +161,27 @@ static int isTokenChar(const Tokenizer *t, uint32_t c) {
     return isTokenCharacter(c) ^ (t->exceptionCount > 0 && isException(t, c));
 }
 
-/* The base letter of a precomposed letter (é -> e, Å -> a after lower-casing), or c itself. */
+/* The ASCII base letter of a Latin letter with one diacritic (é -> e, ǎ -> a), or c itself: like
+ * unicode61's remove_diacritics=1, letters of other scripts (ά, й), letters with two marks (ǖ)
+ * and letters whose base is not ASCII (ǣ) keep theirs. */
 static uint32_t withoutDiacritics(uint32_t c) {
     if (isCombiningDiacritic(c)) return 0;
+    if (c < 0xC0 || (c > 0x24F && (c < 0x1E00 || c > 0x1EFF))) return c;
     UErrorCode err = U_ZERO_ERROR;
     const UNormalizer2 *nfd = unorm2_getNFDInstance(&err);
     if (U_FAILURE(err) || !nfd) return c;
     UChar buffer[8];
     int32_t n = unorm2_getDecomposition(nfd, (UChar32)c, buffer, 8, &err);
-    if (U_FAILURE(err) || n <= 0) return c;
-    int32_t i = 0;
-    UChar32 base;
-    U16_NEXT(buffer, i, n, base);
-    while (i < n) {
-        UChar32 mark;
-        U16_NEXT(buffer, i, n, mark);
-        if (u_charType(mark) != U_NON_SPACING_MARK) return c;
-    }
-    return (uint32_t)base;
+    if (U_FAILURE(err) || n != 2 || buffer[0] >= 0x80 || !isCombiningDiacritic(buffer[1])) return c;
+    /* İ has no simple case folding, so its base is still upper-case here. */
+    return buffer[0] >= 'A' && buffer[0] <= 'Z' ? buffer[0] + 32u : buffer[0];
 }
 
-/* Lower-cased (and, when asked, diacritic-free) c; 0 means "drop it". */
+/* Case-folded (and, when asked, diacritic-free) c; 0 means "drop it". */
 static uint32_t fold(uint32_t c, int removeDiacritics) {
     if (c < 0x80) return (c >= 'A' && c <= 'Z') ? c + 32 : c;
-    uint32_t lower = (uint32_t)u_tolower((UChar32)c);
-    return removeDiacritics ? withoutDiacritics(lower) : lower;
+    uint32_t folded = (uint32_t)u_foldCase((UChar32)c, U_FOLD_CASE_DEFAULT);
+    return removeDiacritics ? withoutDiacritics(folded) : folded;
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -87,6 +87,42 @@ final class FullTextTokenizerTests: XCTestCase {
         XCTAssertEqual(try words("cafe\u{301} bar", "\"remove_diacritics=0\""), ["cafe\u{301}", "bar"])
     }
 
+    /// unicodesn splits, folds and strips like SQLite's unicode61 (the tokenizer it extends) over
+    /// the Latin, Greek, Cyrillic, Hebrew, Arabic, Devanagari, punctuation, kana, CJK and Hangul
+    /// ranges; the code points left out are those whose Unicode data changed after SQLite's tables.
+    func testTokensAgreeWithSQLitesUnicode61() throws {
+        let db = try XCTUnwrap(database)
+        let ranges: [ClosedRange<UInt32>] = [0x21...0x24F, 0x370...0x52F, 0x590...0x6FF, 0x900...0x97F, 0x1E00...0x1FFF,
+                                             0x2000...0x206F, 0x3040...0x30FF, 0x4E00...0x4FFF, 0xAC00...0xADFF]
+        let newerUnicode: Set<UInt32> = [0x37F, 0x528, 0x52A, 0x52C, 0x52E, 0x605, 0x61C, 0x61D, 0x2066, 0x2067, 0x2068, 0x2069]
+        try db.withOpenFile { file in
+            let c = file.connection
+            for removeDiacritics in ["0", "1"] {
+                try c.execute("DROP TABLE IF EXISTS temp.ours; DROP TABLE IF EXISTS temp.sqlite")
+                try c.execute("CREATE VIRTUAL TABLE temp.ours USING fts3tokenize(unicodesn, \"remove_diacritics=\(removeDiacritics)\")")
+                try c.execute("CREATE VIRTUAL TABLE temp.sqlite USING fts3tokenize(unicode61, \"remove_diacritics=\(removeDiacritics)\")")
+                let ours = try c.prepare("SELECT group_concat(token, '|') FROM temp.ours WHERE input = ?")
+                let theirs = try c.prepare("SELECT group_concat(token, '|') FROM temp.sqlite WHERE input = ?")
+                var compared = 0
+                for range in ranges {
+                    for code in range where !newerUnicode.contains(code) {
+                        guard let scalar = Unicode.Scalar(code) else { continue }
+                        let text = "x\(Character(scalar))y ABC\(Character(scalar))"
+                        try ours.bind(text, at: 1)
+                        try theirs.bind(text, at: 1)
+                        _ = try ours.step()
+                        _ = try theirs.step()
+                        XCTAssertEqual(ours.string(0), theirs.string(0), String(format: "U+%04X remove_diacritics=%@", code, removeDiacritics))
+                        ours.reset()
+                        theirs.reset()
+                        compared += 1
+                    }
+                }
+                XCTAssertEqual(compared, 3_331)
+            }
+        }
+    }
+
     func testDiacriticsKeptWhenAsked() throws {
         XCTAssertEqual(try words("Crème BRÛLÉE", "\"remove_diacritics=0\""), ["crème", "brûlée"])
     }
