@@ -30,7 +30,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
 
-        // ICU-backed JSON and REVID collations over raw text. ICU headers stay in the .c file.
+        // ICU-backed JSON and REVID collations over raw text, and the `unicodesn` FTS tokenizer
+        // (with its Snowball English stemmer). ICU headers stay in the .c files.
         .target(
             name: "CJSONCollation",
             linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]
@@ -61,7 +62,8 @@ let package = Package(
             ]
         ),
 
-        // The 2.x-style API over the 2.x/3.x file format (Database, Document, Blob).
+        // The 2.x-style API over the 2.x/3.x file format (Database, Document, Blob). CJSONCollation
+        // hosts the ICU-backed `unicodesn` full-text tokenizer.
         .target(
             name: "CouchbaseLiteSwift",
             dependencies: ["SQLiteKit", "Fleece", "CJSONCollation", .product(name: "Crypto", package: "swift-crypto")]

@@ -207,6 +207,18 @@ public final class SQLiteConnection: @unchecked Sendable {
         if rc != SQLITE_OK { throw error(rc, sql: nil) }
     }
 
+    /// Registers an FTS3/FTS4 tokenizer (`module` is a `sqlite3_tokenizer_module` pointer) under
+    /// `name` on this connection, through `fts3_tokenizer(name, pointer)`; the two-argument form
+    /// is allowed first with `SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER`.
+    public func registerFTS3Tokenizer(named name: String, module: UnsafeRawPointer) throws {
+        let rc = csqlite_enable_fts3_tokenizer(handle)
+        if rc != SQLITE_OK { throw error(rc, sql: nil) }
+        let pointerBytes = withUnsafeBytes(of: UInt(bitPattern: module)) { Array($0) }
+        let stmt = try prepare("SELECT fts3_tokenizer(?, ?)")
+        try stmt.bind([.text(name), .blob(pointerBytes)])
+        _ = try stmt.step()
+    }
+
     // MARK: Transactions
 
     /// Runs `body` inside a transaction (a savepoint when nested). Commits when it returns,

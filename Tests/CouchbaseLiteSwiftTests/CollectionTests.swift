@@ -261,6 +261,23 @@ final class CollectionTests: XCTestCase {
                        "a deleted collection's index records go with it")
     }
 
+    func testFullTextIndexesOnACollection() throws {
+        let notes = try db.createCollection(name: "notes")
+        try db.saveDocument(MutableDocument(id: "d", data: ["text": "running dogs"]))
+        try notes.save(document: MutableDocument(id: "n1", data: ["text": "the dog runs home"]))
+        try notes.save(document: MutableDocument(id: "n2", data: ["text": "cats sleep"]))
+        try notes.createIndex(withName: "noteText", config: FullTextIndexConfiguration(["text"], language: "en"))
+        try notes.save(document: MutableDocument(id: "n3", data: ["text": "a running dog"]))
+        let sql = try raw()
+        XCTAssertEqual(try sql.scalarString("SELECT indexTableName FROM indexes WHERE name='noteText'"), "kv_.notes::noteText")
+        let ids = try db.createQuery("SELECT meta().id FROM notes WHERE MATCH(noteText, 'dog') ORDER BY meta().id").execute()
+            .map { $0.string(at: 0) ?? "?" }
+        XCTAssertEqual(ids, ["n1", "n3"], "stemmed, this collection only, kept in sync after creation")
+        try db.deleteCollection(name: "notes")
+        XCTAssertEqual(try sql.scalarInt("SELECT count(*) FROM sqlite_master WHERE name LIKE 'kv_.notes%'"), 0,
+                       "the FTS table goes with its collection")
+    }
+
     func testADeletedCollectionRefusesCallsWithNotOpen() throws {
         let tasks = try db.createCollection(name: "tasks")
         try tasks.save(document: MutableDocument(id: "t", data: ["n": 1]))

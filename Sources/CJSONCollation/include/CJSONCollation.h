@@ -62,4 +62,7 @@ int cbl_unicode_collator_compare(const cbl_unicode_collator *collator, const voi
 }
 #endif
 
+/* The unicodesn full-text tokenizer shares this module (see CFullTextTokenizer.h). */
+#include "CFullTextTokenizer.h"
+
 #endif /* CJSONCOLLATION_H */

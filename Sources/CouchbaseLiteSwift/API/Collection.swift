@@ -128,10 +128,8 @@ public final class Collection: @unchecked Sendable, Hashable, CustomStringConver
 
     /// Deletes this collection's index `name`; nothing happens when there is none.
     public func deleteIndex(forName name: String) throws {
-        try database.withOpenFile { file in
-            _ = try file.existingLayout(of: keyStore)
-            _ = try file.deleteIndex(name: name, in: keyStore)
-        }
+        try database.withOpenFile { file in _ = try file.existingLayout(of: keyStore) }
+        try database.deleteIndex(forName: name, in: keyStore)
     }
 
     /// The names of this collection's indexes, sorted.

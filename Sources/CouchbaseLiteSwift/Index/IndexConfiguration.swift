@@ -8,34 +8,38 @@ public protocol IndexConfiguration: Sendable {
 
 /// A value index on N1QL expressions (3.x `ValueIndexConfiguration`), e.g. `["name", "address.city"]`:
 /// a SQLite index the query planner uses for WHERE, ORDER BY and joins on those expressions.
-public struct ValueIndexConfiguration: IndexConfiguration {
+public struct ValueIndexConfiguration: IndexConfiguration, IndexSpecConvertible {
     /// The N1QL expressions indexed, most significant first.
     public let expressions: [String]
+    /// A N1QL predicate (3.2 partial index): only documents satisfying it are indexed.
+    public let `where`: String?
 
-    /// A value index on `expressions` (N1QL expressions, usually property paths).
-    public init(_ expressions: [String]) {
+    /// A value index on `expressions` (N1QL expressions, usually property paths); with `where`,
+    /// a partial index of the documents satisfying that N1QL predicate.
+    public init(_ expressions: [String], where: String? = nil) {
         self.expressions = expressions
+        self.where = `where`
     }
 
     public func indexKeys() throws -> [Any] {
-        try expressions.map { text in
-            do {
-                return try N1QLParser.parseExpression(text)
-            } catch let e as N1QLSyntaxError {
-                throw CouchbaseLiteError(e)
-            }
-        }
+        try expressions.map(IndexSpec.parse)
+    }
+
+    func indexSpec() throws -> IndexSpec {
+        IndexSpec(kind: .value, keys: try indexKeys(), whereClause: try `where`.map(IndexSpec.parse))
     }
 }
 
-/// An index description of the 2.x API (`IndexBuilder.valueIndex(items:)`).
+/// An index description of the 2.x API (`IndexBuilder.valueIndex(items:)`, `fullTextIndex(items:)`).
 public protocol Index: IndexConfiguration {}
 
 /// A 2.x value index built by `IndexBuilder.valueIndex(items:)`.
-public struct ValueIndex: Index {
+public struct ValueIndex: Index, IndexSpecConvertible {
     let items: [ValueIndexItem]
 
     public func indexKeys() throws -> [Any] { items.map(\.json) }
+
+    func indexSpec() throws -> IndexSpec { IndexSpec(kind: .value, keys: try indexKeys(), whereClause: nil) }
 }
 
 /// One key of a 2.x value index.
@@ -49,11 +53,7 @@ public struct ValueIndexItem: @unchecked Sendable {
 
     /// The N1QL expression `n1ql` (e.g. `"lower(name)"`).
     public static func n1ql(_ n1ql: String) throws -> ValueIndexItem {
-        do {
-            return ValueIndexItem(json: try N1QLParser.parseExpression(n1ql))
-        } catch let e as N1QLSyntaxError {
-            throw CouchbaseLiteError(e)
-        }
+        ValueIndexItem(json: try IndexSpec.parse(n1ql))
     }
 }
 
@@ -67,5 +67,15 @@ public enum IndexBuilder {
     /// A value index on `items`, most significant first.
     public static func valueIndex(items: [ValueIndexItem]) -> ValueIndex {
         ValueIndex(items: items)
+    }
+
+    /// A full-text index on `items` (document properties holding text).
+    public static func fullTextIndex(items: FullTextIndexItem...) -> FullTextIndex {
+        FullTextIndex(items: items)
+    }
+
+    /// A full-text index on `items` (document properties holding text).
+    public static func fullTextIndex(items: [FullTextIndexItem]) -> FullTextIndex {
+        FullTextIndex(items: items)
     }
 }

@@ -22,7 +22,7 @@ enum N1QLFunctionTable {
     /// Functions of spec 9.1's list that the parser accepts but this engine does not run yet.
     static let notYetSupported: Set<String> = [
         "prediction", "euclidean_distance", "cosine_distance",
-        "approx_vector_distance", "match", "rank",
+        "approx_vector_distance",
     ]
 
     private static func numeric(_ f: @escaping @Sendable (Double) -> Double) -> Function {

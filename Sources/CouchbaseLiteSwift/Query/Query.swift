@@ -1,3 +1,4 @@
+import CJSONCollation
 import Fleece
 import Foundation
 import SQLiteKit
@@ -54,6 +55,11 @@ public class Query: @unchecked Sendable {
             }
             try QueryFunctions.register(on: file)
             for name in translation.collations { try QueryFunctions.registerCollation(name, on: file) }
+            for table in translation.fullTextTables where try !file.connection.tableExists(table) {
+                // LiteCore: NoSuchIndex, "'match' test requires a full-text index".
+                let name = table.components(separatedBy: "::").dropFirst().joined(separator: "::")
+                throw CouchbaseLiteError(.missingIndex, "'match' test requires a full-text index: there is no full-text index named '\(name)'")
+            }
             do {
                 _ = try file.connection.prepare(translation.sql)
             } catch let e as SQLiteError {
@@ -94,6 +100,10 @@ public class Query: @unchecked Sendable {
             try bind(stmt, translation)
             var rows: [Result] = []
             let titles = translation.columnTitles
+            // The tokenizer reads MATCH strings while the statement steps (see CFullTextTokenizer.h).
+            let searches = !translation.fullTextTables.isEmpty
+            if searches { cbl_unicodesn_set_running_query(1) }
+            defer { if searches { cbl_unicodesn_set_running_query(0) } }
             let keys = ResultKeys(titles)
             do {
                 while try stmt.step() {

@@ -74,6 +74,7 @@ enum QueryFunctions {
                 if let body = FleeceBodyDecoder.currentBody(bytes), decoder.root(of: bytes) != nil { r.setBlob(body) } else { r.setNull() }
             }
         }
+        try registerFullText(on: connection, lookup: lookup)
         try connection.createFunction("fl_null", argumentCount: 0) { _, r in QueryValue.null.set(r) }
         try connection.createFunction("fl_bool", argumentCount: 1, readsSubtypes: true) { a, r in
             a.isNull(0) ? r.setNull() : QueryValue.bool(a.int64(0) != 0).set(r)

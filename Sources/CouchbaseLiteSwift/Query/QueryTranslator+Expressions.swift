@@ -79,6 +79,8 @@ extension QueryTranslator {
             return ":" + Self.parameterName(name)
         }
         if rawOp.hasPrefix("?") { return try variable(a) }
+        if op == "MATCH()" { return try matchSQL(a) }
+        if op == "RANK()" { return try rankSQL(a) }
         if rawOp.hasSuffix("()") { return try function(String(rawOp.dropLast(2)).lowercased(), args) }
         switch op {
         case "=", "==", "!=", "<>", "<", "<=", ">", ">=", "IS", "IS NOT":
@@ -212,7 +214,7 @@ extension QueryTranslator {
             case "EVERY": return everyMatch
             default: return "(EXISTS (SELECT 1 FROM fl_each(\(each))) AND \(everyMatch))"
             }
-        case "BLOB", "MATCH()", "RANK()":
+        case "BLOB":
             throw CouchbaseLiteError(.unimplemented, "\(op) is not supported yet")
         default:
             throw Self.invalid("Unknown operator '\(rawOp)'")

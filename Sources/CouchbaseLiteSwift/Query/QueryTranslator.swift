@@ -30,6 +30,8 @@ struct QueryTranslator {
         var usesExpiration = false
         /// The key-stores (collections) the query reads: commits to them can change its results.
         var keyStores: Set<KeyStore> = []
+        /// The FTS tables MATCH() searches (which must exist: LiteCore's `NoSuchIndex` otherwise).
+        var fullTextTables: [String] = []
     }
 
     struct Source {
@@ -62,6 +64,10 @@ struct QueryTranslator {
     /// ANY/EVERY variables in scope → the SQL alias of their `fl_each`.
     var variables: [String: String] = [:]
     var nextAlias = 1
+    /// The full-text indexes the WHERE clause's MATCH() calls search (see `QueryTranslator+FullText`).
+    var fullTextSearches: [FullTextSearch] = []
+    /// True while the WHERE clause is translated, the only place MATCH() may be.
+    var translatingWhere = false
 
     /// The table 3.1+ moves deleted documents to (spec 2.3), read too when `_deleted` is used.
     var deletedTable: String?
@@ -152,6 +158,8 @@ struct QueryTranslator {
             deletedTable = tables.deletedTable
             sources.append(Source(kind: .collection, alias: nil, sqlAlias: "_doc", tables: tables))
         }
+        // MATCH() calls decide which FTS tables are joined; RANK() anywhere refers to them.
+        try collectFullTextSearches(in: q["WHERE"])
         fromSQL = "\(KeyStore.quoted(table)) AS _doc"
         var deletedFilters = ["(_doc.flags & 1 = 0)"]
         for (i, clause) in joinClauses {
@@ -197,7 +205,9 @@ struct QueryTranslator {
 
         // Every clause is translated before the SQL is assembled: any of them may mention
         // `_deleted`, which changes the table read and the filter (spec 9.1).
+        translatingWhere = true
         let whereSQL = try q["WHERE"].map { try expr($0) }
+        translatingWhere = false
         var groupSQL = ""
         if let g = q["GROUP_BY"] {
             guard let items = g as? [Any] else { throw Self.invalid("GROUP_BY must be an array") }
@@ -225,11 +235,16 @@ struct QueryTranslator {
         }
         if let o = q["OFFSET"] { limitSQL += " OFFSET max(0, \(try expr(o)))" }
 
+        if usesDeleted, deletedTable != nil, !fullTextSearches.isEmpty {
+            // FTS rows point at the live table's rowids; the deleted table's rowids would collide with them.
+            throw CouchbaseLiteError(.unimplemented, "MATCH() cannot be combined with meta().deleted in a file that keeps deleted documents apart (3.1+)")
+        }
         if usesDeleted, let deletedTable, let columns = sources[0].tables?.unionColumns, !columns.isEmpty {
             let list = columns.joined(separator: ", ")
             let both = "(SELECT \(list) FROM \(KeyStore.quoted(table)) UNION ALL SELECT \(list) FROM \(KeyStore.quoted(deletedTable))) AS _doc"
             fromSQL = both + fromSQL.dropFirst("\(KeyStore.quoted(table)) AS _doc".count)
         }
+        fromSQL += fullTextJoinsSQL
         var wheres = usesDeleted ? Array(deletedFilters.dropFirst()) : deletedFilters
         if let whereSQL { wheres.append(whereSQL) }
         var sql = "SELECT " + ((q["DISTINCT"] as? Bool) == true ? "DISTINCT " : "") + columns.joined(separator: ", ")
@@ -237,14 +252,16 @@ struct QueryTranslator {
         if !wheres.isEmpty { sql += " WHERE " + wheres.map { "(\($0))" }.joined(separator: " AND ") }
         sql += groupSQL + orderSQL + limitSQL
         return Output(sql: sql, columnTitles: titles, parameters: parameters, collations: collations,
-                      usesExpiration: usesExpiration, keyStores: Set(sources.compactMap { $0.tables?.keyStore }))
+                      usesExpiration: usesExpiration, keyStores: Set(sources.compactMap { $0.tables?.keyStore }),
+                      fullTextTables: fullTextSearches.map(\.table))
     }
 
     /// The SQL of one index key, exactly as `expr` writes it in a WHERE clause but with the
     /// table's columns unqualified (`fl_value(body, 'a')`), as LiteCore's `CREATE INDEX` has it
     /// (spec 2.1): SQLite then matches the query's `fl_value(_doc.body, 'a')` with the index.
-    mutating func indexExpression(_ e: Any) throws -> String {
-        sources = [Source(kind: .collection, alias: nil, sqlAlias: "")]
+    /// With `rowAlias` (`new`, `old`), the columns are those of that row, as in a trigger.
+    mutating func indexExpression(_ e: Any, rowAlias: String = "") throws -> String {
+        sources = [Source(kind: .collection, alias: nil, sqlAlias: rowAlias)]
         let sql = try expr(Self.shorthand(e))
         if !parameters.isEmpty { throw Self.invalid("An index expression cannot use parameters") }
         if usesDeleted { throw Self.invalid("An index expression cannot use meta().deleted") }

@@ -111,6 +111,10 @@ extension DataFile {
         guard try layout(of: keyStore) != nil else { return false }
         defer { schemaDidChange() }
         try inTransaction {
+            // Its full-text indexes' FTS tables are separate tables (their triggers go with the table).
+            for record in try indexRecords(keyStore: keyStore) where record.type == IndexRecord.Kind.fullText.rawValue {
+                try dropIndex(record)
+            }
             try connection.execute("DROP TABLE IF EXISTS \(KeyStore.quoted(keyStore.table))")
             try connection.execute("DROP TABLE IF EXISTS \(KeyStore.quoted(keyStore.deletedTable))")
             // Dropping a table drops its SQLite indexes; their records must not outlive them.
