@@ -96,6 +96,7 @@ let package = Package(
             name: "cbl",
             dependencies: [
                 "CouchbaseLite", "CouchbaseLiteListener", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade", "SQLiteKit",
+                "JSONCore", "Fleece", "CJSONCollation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -133,7 +134,7 @@ let package = Package(
             name: "CouchbaseLiteUpgradeTests",
             dependencies: [
                 "CouchbaseLiteUpgrade", "CouchbaseLiteSwift", "CouchbaseLite", "Fleece", "SQLiteKit", "JSONCore",
-                "CJSONCollation", "cbl",
+                "CJSONCollation", "cbl", "CBLTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
