@@ -13,7 +13,7 @@ struct N1QL: ParsableCommand {
             columns (aliases, property names, $1, $2… for unnamed expressions); MISSING values are \
             left out. The database is opened read-only. A 1.x database is first converted, as \
             2.x would convert it on open, into a temporary directory that is deleted afterwards \
-            (a note on standard error says so). Write `FROM _` or `FROM <database name>`.
+            (a note on standard error says so). Query the default collection as `FROM _`.
 
             EXAMPLES:
               cbl n1ql app.cblite2 "SELECT meta().id, name FROM _ WHERE type = 'task' ORDER BY name"
