@@ -45,9 +45,18 @@ struct N1QL: ParsableCommand {
     func run() throws {
         let assignments = try parseAssignments(parameters, option: "--param")
         let bundle = try DatabaseBundle.locate(path)
-        let opened = try QueryableDatabase(bundle: bundle, command: "n1ql")
+        var opened = try QueryableDatabase(bundle: bundle, command: "n1ql")
         defer { opened.close() }
-        let query = try opened.database.createQuery(n1ql)
+        let query: Query
+        do {
+            query = try opened.database.createQuery(n1ql)
+        } catch let e as CouchbaseLiteError where bundle.format == .v2 && e.message.contains("no such column: _doc.expiration") {
+            // LiteCore adds the expiration column when a query reads meta().expiration; a file
+            // opened read-only cannot get it, so such a query runs on a temporary copy.
+            opened.close()
+            opened = try QueryableDatabase(bundle: bundle, command: "n1ql", copy: true)
+            query = try opened.database.createQuery(n1ql)
+        }
         if !assignments.isEmpty {
             var values: [String: Any] = [:]
             for (name, text) in assignments {

@@ -61,22 +61,23 @@ struct ViewQuery: ParsableCommand {
     @Option(name: .customLong("end-key-doc-id"), help: ArgumentHelp("Among rows whose key is --end-key, stop at this document ID.", valueName: "id"))
     var endKeyDocID: String?
 
-    @Flag(inversion: .prefixedNo, help: "Include rows whose key equals --start-key (default: yes).")
+    @Flag(inversion: .prefixedNo, help: "Include rows whose key equals --start-key.")
     var inclusiveStart = true
 
-    @Flag(inversion: .prefixedNo, help: "Include rows whose key equals --end-key (default: yes).")
+    @Flag(inversion: .prefixedNo, help: "Include rows whose key equals --end-key.")
     var inclusiveEnd = true
 
     @Flag(help: "Rows in descending key order.")
     var descending = false
 
-    @Option(help: "At most this many rows (map rows, before any reduce).")
+    @Option(help: ArgumentHelp("At most this many rows (map rows, before any reduce).", valueName: "n"))
     var limit: UInt?
 
-    @Option(help: "Skip this many rows first (map rows, before any reduce).")
+    @Option(help: ArgumentHelp("Skip this many rows first (map rows, before any reduce).", valueName: "n"))
     var skip: UInt = 0
 
-    @Option(name: .customLong("prefix-match-level"), help: "Match --end-key as a prefix: 1 = strings by prefix, arrays by their first elements; 2+ deeper.")
+    @Option(name: .customLong("prefix-match-level"), help: ArgumentHelp(
+        "Match --end-key as a prefix: 1 = strings by prefix, arrays by their first elements; 2+ deeper.", valueName: "n"))
     var prefixMatchLevel: UInt = 0
 
     @Option(help: ArgumentHelp("Reduce the rows with a built-in reduce function.", valueName: "count|sum|stats"))
@@ -88,7 +89,7 @@ struct ViewQuery: ParsableCommand {
     @Flag(help: "Group rows by whole key (one row per distinct key).")
     var group = false
 
-    @Option(name: .customLong("group-level"), help: "Group rows by the first N elements of array keys.")
+    @Option(name: .customLong("group-level"), help: ArgumentHelp("Group rows by the first N elements of array keys.", valueName: "n"))
     var groupLevel: UInt?
 
     @Flag(name: .customLong("include-docs"), help: "Add each row's document as \"doc\" (a linked {\"_id\":…} value's document for views).")

@@ -40,8 +40,8 @@ final class CLICommandTests: XCTestCase {
         }
         let id = UUID().uuidString
         let out = scratch.path("stdout-\(id)"), err = scratch.path("stderr-\(id)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -319,6 +319,11 @@ final class CLICommandTests: XCTestCase {
         XCTAssertEqual(stringParam.lines, [#"{"age":25}"#])
         let table = try cbl(["n1ql", path, "SELECT name, age FROM _ ORDER BY name", "--table"])
         XCTAssertEqual(table.lines, ["name   age", "-----  ---", "\"Ann\"  31", "\"Bob\"  25", "\"Cy\"   40", "(3 rows)"])
+        // meta().expiration needs a column this file lacks: the query runs on a copy, the file stays as it was.
+        let before = try checksums(URL(fileURLWithPath: path))
+        let expiration = try cbl(["n1ql", path, "SELECT meta().id AS id, meta().expiration AS exp FROM _ WHERE meta().id = 'p1'"])
+        XCTAssertEqual(expiration.lines, [#"{"id":"p1"}"#], expiration.stderr)
+        XCTAssertEqual(try checksums(URL(fileURLWithPath: path)), before)
         let plan = try cbl(["n1ql", path, "SELECT name FROM _ WHERE age > 30", "--explain"])
         XCTAssertEqual(plan.status, 0, plan.stderr)
         XCTAssertTrue(plan.stdout.hasPrefix("SELECT "), plan.stdout)
@@ -542,5 +547,16 @@ final class CLICommandTests: XCTestCase {
         XCTAssertEqual(check.status, 0, check.stdout)
         XCTAssertTrue(check.stdout.contains("schema 400"), check.stdout)
         assertInputError(try cbl(["query", bundle.path, "--all-docs"]), "query", "schema 400")
+    }
+
+    /// Files no command can read: a ForestDB 1.x bundle and an encrypted 2.x one.
+    func testFixtureForestDBAndEncryptedDatabasesAreRefused() throws {
+        let forest = try scratch.copyFixture("cbl1/forestdb/ios140-forestdb/iosdb.cblite2")
+        let encrypted = try scratch.copyFixture("cbl2/lite_dbs/upgrade_2.8_encrypted.cblite2")
+        for command in [["dump"], ["query", "--all-docs"], ["n1ql", "SELECT 1"], ["check"], ["compact"]] {
+            assertInputError(try cbl([command[0], forest.path] + command.dropFirst()), command[0], "is a ForestDB database")
+            assertInputError(try cbl([command[0], encrypted.path] + command.dropFirst()), command[0],
+                             "is encrypted or is not an SQLite database")
+        }
     }
 }
