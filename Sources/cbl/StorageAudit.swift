@@ -194,7 +194,7 @@ enum StorageAudit {
             ORDER BY name
             """).forEachRow { if let t = $0.string(0) { tables.append((t, $0.int64(1) > 0)) } }
         for (table, hasExtra) in tables {
-            let collection = table == "kv_default" ? nil : String(table.dropFirst(3))
+            let collection = collectionName(table)
             try file.connection.prepare("SELECT key, body\(hasExtra ? ", extra" : "") FROM \(quoteIdentifier(table)) ORDER BY key")
                 .forEachRow { row in
                     var digests = Set<String>()
@@ -225,6 +225,14 @@ enum StorageAudit {
     }
 
     // MARK: Helpers
+
+    /// `kv_default`/`kv_del_default` → nil; `kv_.store.tasks` → `store.tasks`; `kv_local` → `local`.
+    private static func collectionName(_ table: String) -> String? {
+        var name = Substring(table.dropFirst(3))
+        if name.hasPrefix("del_") { name = name.dropFirst(4) }
+        if name.hasPrefix(".") { name = name.dropFirst() }
+        return name == "default" ? nil : String(name)
+    }
 
     /// A read-only connection that writes nothing beside the file when its WAL is empty.
     private static func openReadOnly(_ bundle: DatabaseBundle) throws -> SQLiteConnection {
