@@ -98,6 +98,7 @@ let package = Package(
             name: "cbl",
             dependencies: [
                 "CouchbaseLite", "CouchbaseLiteListener", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade", "SQLiteKit",
+                "JSONCore", "Fleece", "CJSONCollation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -135,7 +136,7 @@ let package = Package(
             name: "CouchbaseLiteUpgradeTests",
             dependencies: [
                 "CouchbaseLiteUpgrade", "CouchbaseLiteSwift", "CouchbaseLite", "Fleece", "SQLiteKit", "JSONCore",
-                "CJSONCollation", "cbl",
+                "CJSONCollation", "cbl", "CBLTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

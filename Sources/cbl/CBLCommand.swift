@@ -7,35 +7,32 @@ import Foundation
 struct CBLCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cbl",
-        abstract: "Couchbase Lite 1.x databases on Linux: try them out and inspect them.",
+        abstract: "Couchbase Lite databases on Linux: inspect, query, check, convert and replicate them.",
+        discussion: """
+            Every command that reads a database takes the NAME.cblite2 directory and recognises \
+            its format (1.x SQLite storage, or 2.x/3.x) from the file itself.
+
+            EXIT STATUS: 0 success; 1 the command ran but found a problem (check, replicate); \
+            2 usage or input error (bad option, bad path, wrong format, no such view, malformed \
+            query), reported as one line "cbl <command>: error: …" on standard error.
+            """,
         version: CBLVersion(),
-        subcommands: [Demo.self, Info.self, Serve.self, Upgrade.self, Replicate.self, Compare.self],
+        subcommands: [Demo.self, Info.self, Dump.self, ViewQuery.self, N1QL.self, Compare.self, Compact.self, Check.self,
+                      Serve.self, Upgrade.self, Replicate.self],
         defaultSubcommand: Demo.self
     )
 }
 
-/// Opens `NAME.cblite2` at a path through a manager on its parent directory.
-func openDatabase(at path: String, readOnly: Bool) throws -> (CBLManager, CBLDatabase) {
-    let url = URL(fileURLWithPath: path).standardizedFileURL
-    guard url.pathExtension == "cblite2" else {
-        throw ValidationError("\(path) is not a .cblite2 database directory")
-    }
-    let name = url.deletingPathExtension().lastPathComponent.replacingOccurrences(of: ":", with: "/")
-    var options = CBLManagerOptions(readOnly: readOnly, fileProtection: [])
-    let manager = try CBLManager(directory: url.deletingLastPathComponent().path, options: &options)
-    return (manager, try manager.existingDatabaseNamed(name))
-}
-
-func jsonString(_ value: Any) -> String {
-    guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]) else {
-        return "\(value)"
-    }
-    return String(decoding: data, as: UTF8.self)
-}
-
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create a database, write a document with an attachment, read it back and print it.")
+        abstract: "Create a database, write a document with an attachment, read it back and print it.",
+        discussion: """
+            The default command: `cbl` alone runs it in a new temporary directory.
+
+            EXAMPLES:
+              cbl demo
+              cbl demo --directory /tmp/cbl-demo && cbl info /tmp/cbl-demo/demo.cblite2
+            """)
 
     @Option(help: "Manager directory (default: a new temporary directory).")
     var directory: String?
@@ -57,7 +54,7 @@ struct Demo: ParsableCommand {
         print("database:   \(db.directoryURL.path)")
         print("documents:  \(db.documentCount), last sequence \(db.lastSequenceNumber)")
         print("document:   \(reread.documentID) rev \(reread.currentRevisionID ?? "-")")
-        print("properties: \(jsonString(reread.userProperties ?? [:]))")
+        print("properties: \(jsonText(reread.userProperties ?? [:]))")
         if let attachment = reread.currentRevision?.attachmentNamed("note.txt") {
             print("attachment: \(attachment.name) \(attachment.contentType ?? "") \(attachment.length) bytes: "
                   + String(decoding: attachment.content ?? Data(), as: UTF8.self))
@@ -66,30 +63,51 @@ struct Demo: ParsableCommand {
 }
 
 struct Info: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Summarise a 1.x or 2.x/3.x .cblite2 database (opened read-only).")
+    static let configuration = CommandConfiguration(
+        abstract: "Summarise a 1.x or 2.x/3.x .cblite2 database (opened read-only).",
+        discussion: """
+            EXAMPLES:
+              cbl info app.cblite2
+
+            EXIT STATUS: 0 printed; 2 bad path or not a Couchbase Lite database.
+            """)
 
     @Argument(help: "Path to NAME.cblite2")
     var path: String
 
     func run() throws {
-        let bundle = URL(fileURLWithPath: path).standardizedFileURL
-        if let summary = try twoXSummary(bundle) {
+        let bundle = try DatabaseBundle.locate(path)
+        if bundle.format == .v2, let summary = try twoXSummary(bundle.url) {
             print(summary)
             return
         }
-        let (manager, db) = try openDatabase(at: path, readOnly: true)
-        defer { manager.close() }
+        let opened = try bundle.openV1(readOnly: true)
+        defer { opened.close() }
+        let db = opened.database
         print("name:            \(db.name)")
+        print("format:          \(bundle.formatDescription)")
         print("documents:       \(db.documentCount)")
         print("last sequence:   \(db.lastSequenceNumber)")
         print("max rev depth:   \(db.maxRevTreeDepth)")
         print("public UUID:     \(db.publicUUID ?? "-")")
+        let views = db.allViews
+        print("views:           \(views.isEmpty ? "none" : views.map { "\($0.name) (indexed to \($0.lastSequenceIndexed))" }.joined(separator: ", "))")
     }
 }
 
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve the databases of a directory over CouchDB's REST API (1.x CBLListener) until interrupted.")
+        abstract: "Serve the databases of a directory over CouchDB's REST API (1.x CBLListener) until interrupted.",
+        discussion: """
+            Prints "Serving <directory> at <URL>" once listening; stops cleanly on SIGINT/SIGTERM.
+
+            EXAMPLES:
+              cbl serve --directory ./dbs --port 5984
+              cbl serve --directory ./dbs --readonly --credentials admin:secret --ssl
+              cbl serve --port 0     # any free port, printed at start
+
+            EXIT STATUS: 0 stopped by a signal; 2 bad option or the listener could not start.
+            """)
 
     @Option(help: "TCP port (0 picks a free one).")
     var port: UInt16 = 5984

@@ -11,12 +11,22 @@ struct Replicate: ParsableCommand {
             --create-target is given), the other an http(s) URL of a CouchDB, Sync Gateway, \
             PouchDB-server or `cbl serve` database. Credentials go in the URL (https://user:pw@host/db).
 
-            Examples:
+            A pull can be filtered on the server: --filter names the server's filter function \
+            (design/filter, or sync_gateway/bychannel) and each --filter-param KEY=VALUE is passed \
+            to it as a query parameter. A push filter is a function an app registers, which cbl \
+            cannot run: --filter is refused for a push.
+
+            EXAMPLES:
               cbl replicate http://127.0.0.1:5984/tasks ./tasks.cblite2 --create-target
               cbl replicate ./tasks.cblite2 https://admin:secret@couch.example.com/tasks --create-target
               cbl replicate http://127.0.0.1:5984/tasks ./tasks.cblite2 --continuous
+              cbl replicate http://127.0.0.1:5984/tasks ./mine.cblite2 --create-target \\
+                  --filter app/by_owner --filter-param owner=alice
+              cbl replicate https://sg.example.com/db ./db.cblite2 --create-target \\
+                  --filter sync_gateway/bychannel --filter-param channels=public
 
-            Exit status: 0 when the replication finished, 1 when it stopped with an error.
+            EXIT STATUS: 0 when the replication finished; 1 when it stopped with an error; \
+            2 bad arguments (the error says which).
             """)
 
     @Argument(help: "Where documents come from: NAME.cblite2 or a database URL.")
@@ -31,8 +41,12 @@ struct Replicate: ParsableCommand {
     @Flag(name: .customLong("create-target"), help: "Create the target database if it does not exist.")
     var createTarget = false
 
-    @Option(help: "Push: a filter registered by the app is not available here; pull: a server-side filter name.")
+    @Option(help: ArgumentHelp("Pull only: the server-side filter to apply (design/filter).", valueName: "name"))
     var filter: String?
+
+    @Option(name: .customLong("filter-param"), help: ArgumentHelp(
+        "A parameter for the --filter function (repeatable).", valueName: "key=value"))
+    var filterParams: [String] = []
 
     @Option(name: .customLong("doc-id"), help: "Replicate only this document (repeatable).")
     var docIDs: [String] = []
@@ -45,6 +59,13 @@ struct Replicate: ParsableCommand {
         guard sourceIsURL != targetIsURL else {
             throw ValidationError("exactly one of SOURCE and TARGET must be a URL, the other a NAME.cblite2 path")
         }
+        if !sourceIsURL && filter != nil {
+            throw ValidationError("--filter applies to a pull: a push filter is a function the app registers, which cbl cannot run")
+        }
+        if filter == nil && !filterParams.isEmpty {
+            throw ValidationError("--filter-param needs --filter")
+        }
+        let params = try parseAssignments(filterParams, option: "--filter-param")
         let localPath = sourceIsURL ? target : source
         guard let remote = URL(string: sourceIsURL ? source : target) else { throw ValidationError("invalid URL") }
         let local = URL(fileURLWithPath: localPath).standardizedFileURL
@@ -57,6 +78,7 @@ struct Replicate: ParsableCommand {
         replication.continuous = continuous
         replication.createTarget = createTarget
         if let filter { replication.filter = filter }
+        if !params.isEmpty { replication.filterParams = Dictionary(params, uniquingKeysWith: { _, last in last }) }
         if !docIDs.isEmpty { replication.documentIDs = docIDs }
         if let cacert {
             try replication.setAnchorCertificates(pem: [String(contentsOfFile: cacert, encoding: .utf8)], onlyThese: false)
@@ -66,9 +88,9 @@ struct Replicate: ParsableCommand {
         replication.start()
         while replication.running { usleep(50_000) }
         progress.finish(replication)
-        if let error = replication.lastError as? CBLError {
-            FileHandle.standardError.write(Data("cbl replicate: \(error.code) \(error.message)\n".utf8))
-            throw ExitCode(1)
+        if let error = replication.lastError {
+            let text = (error as? CBLError).map { "\($0.code) \($0.message)" } ?? "\(error)"
+            throw CommandFailure("replication stopped: \(text)", status: ExitStatus.problemFound)
         }
     }
 

@@ -11,6 +11,15 @@ struct Upgrade: ParsableCommand {
             Writes DEST_DIR/NAME.cblite2 (NAME defaults to the source's name). The source is only read.
             Like Couchbase Lite 2.x: winning revisions only, attachments kept under _attachments,
             design documents, views and _local documents dropped (see --include-local).
+
+            EXAMPLES:
+              cbl upgrade old.cblite2 ./converted
+              cbl upgrade old.cblite2 ./converted --name app --report report.json --include-local
+              cbl upgrade old.cblite2 --in-place
+              cbl upgrade legacy.cblite ./converted --legacy
+
+            EXIT STATUS: 0 converted; 2 bad option, or a source that cannot be converted \
+            (ForestDB, encrypted, already 2.x, damaged), with the reason.
             """)
 
     @Argument(help: "The 1.x database: NAME.cblite2 (or a legacy NAME.cblite file with --legacy).")
@@ -60,21 +69,15 @@ struct Upgrade: ParsableCommand {
             result = try DatabaseUpgrader(source: sourceURL, destination: destination, options: options)
                 .run { bar.show($0) }
             bar.finish()
-        } catch let e as CouchbaseLiteError {
+        } catch {
             bar.finish()
-            throw CommandFailure(message: e.message)
+            throw error
         }
         if let report {
             try result.jsonData().write(to: URL(fileURLWithPath: report))
         }
         print(result.summary)
     }
-}
-
-/// Prints an error without usage text and exits with status 1.
-struct CommandFailure: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
 }
 
 /// A one-line progress bar on standard error, drawn only when it is a terminal.

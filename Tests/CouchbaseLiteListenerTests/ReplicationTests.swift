@@ -723,6 +723,37 @@ final class ReplicateCommandTests: ReplicationTestCase {
         XCTAssertEqual(failed, 1)
         XCTAssertTrue(message.contains("404"), message)
         let (usage, _) = try runCBL(["replicate", path, path])
-        XCTAssertNotEqual(usage, 0)
+        XCTAssertEqual(usage, 2)
+    }
+
+    /// `--filter NAME --filter-param KEY=VALUE` reach the server's filter function on a pull;
+    /// a push filter (an app's function) is refused with exit status 2.
+    func testPullWithServerSideFilterAndParameters() throws {
+        let server = try createDB("shared")
+        server.setFilterNamed("app/by_owner") { revision, params in
+            (revision["owner"] as? String) == (params?["owner"] as? String)
+        }
+        for (id, owner) in [("t1", "alice"), ("t2", "bob"), ("t3", "alice")] {
+            try server.document(withID: id)!.putProperties(["owner": owner])
+        }
+        let folder = clientDirectory.appendingPathComponent("cli")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("mine.cblite2").path
+        let (status, output) = try runCBL(["replicate", remoteURL("shared").absoluteString, path, "--create-target",
+                                           "--filter", "app/by_owner", "--filter-param", "owner=alice"])
+        XCTAssertEqual(status, 0, output)
+        let manager = try CBLManager(directory: folder.path)
+        let local = try manager.existingDatabaseNamed("mine")
+        XCTAssertEqual(local.documentCount, 2)
+        XCTAssertNotNil(local.existingDocument(withID: "t1"))
+        XCTAssertNil(local.existingDocument(withID: "t2"))
+        manager.close()
+
+        let (push, pushMessage) = try runCBL(["replicate", path, remoteURL("shared").absoluteString, "--filter", "app/by_owner"])
+        XCTAssertEqual(push, 2, pushMessage)
+        XCTAssertTrue(pushMessage.hasPrefix("cbl replicate: error: --filter applies to a pull"), pushMessage)
+        let (noFilter, noFilterMessage) = try runCBL(["replicate", remoteURL("shared").absoluteString, path, "--filter-param", "a=b"])
+        XCTAssertEqual(noFilter, 2, noFilterMessage)
+        XCTAssertTrue(noFilterMessage.contains("--filter-param needs --filter"), noFilterMessage)
     }
 }

@@ -48,6 +48,12 @@ extension CBLDatabase {
         let fullID = CBLDatabase.localDocID(localDocID)
         try write { store in try store.deleteLocalDocument(fullID, revID: revID) }
     }
+
+    /// Every local document as (full `_local/…` ID, revision ID, stored JSON body), in ID order;
+    /// for tools (`cbl dump --local`): 1.x has no public API listing them.
+    package func allLocalDocuments() throws -> [(docID: String, revID: String, json: [UInt8])] {
+        try read { try $0.allLocalDocuments() }
+    }
 }
 
 extension SQLiteStore {
@@ -57,6 +63,14 @@ extension SQLiteStore {
         try stmt.bind(fullID, at: 1)
         guard try stmt.step() else { return nil }
         return (stmt.string(0) ?? "", stmt.bytes(1) ?? [])
+    }
+
+    func allLocalDocuments() throws -> [(docID: String, revID: String, json: [UInt8])] {
+        var out: [(docID: String, revID: String, json: [UInt8])] = []
+        try connection.prepare("SELECT docid, revid, json FROM localdocs ORDER BY docid").forEachRow {
+            out.append(($0.string(0) ?? "", $0.string(1) ?? "", $0.bytes(2) ?? []))
+        }
+        return out
     }
 
     /// Writes a local document; revision IDs are `N-local` (spec 5).

@@ -123,7 +123,7 @@ extension Database {
     }
 
     /// Every `sha1-` followed by 28 Base64 characters in `bytes`.
-    static func collectDigests(in bytes: UnsafeRawBufferPointer, into out: inout Set<String>) {
+    package static func collectDigests(in bytes: UnsafeRawBufferPointer, into out: inout Set<String>) {
         let n = bytes.count
         guard n >= 33 else { return }
         let prefix: [UInt8] = Array("sha1-".utf8)

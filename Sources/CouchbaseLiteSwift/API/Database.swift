@@ -25,7 +25,7 @@ public final class Database: @unchecked Sendable {
         self.name = name
         self.config = config
         let bundle = Self.bundleURL(name: name, directory: config.directory)
-        let file = try DataFile(directory: bundle, create: true)
+        let file = try DataFile(directory: bundle, create: !config.readOnly, readOnly: config.readOnly)
         // Index expressions call fl_value (spec 2.1): every write to an indexed table needs it.
         try QueryFunctions.register(on: file)
         for collation in try file.collationsUsedByIndexes() { try QueryFunctions.registerCollation(collation, on: file) }

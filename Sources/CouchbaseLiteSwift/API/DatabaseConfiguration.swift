@@ -4,6 +4,9 @@ import Foundation
 public struct DatabaseConfiguration: Sendable {
     /// The directory holding `NAME.cblite2` bundles.
     public var directory: String
+    /// Open an existing database without writing to it (for tools such as `cbl n1ql`);
+    /// opening fails when there is none.
+    package var readOnly = false
 
     /// The default directory: `$XDG_DATA_HOME/CouchbaseLite`, else `~/.local/share/CouchbaseLite`
     /// (the same place the 1.x `CBLManager` uses on Linux).

@@ -1,0 +1,151 @@
+import CouchbaseLiteSwift
+import Foundation
+import SQLiteKit
+
+/// A `NAME.cblite2` database named on the command line, its storage format recognised from the
+/// file itself (spec 1.3, 1.5; cbl2-format 2.1) before any library opens it, so a wrong, damaged
+/// or foreign file gets one clear message.
+struct DatabaseBundle {
+    enum Format { case v1, v2 }
+
+    /// The `.cblite2` directory.
+    let url: URL
+    let format: Format
+    /// `PRAGMA user_version`: 17…102 for 1.x, 201…599 for 2.x/3.x.
+    let schemaVersion: Int
+    /// The path as the user gave it (for messages).
+    let argument: String
+
+    /// The database name: the bundle name without `.cblite2`.
+    var name: String { url.deletingPathExtension().lastPathComponent }
+
+    var formatDescription: String {
+        switch format {
+        case .v1: return "Couchbase Lite 1.x (SQLite storage, schema \(schemaVersion))"
+        case .v2: return "Couchbase Lite 2.x/3.x (schema \(schemaVersion))"
+        }
+    }
+
+    var databaseFile: URL { url.appendingPathComponent("db.sqlite3") }
+
+    /// The blob directory: `attachments/` in 1.x, `Attachments/` in 2.x (case matters on Linux).
+    var blobDirectory: URL { url.appendingPathComponent(format == .v1 ? "attachments" : "Attachments") }
+
+    /// Finds the bundle at `path` (a `NAME.cblite2` directory, or the `db.sqlite3` inside one)
+    /// and recognises its format; throws a ``CommandFailure`` (exit status 2) saying what it is instead.
+    static func locate(_ path: String) throws -> DatabaseBundle {
+        let fm = FileManager.default
+        var url = URL(fileURLWithPath: path).standardizedFileURL
+        var isDirectory: ObjCBool = false
+        guard fm.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw CommandFailure("no database at \(path)")
+        }
+        if !isDirectory.boolValue {
+            if url.lastPathComponent == "db.sqlite3", url.deletingLastPathComponent().pathExtension == "cblite2" {
+                url = url.deletingLastPathComponent()
+            } else if url.pathExtension == "cblite" {
+                throw CommandFailure("\(path) is a legacy single-file 1.0/1.1 database; "
+                                     + "convert it first (cbl upgrade --legacy, or open it once with 1.x)")
+            } else {
+                throw CommandFailure("\(path) is a file, not a NAME.cblite2 database directory")
+            }
+        }
+        guard url.pathExtension == "cblite2" else {
+            throw CommandFailure("\(path) is not a NAME.cblite2 database directory")
+        }
+        let database = url.appendingPathComponent("db.sqlite3")
+        if !fm.fileExists(atPath: database.path) {
+            let entries = (try? fm.contentsOfDirectory(atPath: url.path)) ?? []
+            if entries.contains(where: { $0.hasPrefix("db.forest") }) {
+                throw CommandFailure("\(path) is a ForestDB database (Couchbase Lite 1.x); only SQLite storage can be read")
+            }
+            throw CommandFailure("\(path) holds no db.sqlite3: it is not a Couchbase Lite database")
+        }
+        if fm.fileExists(atPath: url.appendingPathComponent("attachments/_encryption").path) {
+            throw CommandFailure("\(path) is encrypted; decrypt it with Couchbase Lite 1.x first")
+        }
+        let (version, tables) = try probe(database, argument: path)
+        if (Schema2.oldestReadable...Schema2.newestReadable).contains(version) {
+            return DatabaseBundle(url: url, format: .v2, schemaVersion: version, argument: path)
+        }
+        if version < Schema2.oldestReadable && tables.contains("revs") && tables.contains("docs") {
+            return DatabaseBundle(url: url, format: .v1, schemaVersion: version, argument: path)
+        }
+        if tables.isEmpty {
+            throw CommandFailure("\(path): db.sqlite3 is empty, not a database")
+        }
+        throw CommandFailure("\(path) is not a Couchbase Lite database (schema version \(version), tables "
+                             + tables.sorted().prefix(5).joined(separator: ", ") + ")")
+    }
+
+    /// The schema version and table names, read without writing anything next to the file
+    /// (immutable unless a `-wal`/journal holds committed data, spec 1.7).
+    private static func probe(_ file: URL, argument: String) throws -> (Int, Set<String>) {
+        let path = SQLiteConnection.hasPendingJournal(path: file.path) ? file.path : SQLiteConnection.immutableURI(forPath: file.path)
+        do {
+            let connection = try SQLiteConnection(path: path, mode: .init(readOnly: true, create: false))
+            defer { connection.close() }
+            var tables = Set<String>()
+            try connection.prepare("SELECT name FROM sqlite_master WHERE type='table'").forEachRow {
+                tables.insert($0.string(0) ?? "")
+            }
+            let version = try connection.scalarInt("PRAGMA user_version") ?? 0
+            return (Int(version), tables)
+        } catch let e as SQLiteError {
+            if e.isNotADatabase {
+                throw CommandFailure("\(argument): db.sqlite3 is encrypted or is not an SQLite database")
+            }
+            if e.isCorrupt {
+                throw CommandFailure("\(argument): db.sqlite3 is corrupt or truncated (\(e.message))")
+            }
+            throw CommandFailure("\(argument): cannot read db.sqlite3: \(e.message)")
+        }
+    }
+
+    /// Fails with exit status 2 unless the database is in `format`; `purpose` says why
+    /// ("views exist only in 1.x databases").
+    func require(_ expected: Format, _ purpose: String) throws {
+        guard format != expected else { return }
+        throw CommandFailure("\(argument) is a \(formatDescription) database; \(purpose)")
+    }
+
+    // MARK: Opening
+
+    /// Opens a 1.x database through a `CBLManager` (read-only unless `readOnly` is false).
+    func openV1(readOnly: Bool) throws -> V1Database {
+        try V1Database(bundle: self, readOnly: readOnly)
+    }
+
+    /// The 2.x file itself, read-only (no pragma, no `-shm` when the WAL is empty).
+    func openV2File() throws -> DataFile {
+        try DataFile(directory: url, create: false, readOnly: true)
+    }
+
+    /// A 2.x `Database` on the bundle.
+    func openV2Database(readOnly: Bool) throws -> Database {
+        var config = DatabaseConfiguration(directory: url.deletingLastPathComponent().path)
+        config.readOnly = readOnly
+        return try Database(name: name, config: config)
+    }
+}
+
+/// Bytes used by the bundle: the SQLite file with its side files, and the blobs.
+struct BundleSize {
+    var database: Int64 = 0
+    var blobs: Int64 = 0
+    var total: Int64 { database + blobs }
+
+    init(_ bundle: DatabaseBundle) {
+        let fm = FileManager.default
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            database += Self.size(of: bundle.databaseFile.path + suffix)
+        }
+        for name in (try? fm.contentsOfDirectory(atPath: bundle.blobDirectory.path)) ?? [] {
+            blobs += Self.size(of: bundle.blobDirectory.appendingPathComponent(name).path)
+        }
+    }
+
+    static func size(of path: String) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
+    }
+}

@@ -1,0 +1,263 @@
+import CouchbaseLite
+import CouchbaseLiteSwift
+import Foundation
+import JSONCore
+import SQLiteKit
+
+/// What `cbl check` found in a database.
+struct AuditReport {
+    /// A document revision referring to a blob.
+    struct Reference {
+        var documentID: String
+        var revisionID: String?
+        var attachment: String?
+        /// The 2.x collection (key-store table) when not the default one.
+        var collection: String?
+    }
+
+    struct MissingBlob {
+        var digest: String
+        var file: String
+        var references: [Reference]
+    }
+
+    struct BlobFile {
+        var file: String
+        var size: Int64
+    }
+
+    struct MismatchedBlob {
+        var file: String
+        var size: Int64
+        var expectedSize: Int64
+        var reference: Reference
+    }
+
+    var path = ""
+    var format = ""
+    var schemaVersion = 0
+    var schema = ""
+    var schemaProblem = false
+    /// `["ok"]` when SQLite found nothing wrong.
+    var integrity: [String] = []
+    var documents = 0
+    var blobFiles = 0
+    var referencedBlobs = 0
+    var missing: [MissingBlob] = []
+    var orphans: [BlobFile] = []
+    var mismatched: [MismatchedBlob] = []
+
+    var integrityOK: Bool { integrity == ["ok"] }
+
+    var problemCount: Int {
+        (integrityOK ? 0 : 1) + (schemaProblem ? 1 : 0) + missing.count + orphans.count + mismatched.count
+    }
+}
+
+/// The low-level reads behind `cbl check`: they go under the document APIs on purpose, since a
+/// checker must look at every revision body and every blob file, and keep working when the
+/// database is damaged. Nothing is written (immutable or read-only connections).
+enum StorageAudit {
+    // MARK: 1.x (spec 2, 4.1, 4.2, 4.5)
+
+    static func auditV1(_ bundle: DatabaseBundle) throws -> AuditReport {
+        var report = AuditReport()
+        report.path = bundle.url.path
+        report.format = "1.x"
+        report.schemaVersion = bundle.schemaVersion
+        switch bundle.schemaVersion {
+        case 102: report.schema = "Couchbase Lite 1.3/1.4 (current)"
+        case 101: report.schema = "Couchbase Lite 1.2 (1.x brings it to 102 when it opens the database for writing)"
+        case 17..<101: report.schema = "Couchbase Lite 1.0/1.1 .cblite2 (1.x upgrades it when it opens the database for writing)"
+        default:
+            report.schema = "unknown to Couchbase Lite 1.x (17…102 expected)"
+            report.schemaProblem = true
+        }
+        let connection = try openReadOnly(bundle)
+        defer { connection.close() }
+        try SQLiteStore.registerCollations(on: connection)
+        report.integrity = try integrityCheck(connection)
+        report.documents = Int(try connection.scalarInt(
+            "SELECT count(DISTINCT doc_id) FROM revs WHERE current=1 AND deleted=0") ?? 0)
+
+        // Every revision that still has a body may refer to blobs (the 1.x collector keeps them all, spec 4.5).
+        var references: [String: [AuditReport.Reference]] = [:]     // upper-case hex key → revisions
+        var expectedSizes: [String: (Int64, AuditReport.Reference)] = [:]
+        var unusableDigests: [(String, AuditReport.Reference)] = []
+        let stmt = try connection.prepare("""
+            SELECT docs.docid, revs.revid, revs.json FROM revs JOIN docs ON docs.doc_id = revs.doc_id
+            WHERE revs.json IS NOT NULL ORDER BY docs.docid, revs.sequence
+            """)
+        let marker = Array("\"_attachments\"".utf8)
+        try stmt.forEachRow { row in
+            guard let json = row.bytes(2), json.count > marker.count, contains(json, marker),
+                  let body = try? JSON.parseObject(json),
+                  let attachments = body["_attachments"] as? [String: Any] else { return }
+            for (name, item) in attachments {
+                guard let meta = item as? [String: Any], let digest = meta["digest"] as? String else { continue }
+                let reference = AuditReport.Reference(documentID: row.string(0) ?? "", revisionID: row.string(1), attachment: name)
+                guard let key = blobKeyV1(digest) else {
+                    unusableDigests.append((digest, reference))
+                    continue
+                }
+                references[key, default: []].append(reference)
+                let gzip = (meta["encoding"] as? String) == "gzip"
+                if let expected = (gzip ? meta["encoded_length"] : meta["length"]) as? Int {
+                    expectedSizes[key] = expectedSizes[key] ?? (Int64(expected), reference)
+                }
+            }
+        }
+
+        // Blob files: 40 hex digits + .blob, upper-case (lower-case from old Android/.NET builds, spec 4.2).
+        var files: [String: String] = [:]      // upper-case hex key → file name
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: bundle.blobDirectory.path)) ?? [] {
+            guard name.hasSuffix(".blob") else { continue }
+            let hex = String(name.dropLast(5))
+            guard hex.count == 40, hex.allSatisfy(\.isHexDigit) else { continue }
+            files[hex.uppercased()] = name
+        }
+        report.blobFiles = files.count
+        report.referencedBlobs = references.count
+        for (key, refs) in references.sorted(by: { $0.key < $1.key }) {
+            guard let file = files[key] else {
+                report.missing.append(.init(digest: digestV1(key), file: key + ".blob", references: refs))
+                continue
+            }
+            if let (expected, reference) = expectedSizes[key] {
+                let size = BundleSize.size(of: bundle.blobDirectory.appendingPathComponent(file).path)
+                if size != expected {
+                    report.mismatched.append(.init(file: file, size: size, expectedSize: expected, reference: reference))
+                }
+            }
+        }
+        for (digest, reference) in unusableDigests {
+            report.missing.append(.init(digest: digest, file: "-", references: [reference]))
+        }
+        for (key, file) in files.sorted(by: { $0.key < $1.key }) where references[key] == nil {
+            report.orphans.append(.init(file: file, size: BundleSize.size(of: bundle.blobDirectory.appendingPathComponent(file).path)))
+        }
+        return report
+    }
+
+    /// `sha1-<base64>` → the 40 upper-case hex digits of the blob file name (spec 4.2).
+    static func blobKeyV1(_ digest: String) -> String? {
+        guard digest.hasPrefix("sha1-"), let data = Data(base64Encoded: String(digest.dropFirst(5))), data.count == 20 else {
+            return nil
+        }
+        return data.map { String(format: "%02X", $0) }.joined()
+    }
+
+    private static func digestV1(_ hexKey: String) -> String {
+        var bytes: [UInt8] = []
+        var index = hexKey.startIndex
+        while index < hexKey.endIndex, let next = hexKey.index(index, offsetBy: 2, limitedBy: hexKey.endIndex) {
+            bytes.append(UInt8(hexKey[index..<next], radix: 16) ?? 0)
+            index = next
+        }
+        return "sha1-" + Data(bytes).base64EncodedString()
+    }
+
+    // MARK: 2.x/3.x (cbl2-format 1.1, 2.3)
+
+    static func auditV2(_ bundle: DatabaseBundle) throws -> AuditReport {
+        var report = AuditReport()
+        report.path = bundle.url.path
+        report.format = "2.x/3.x"
+        report.schemaVersion = bundle.schemaVersion
+        switch bundle.schemaVersion {
+        case 201: report.schema = "Couchbase Lite 2.0–2.6"
+        case 300..<400: report.schema = "Couchbase Lite 2.7/2.8"
+        case 400..<500: report.schema = "Couchbase Lite 3.0"
+        default: report.schema = "Couchbase Lite 3.1 or later"
+        }
+        // Through the API: index expressions need the query functions registered to be checked.
+        let db = try bundle.openV2Database(readOnly: true)
+        do {
+            try db.performMaintenance(type: .integrityCheck)
+            report.integrity = ["ok"]
+        } catch let e as CouchbaseLiteError {
+            let detail = e.message.range(of: "integrity check: ").map { String(e.message[$0.upperBound...]) } ?? e.message
+            report.integrity = detail.components(separatedBy: "; ")
+        }
+        try db.close()
+
+        let file = try bundle.openV2File()
+        defer { file.close() }
+        report.documents = Int(try file.liveDocumentCount())
+        // Blobs are referenced by their digest string, which Fleece stores as plain text in the
+        // bodies of every revision of every collection: the raw scan `compact` itself uses.
+        var references: [String: [AuditReport.Reference]] = [:]
+        var tables: [(String, Bool)] = []
+        try file.connection.prepare("""
+            SELECT name, (SELECT count(*) FROM pragma_table_info(m.name) WHERE name='extra') FROM sqlite_master m
+            WHERE type='table' AND name LIKE 'kv\\_%' ESCAPE '\\' AND name <> 'kv_info' AND name NOT LIKE '%::%'
+            ORDER BY name
+            """).forEachRow { if let t = $0.string(0) { tables.append((t, $0.int64(1) > 0)) } }
+        for (table, hasExtra) in tables {
+            let collection = collectionName(table)
+            try file.connection.prepare("SELECT key, body\(hasExtra ? ", extra" : "") FROM \(quoteIdentifier(table)) ORDER BY key")
+                .forEachRow { row in
+                    var digests = Set<String>()
+                    for column in 1...(hasExtra ? 2 : 1) {
+                        row.withBytes(Int32(column)) { if let b = $0 { Database.collectDigests(in: b, into: &digests) } }
+                    }
+                    for digest in digests {
+                        references[digest, default: []].append(.init(documentID: row.string(0) ?? "", revisionID: nil,
+                                                                     attachment: nil, collection: collection))
+                    }
+                }
+        }
+        var files: [String: String] = [:]      // digest → file name
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: bundle.blobDirectory.path)) ?? []
+        where name.hasSuffix(".blob") && !name.hasPrefix(".") {
+            files["sha1-" + String(name.dropLast(5)).replacingOccurrences(of: "_", with: "/")] = name
+        }
+        report.blobFiles = files.count
+        report.referencedBlobs = references.count
+        for (digest, refs) in references.sorted(by: { $0.key < $1.key }) where files[digest] == nil {
+            let file = BlobStore.key(fromDigest: digest).map(BlobStore.fileName(forKey:)) ?? "-"
+            report.missing.append(.init(digest: digest, file: file, references: refs))
+        }
+        for (digest, file) in files.sorted(by: { $0.value < $1.value }) where references[digest] == nil {
+            report.orphans.append(.init(file: file, size: BundleSize.size(of: bundle.blobDirectory.appendingPathComponent(file).path)))
+        }
+        return report
+    }
+
+    // MARK: Helpers
+
+    /// `kv_default`/`kv_del_default` → nil; `kv_.store.tasks` → `store.tasks`; `kv_local` → `local`.
+    private static func collectionName(_ table: String) -> String? {
+        var name = Substring(table.dropFirst(3))
+        if name.hasPrefix("del_") { name = name.dropFirst(4) }
+        if name.hasPrefix(".") { name = name.dropFirst() }
+        return name == "default" ? nil : String(name)
+    }
+
+    /// A read-only connection that writes nothing beside the file when its WAL is empty.
+    private static func openReadOnly(_ bundle: DatabaseBundle) throws -> SQLiteConnection {
+        let path = bundle.databaseFile.path
+        let uri = SQLiteConnection.hasPendingJournal(path: path) ? path : SQLiteConnection.immutableURI(forPath: path)
+        return try SQLiteConnection(path: uri, mode: .init(readOnly: true, create: false))
+    }
+
+    /// `PRAGMA integrity_check`'s lines; a check SQLite cannot even run is itself the finding.
+    private static func integrityCheck(_ connection: SQLiteConnection) throws -> [String] {
+        do {
+            return try connection.integrityCheck().split(separator: "\n").map(String.init)
+        } catch let e as SQLiteError {
+            return [e.message]
+        }
+    }
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard let first = needle.first, haystack.count >= needle.count else { return false }
+        var i = 0
+        let last = haystack.count - needle.count
+        while i <= last {
+            if haystack[i] == first && haystack[i..<(i + needle.count)].elementsEqual(needle) { return true }
+            i += 1
+        }
+        return false
+    }
+}
