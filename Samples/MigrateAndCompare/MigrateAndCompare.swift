@@ -5,7 +5,7 @@ import Foundation
 /// MigrateAndCompare: moving a 1.x app's views to 2.x N1QL queries.
 ///
 ///     swift run MigrateAndCompare                                # the sample shop database
-///     swift run MigrateAndCompare PATH/NAME.cblite2 [VIEW ...]   # a real 1.x database (never modified)
+///     swift run MigrateAndCompare PATH/NAME.cblite2 [VIEW ...]   # a real 1.x database (copied, never modified)
 ///
 /// Upgrades the 1.x database to the 2.x format (`DatabaseUpgrader`), then for each view compares
 /// the rows its stored index holds with a N1QL query over the upgraded database
@@ -56,14 +56,21 @@ final class MigrateAndCompareRun {
         defer { try? FileManager.default.removeItem(at: work) }
 
         // 1. The 1.x database: the one given, or the sample the app "shipped" with.
+        //    A given database is copied first and only the copy is used: the app's file stays as it was.
         let usingSample = arguments.isEmpty
-        let source = usingSample
-            ? try ShopDatabase.create(in: work.appendingPathComponent("shipped", isDirectory: true))
-            : URL(fileURLWithPath: arguments[0], isDirectory: true)
+        let source: URL
+        if usingSample {
+            source = try ShopDatabase.create(in: work.appendingPathComponent("shipped", isDirectory: true))
+        } else {
+            let given = URL(fileURLWithPath: arguments[0], isDirectory: true)
+            source = work.appendingPathComponent("given", isDirectory: true).appendingPathComponent(given.lastPathComponent)
+            try FileManager.default.createDirectory(at: source.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: given, to: source)
+        }
         let (documentCount, viewNames) = try inspect(source)
         print("1.x database \(source.lastPathComponent): \(documentCount) documents, views: \(viewNames.joined(separator: ", "))")
 
-        // 2. Upgrade it, as Couchbase Lite 2.x does when it opens a 1.x file. The source is only read.
+        // 2. Upgrade it, as Couchbase Lite 2.x does when it opens a 1.x file.
         let converted = work.appendingPathComponent("converted", isDirectory: true).appendingPathComponent(source.lastPathComponent)
         let upgrade = try DatabaseUpgrader(source: source, destination: converted).run()
         print(upgrade.summary.replacingOccurrences(of: work.path + "/", with: ""))
@@ -123,7 +130,7 @@ final class MigrateAndCompareRun {
     }
 
     /// The document count and view names of a 1.x database, read from a copy (opening a file
-    /// with the 1.x API may write to it; the source must stay as the app left it).
+    /// with the 1.x API may write to it, e.g. upgrade a 1.2 schema; the upgrade must see it as the app left it).
     private func inspect(_ source: URL) throws -> (documents: UInt, views: [String]) {
         let copy = work.appendingPathComponent("inspect", isDirectory: true)
         try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)

@@ -70,19 +70,20 @@ final class TodoLiteDemo {
         defer { liveQuery.stop() }
         try screen.waitUntil("the first rows") { $0.count == 2 }
 
+        print("adding Bread")
         let bread = try store.addTask("Bread", to: groceries)
-        print("added Bread")
         try screen.waitUntil("Bread") { $0.contains { $0.title == "Bread" } }
+        print("checking Milk")
         try store.setChecked(true, task: milk)
-        print("checked Milk")
         try screen.waitUntil("Milk checked") { $0.contains { $0.title == "Milk" && $0.checked } }
 
         // 4. An attachment: a small PNG saved with a new revision of the Bread task.
+        print("attaching a photo to Bread")
         try store.attachImage(Self.photo, contentType: "image/png", to: bread)
         guard let image = bread.currentRevision?.attachmentNamed("image"), image.content == Self.photo else {
             throw SampleError("the image attached to Bread did not read back")
         }
-        print("attached image to Bread: \(image.contentType ?? "?"), \(image.length) bytes, \(image.digest ?? "")")
+        print("Bread's attachment 'image': \(image.contentType ?? "?"), \(image.length) bytes, \(image.digest ?? "")")
         try screen.waitUntil("Bread's photo") { $0.contains { $0.title == "Bread" && $0.hasImage } }
 
         // 5. Sync. A second manager plays the server: a listener serves its databases over
