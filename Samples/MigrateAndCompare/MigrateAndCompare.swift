@@ -68,7 +68,7 @@ final class MigrateAndCompareRun {
             try FileManager.default.copyItem(at: given, to: source)
         }
         let (documentCount, viewNames) = try inspect(source)
-        print("1.x database \(source.lastPathComponent): \(documentCount) documents, views: \(viewNames.joined(separator: ", "))")
+        print("1.x database \(source.lastPathComponent): \(documentCount) documents, views: \(viewNames.isEmpty ? "(none)" : viewNames.joined(separator: ", "))")
 
         // 2. Upgrade it, as Couchbase Lite 2.x does when it opens a 1.x file.
         let converted = work.appendingPathComponent("converted", isDirectory: true).appendingPathComponent(source.lastPathComponent)

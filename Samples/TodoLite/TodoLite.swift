@@ -124,6 +124,9 @@ final class TodoLiteDemo {
         }
         print("both databases have \(db.documentCount) documents; the server's Bread has its \(serverImage?.length ?? 0)-byte image")
         try printSummaries(store)
+        if !isTemporary {
+            print("kept: \(directory.path)/app/todos.cblite2 and \(directory.path)/server/todos.cblite2 (swift run cbl info PATH)")
+        }
         print("done")
     }
 
