@@ -118,6 +118,23 @@ let package = Package(
             path: "Tests/CBLCrashWriter"
         ),
 
+        // Samples (Samples/NAME, run with `swift run NAME`): small apps written as a real app's data layer would be.
+        .executableTarget(
+            name: "TodoLite",
+            dependencies: ["CouchbaseLite", "CouchbaseLiteListener"],
+            path: "Samples/TodoLite"
+        ),
+        .executableTarget(
+            name: "MigrateAndCompare",
+            dependencies: ["CouchbaseLite", "CouchbaseLiteUpgrade"],
+            path: "Samples/MigrateAndCompare"
+        ),
+        .executableTarget(
+            name: "QueryTour",
+            dependencies: ["CouchbaseLite", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade"],
+            path: "Samples/QueryTour"
+        ),
+
         // Helpers shared by the tests, the crash writer and the benchmarks (a seedable PRNG).
         .target(name: "CBLTestSupport", path: "Tests/CBLTestSupport"),
 
