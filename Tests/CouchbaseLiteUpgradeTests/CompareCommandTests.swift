@@ -254,6 +254,22 @@ final class ViewSuggestionTests: XCTestCase {
         XCTAssertTrue(byYear.verified, "\(byYear.report.differences)")
     }
 
+    func testNullKeysKeepTheDocumentsThatHaveTheProperty() throws {
+        let docs: [(String, [String: Any])] = [
+            ("u1", ["type": "user", "name": "ann"]), ("u2", ["type": "user", "name": NSNull()]),
+            ("o1", ["type": "order", "total": 3]),
+        ]
+        let db = try makeLegacy(docs, views: ["users/byName": { doc, emit in
+            if doc["type"] as? String == "user" { emit(doc["name"] ?? NSNull(), nil) }
+        }])
+        var options = ViewQueryOptions()
+        options.mapOnly = true
+        let s = try ViewComparison(legacyDatabase: db).suggest(view: "users/byName", options: options)
+        XCTAssertTrue(s.n1ql.contains("name IS NOT MISSING"), s.n1ql)
+        XCTAssertEqual(s.report.n1qlRows.count, 2, "the order is not selected: \(s.n1ql)")
+        XCTAssertEqual(Set(s.report.differences.map(\.rule)), [.nullOrdering], "only what N1QL cannot reproduce")
+    }
+
     func testAGivenDescriptionAndTheRulesItCannotFix() throws {
         let docs: [(String, [String: Any])] = [("x", ["k": true]), ("y", ["k": 0.5]), ("z", ["k": 2])]
         let db = try makeLegacy(docs, views: ["v/k": { doc, emit in if let k = doc["k"] { emit(k, nil) } }])

@@ -177,6 +177,35 @@ final class ViewComparisonTests: XCTestCase {
         XCTAssertEqual(rules(whole), [.groupLevelWithoutCounterpart])
     }
 
+    func testArrayKeysOrderedByAnElementNameTheElementsRule() throws {
+        let docs: [(String, [String: Any])] = [("a", ["c": "alice"]), ("b", ["c": "Bob"])]
+        try makeLegacy(docs) { doc, emit in if let c = doc["c"] { emit([c], nil) } }
+        let report = try compare("SELECT meta().id AS id, [c] AS key FROM _ WHERE c IS VALUED ORDER BY [c]")
+        XCTAssertEqual(report.differences.map(\.kind), [.orderDiffers])
+        XCTAssertEqual(rules(report), [.binaryCollation], "same-length arrays: the element's own rule")
+    }
+
+    func testGroupKeysThatDifferOnlyInShape() throws {
+        let docs: [(String, [String: Any])] = [("a", ["c": "x"]), ("b", ["c": "x"]), ("d", ["c": "y"])]
+        try makeLegacy(docs) { doc, emit in if let c = doc["c"] { emit([c], 1) } }
+        var options = ViewQueryOptions()
+        options.groupLevel = 1
+        options.reduce = .count
+        let report = try compare("SELECT c AS key, count(*) AS value FROM _ WHERE c IS VALUED GROUP BY c ORDER BY c", options: options)
+        XCTAssertEqual(report.differences.map(\.kind), [.keyDiffers, .keyDiffers])
+        XCTAssertEqual(rules(report), [.groupLevelWithoutCounterpart])
+        XCTAssertTrue(report.unexplained.isEmpty)
+    }
+
+    func testTheGivenDatabaseIsNeverTouched() throws {
+        try makeLegacy(people(["alice"])) { self.emitName($0, $1) }
+        let before = try FileManager.default.contentsOfDirectory(atPath: bundle.path).sorted()
+        let sums = try checksums(bundle)
+        _ = try compare("SELECT meta().id AS id, name AS key FROM _")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: bundle.path).sorted(), before, "no -wal/-shm appear")
+        XCTAssertEqual(try checksums(bundle), sums)
+    }
+
     func testUnexplainedDifferencesAreFlagged() throws {
         try makeLegacy(people(["alice", "bob"])) { self.emitName($0, $1) }
         let report = try compare("SELECT meta().id AS id, name AS key FROM _ WHERE type = 'person' AND name <> 'alice' ORDER BY name")

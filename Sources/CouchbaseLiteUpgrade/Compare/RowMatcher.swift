@@ -86,6 +86,30 @@ public struct RowMatcher {
             n1qlLeft = n1qlLeft.filter { !paired.contains($0) }
         }
 
+        // Grouped rows whose keys differ only in shape: the view's group_level key `[x]` (or a
+        // prefix array) against N1QL's scalar `x` from GROUP BY x.
+        if !byDocument {
+            var n1qlByKey: [JSONValue: [Int]] = [:]
+            for j in n1qlLeft { n1qlByKey[n1qlRows[j].key, default: []].append(j) }
+            var stillLeft: [Int] = []
+            var paired = Set<Int>()
+            for i in viewLeft {
+                let v = viewRows[i]
+                guard case .array(let items) = v.key, let first = items.first, var list = n1qlByKey[items.count == 1 ? first : v.key]
+                        ?? (items.count == 1 ? nil : n1qlByKey[first]), !list.isEmpty else {
+                    stillLeft.append(i)
+                    continue
+                }
+                let j = list.removeFirst()
+                n1qlByKey[n1qlRows[j].key] = list
+                paired.insert(j)
+                out.append(RowDifference(kind: .keyDiffers, viewRow: v, n1qlRow: n1qlRows[j], rule: .groupLevelWithoutCounterpart,
+                                         detail: "the view groups by the array \(v.key.json), N1QL by \(n1qlRows[j].key.json): select the group key as an array"))
+            }
+            viewLeft = stillLeft
+            n1qlLeft = n1qlLeft.filter { !paired.contains($0) }
+        }
+
         let viewRowsPerDoc = Dictionary(grouping: viewRows.compactMap(\.documentID), by: { $0 }).mapValues(\.count)
         for i in viewLeft {
             let r = viewRows[i]
@@ -199,6 +223,14 @@ public struct RowMatcher {
         case (.missing, _), (_, .missing): return .nullVersusMissing
         case (.null, _), (_, .null): return .nullOrdering
         case (.bool, .number), (.number, .bool), (.bool, .bool): return .booleansAsNumbers
+        case (.array(let a), .array(let b)) where a.count == b.count:
+            // Same length: Fleece writes the same header, so the first differing element decides
+            // the bytes' order; its rule is the more useful explanation when one applies.
+            if let i = a.indices.first(where: { a[$0] != b[$0] }) {
+                let inner = orderRule(first: descending ? b[i] : a[i], second: descending ? a[i] : b[i])
+                if inner != .unexplained && inner != .equalKeysOrder { return inner }
+            }
+            return .arraysAndObjectsAsBlobs
         case (.array, _), (_, .array), (.object, _), (_, .object): return .arraysAndObjectsAsBlobs
         case (.string(let a), .string(let b)):
             // N1QL put b before a: BINARY byte order explains it only if b's bytes sort first.

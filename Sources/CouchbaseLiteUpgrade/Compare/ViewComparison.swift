@@ -160,13 +160,16 @@ public final class ViewComparison {
         guard fm.fileExists(atPath: legacyDatabase.path, isDirectory: &isDir), isDir.boolValue else {
             throw ComparisonError.input("\(legacyDatabase.path) is not a database bundle (a NAME.cblite2 directory)")
         }
-        if Self.isTwoXBundle(legacyDatabase) {
-            throw ComparisonError.input("\(legacyDatabase.lastPathComponent) is a 2.x/3.x database; give the 1.x database the app used")
-        }
         let name = legacyDatabase.deletingPathExtension().lastPathComponent
         let dir = scratch.appendingPathComponent("legacy", isDirectory: true)
         try fm.createDirectory(at: dir, withIntermediateDirectories: true)
-        try fm.copyItem(at: legacyDatabase, to: dir.appendingPathComponent("\(name).cblite2"))
+        // Everything below reads the copy: the given database is never opened, so not even
+        // SQLite's -wal/-shm side files appear next to it.
+        let copy = dir.appendingPathComponent("\(name).cblite2")
+        try fm.copyItem(at: legacyDatabase, to: copy)
+        if Self.isTwoXBundle(copy) {
+            throw ComparisonError.input("\(legacyDatabase.lastPathComponent) is a 2.x/3.x database; give the 1.x database the app used")
+        }
         let manager = try CBLManager(directory: dir.path)
         do {
             return Legacy(manager: manager, database: try manager.existingDatabaseNamed(name))

@@ -245,9 +245,12 @@ struct SuggestionWriter {
             }
         }
         var conditions = d.filters.map { "\(Self.expression($0.path)) = \(Self.literal($0.value))" }
+        // The map emits for documents that have the key properties: IS VALUED, or IS NOT MISSING
+        // when it emits null keys too.
         let emitsNull = rows.contains { $0.key == .null }
-        if d.unnestPath == nil, !emitsNull {
-            conditions += d.keyPaths.filter { $0 != "meta().id" }.map { "\(Self.expression($0)) IS VALUED" }
+        if d.unnestPath == nil {
+            let test = emitsNull ? "IS NOT MISSING" : "IS VALUED"
+            conditions += d.keyPaths.filter { $0 != "meta().id" }.map { "\(Self.expression($0)) \(test)" }
         }
         let direction = options.descending ? " DESC" : ""
         let reduced = !options.mapOnly && (options.reduce != nil || options.group || options.groupLevel > 0)
