@@ -110,6 +110,21 @@ final class QueryFunctionAdditionsTests: XCTestCase {
         XCTAssertEqual(none.first?.array(forKey: "ns")?.count, 0, "no rows: an empty array")
     }
 
+    func testResultAliasesMeanTheirColumnsInWhereAndOrderBy() throws {
+        try db.inBatch {
+            for (id, first, last) in [("a", "Zoe", "Adams"), ("b", "Al", "Young"), ("c", "Mo", "Lee")] {
+                try db.saveDocument(MutableDocument(id: id).setDictionary(MutableDictionaryObject(data: ["first": first, "last": last]), forKey: "name"))
+            }
+        }
+        let byAlias = try db.createQuery("SELECT meta().id AS id, name.last AS key FROM _ WHERE key IS VALUED ORDER BY key DESC")
+            .execute().map { $0.string(forKey: "id") ?? "?" }
+        XCTAssertEqual(byAlias, ["b", "c", "a"], "key means the column name.last, not a property 'key'")
+        let nested = try db.createQuery("SELECT name AS n FROM _ WHERE n.first = 'Mo'").execute().allResults()
+        XCTAssertEqual(nested.first?.dictionary(forKey: "n")?.string(forKey: "last"), "Lee")
+        let explicitSource = try db.createQuery("SELECT d.name.first AS name FROM _ AS d WHERE d.name.last = 'Adams'").execute().allResults()
+        XCTAssertEqual(explicitSource.map { $0.string(forKey: "name") }, ["Zoe"], "a source-qualified path is the document's")
+    }
+
     func testUnicodeCollationsUseICU() throws {
         try db.inBatch {
             for (i, name) in ["b", "B", "a", "á", "A", "Ä", "c"].enumerated() {

@@ -179,6 +179,32 @@ final class CompareCommandTests: XCTestCase {
         XCTAssertEqual(genders.viewRows.reduce(0.0) { if case .number(let n) = $1.value { return $0 + n }; return $0 }, 100)
     }
 
+    func testProfilesNestedArraysNeedUnnest() throws {
+        let root = try SharedFixtures.root()
+        let text = try String(contentsOf: root.appendingPathComponent("cbl2/query_data/profiles_100.json"), encoding: .utf8)
+        var docs: [(String, [String: Any])] = []
+        for line in text.split(separator: "\n") {
+            let body = try JSON.parseObject(Array(line.utf8))
+            docs.append((body["pid"] as? String ?? UUID().uuidString, body))
+        }
+        let db = try makeLegacy(docs, views: ["profiles/byState": { doc, emit in
+            for case let c as [String: Any] in doc["contacts"] as? [Any] ?? [] {
+                if let a = c["address"] as? [String: Any], let state = a["state"] { emit(state, nil) }
+            }
+        }])
+        var mapOnly = ViewQueryOptions()
+        mapOnly.mapOnly = true
+        let comparison = ViewComparison(legacyDatabase: db)
+        let first = try comparison.compare(view: .stored(name: "profiles/byState"), options: mapOnly,
+            n1ql: "SELECT meta().id AS id, contacts[0].address.state AS key FROM _ WHERE contacts[0].address.state IS VALUED ORDER BY key, meta().id")
+        XCTAssertGreaterThan(first.viewRows.count, first.n1qlRows.count)
+        XCTAssertTrue(first.differences.allSatisfy { $0.rule == .multipleEmits }, "\(first.countsByRule) \(first.unexplained.prefix(3).map(\.detail))")
+        let unnest = try comparison.compare(view: .stored(name: "profiles/byState"), options: mapOnly,
+            n1ql: "SELECT meta().id AS id, c.address.state AS key FROM _ UNNEST contacts AS c WHERE c.address.state IS VALUED "
+                + "ORDER BY c.address.state COLLATE UNICODE, meta().id")
+        XCTAssertTrue(unnest.isEqual, "\(unnest.differences.prefix(3))")
+    }
+
     func testAClosureViewOverAFixtureDatabase() throws {
         let bundle = try scratch.copyFixture("cbl1/sqlite-cblite2/ios140/iosdb.cblite2")
         let report = try ViewComparison(legacyDatabase: bundle).compare(

@@ -333,6 +333,14 @@ extension QueryTranslator {
 
     mutating func property(_ a: [Any]) throws -> String {
         let comps = try propertyComponents(a)
+        // A result column's alias, unless the path starts with a source's alias (LiteCore's rule).
+        if case .key(let first)? = comps.first, let aliased = resultAliases[first], splitSource(comps) == nil {
+            resultAliases[first] = nil   // `SELECT x.y AS x … ORDER BY x` must not recurse
+            defer { resultAliases[first] = aliased }
+            let value = try expr(aliased)
+            if comps.count == 1 { return value }
+            return "fl_nested_value(\(value), \(Self.stringLiteral(PropertyPath(Array(comps.dropFirst())).string)))"
+        }
         var source = sources[0]
         var rest = comps
         if let (s, r) = splitSource(comps) { source = s; rest = r }

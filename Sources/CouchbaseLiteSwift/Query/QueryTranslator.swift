@@ -64,6 +64,9 @@ struct QueryTranslator {
     /// ANY/EVERY variables in scope → the SQL alias of their `fl_each`.
     var variables: [String: String] = [:]
     var nextAlias = 1
+    /// The WHAT items' `AS` names and their expressions: a property path starting with one of
+    /// them (outside the WHAT list) means that result column, as in LiteCore (`ORDER BY key`).
+    var resultAliases: [String: Any] = [:]
     /// The full-text indexes the WHERE clause's MATCH() calls search (see `QueryTranslator+FullText`).
     var fullTextSearches: [FullTextSearch] = []
     /// True while the WHERE clause is translated, the only place MATCH() may be.
@@ -201,6 +204,7 @@ struct QueryTranslator {
                 t = "\(t) #\(n)"
             }
             titles.append(t)
+            if let title { resultAliases[title] = e }
         }
 
         // Every clause is translated before the SQL is assembled: any of them may mention
