@@ -437,4 +437,57 @@ final class QueryBuilderDocExamplesTests: XCTestCase {
         XCTAssertThrowsError(try query.execute())
         XCTAssertThrowsError(try query.explain())
     }
+
+    // MARK: The SQL++ (N1QL) string examples of the same documentation pages
+
+    private func rows(_ n1ql: String, _ parameters: Parameters? = nil) throws -> [[String: Any]] {
+        let query = try database.createQuery(n1ql)
+        if let parameters { query.parameters = parameters }
+        return try query.execute().allResults().map { $0.toDictionary() }
+    }
+
+    func testSQLPlusPlusSelectWhereOrderLimit() throws {
+        let r = try rows(#"SELECT META().id AS id, name FROM _ WHERE type = "airline" AND country = "France" ORDER BY name LIMIT 10"#)
+        XCTAssertEqual(r.map { $0["id"] as? String }, ["airline_1191", "airline_137"])
+        XCTAssertEqual(r.first?["name"] as? String, "Air Austral")
+    }
+
+    func testSQLPlusPlusGroupByWithAliasedCountInOrderBy() throws {
+        let r = try rows("SELECT COUNT(*) AS cnt, country FROM _ WHERE type = 'airline' GROUP BY country ORDER BY cnt DESC, country")
+        XCTAssertEqual(r.map { $0["country"] as? String }, ["United States", "France"])
+        XCTAssertEqual(r.map { $0["cnt"] as? Int }, [3, 2])
+    }
+
+    func testSQLPlusPlusJoin() throws {
+        let r = try rows("""
+            SELECT airline.name, route.destinationairport FROM _ AS airline
+            JOIN _ AS route ON META(airline).id = route.airlineid
+            WHERE route.type = 'route' AND airline.type = 'airline' ORDER BY route.destinationairport
+            """)
+        XCTAssertEqual(r.map { $0["destinationairport"] as? String }, ["CDG", "JFK", "SFO"])
+        XCTAssertEqual(r.map { $0["name"] as? String }, ["Air France", "Air France", "United Airlines"])
+    }
+
+    func testSQLPlusPlusLikeParametersAndMissing() throws {
+        XCTAssertEqual(try rows("SELECT name FROM _ WHERE type = 'airline' AND name LIKE 'Air%' ORDER BY name").map { $0["name"] as? String },
+                       ["Air Austral", "Air France"])
+        let p = Parameters().setString("France", forName: "country")
+        XCTAssertEqual(try rows("SELECT airportname FROM _ WHERE type = 'airport' AND country = $country ORDER BY airportname", p)
+                        .map { $0["airportname"] as? String }, ["Chambery", "Courchevel"])
+        XCTAssertEqual(try rows("SELECT META().id AS id FROM _ WHERE type = 'airline' AND iata IS NULL").map { $0["id"] as? String },
+                       ["airline_10226"])
+        XCTAssertEqual(try rows("SELECT META().id AS id FROM _ WHERE type = 'hotel' AND email IS MISSING").map { $0["id"] as? String },
+                       ["hotel_5"])
+    }
+
+    func testSQLPlusPlusArrayOperatorsAndFunctions() throws {
+        let r = try rows("""
+            SELECT name, ARRAY_LENGTH(public_likes) AS likes FROM _ WHERE type = 'hotel'
+            AND ANY who IN public_likes SATISFIES who = 'Sam' END ORDER BY likes DESC
+            """)
+        XCTAssertEqual(r.map { $0["name"] as? String }, ["The Savoy", "Hotel Ritz"])
+        let upper = try rows("SELECT UPPER(city) AS city, ROUND(AVG(price), 1) AS avg FROM _ WHERE type = 'hotel' GROUP BY city ORDER BY city")
+        XCTAssertEqual(upper.map { $0["city"] as? String }, ["LONDON", "PARIS", "SAN FRANCISCO"])
+        XCTAssertEqual(upper.first?["avg"] as? Double, 290.3)
+    }
 }
