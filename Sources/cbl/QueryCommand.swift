@@ -81,7 +81,7 @@ struct ViewQuery: ParsableCommand {
     var prefixMatchLevel: UInt = 0
 
     @Option(help: ArgumentHelp("Reduce the rows with a built-in reduce function.", valueName: "count|sum|stats"))
-    var reduce: BuiltinReduce?
+    var reduce: CBLBuiltinReducer?
 
     @Flag(name: .customLong("map-only"), help: "Map rows only: no reduce and no grouping (the default without --reduce).")
     var mapOnly = false
@@ -162,7 +162,11 @@ struct ViewQuery: ParsableCommand {
             }
             query = view.createQuery()
             query.indexUpdateMode = .never
-            query.mapOnly = true   // the reduce (if any) is ours, below
+            // The app's reduce is a closure, not in the file: reduce with the built-in one asked
+            // for (or group without one: null values, as 1.x gives).
+            query.mapOnly = !reduces
+            query.builtinReducer = reduce
+            query.groupLevel = group ? 9999 : (groupLevel ?? 0)
         } else {
             query = db.createAllDocumentsQuery()
             query.allDocsMode = includeDeleted ? .includeDeleted : conflicts ? .showConflicts
@@ -184,10 +188,7 @@ struct ViewQuery: ParsableCommand {
         let rows = try query.run().allObjects
         let output = Output()
         if reduces {
-            let reduction = ViewReduction(reducer: reduce, grouped: group || (groupLevel ?? 0) > 0,
-                                          groupLevel: group ? 0 : Int(groupLevel ?? 0))
-            let reduced = try reduction.run(rows.map { MapRow(key: $0.key, value: $0.value, documentID: $0.sourceDocumentID) })
-            printRows(reduced.map { [("key", jsonText($0.key)), ("value", jsonText($0.value))] }, output)
+            printRows(rows.map { [("key", jsonText($0.key)), ("value", jsonText($0.value))] }, output)
         } else {
             printRows(rows.map(members), output)
         }
@@ -220,4 +221,11 @@ struct ViewQuery: ParsableCommand {
         }
         text.render(into: output)
     }
+}
+
+extension CBLBuiltinReducer: ExpressibleByArgument {
+    /// `count`, `sum` or `stats` (CouchDB's `_count`… spellings too).
+    public init?(argument: String) { self.init(named: argument) }
+
+    public static var allValueStrings: [String] { allCases.map { String($0.rawValue.dropFirst()) } }
 }

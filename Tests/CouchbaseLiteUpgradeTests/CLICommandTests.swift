@@ -263,8 +263,8 @@ final class CLICommandTests: XCTestCase {
                        ["key     value", "------  -----", "[2016]  3", "[2017]  1", "[2018]  1", "(3 rows)"])
 
         let notNumeric = try cbl(["query", path, "app/by_date", "--reduce", "sum"])
-        assertInputError(notNumeric, "query", "--reduce sum needs numeric values")
-        XCTAssertTrue(notNumeric.stderr.contains("document e"), notNumeric.stderr)
+        assertInputError(notNumeric, "query", "_sum needs numeric values")
+        XCTAssertTrue(notNumeric.stderr.contains(#"got "many" (the row with key [2018,1,1])"#), notNumeric.stderr)
     }
 
     func testQueryAllDocs() throws {

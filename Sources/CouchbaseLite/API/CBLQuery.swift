@@ -77,9 +77,10 @@ public class CBLQuery: NSObject, @unchecked Sendable {
     public var mapOnly: Bool { get { get(\.mapOnly) } set { set(\.mapOnly, newValue) } }
     /// Group rows by the first N elements of array keys (and by equal keys) and reduce each group.
     public var groupLevel: UInt { get { get(\.groupLevel) } set { set(\.groupLevel, newValue) } }
-    /// A reduce function for this query only, used instead of the view's: lets tools reduce a
-    /// view's stored index (whose app closure is not available) with a built-in reducer.
-    package var reduceOverride: CBLReduceBlock? { get { get(\.reduceOverride) } set { set(\.reduceOverride, newValue) } }
+    /// A built-in reducer for this query only, used instead of the view's reduce: lets tools reduce
+    /// a view's stored index (whose app closure is not available). Its errors (a `_sum` of
+    /// non-numbers) make `run()` throw.
+    package var builtinReducer: CBLBuiltinReducer? { get { get(\.builtinReducer) } set { set(\.builtinReducer, newValue) } }
     /// When to update the view index.
     public var indexUpdateMode: CBLIndexUpdateMode { get { get(\.indexUpdateMode) } set { set(\.indexUpdateMode, newValue) } }
     /// Filters rows after the index lookup (`NSPredicate(block: { row, _ in … })`); limit/skip then apply to the filtered rows.
@@ -179,5 +180,5 @@ struct QueryOptions {
     var groupExact = false
     /// REST `reduce=true|false`, when given.
     var reduceSpecified: Bool?
-    var reduceOverride: CBLReduceBlock?
+    var builtinReducer: CBLBuiltinReducer?
 }

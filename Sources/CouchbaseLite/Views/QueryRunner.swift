@@ -51,7 +51,8 @@ struct QueryRunner {
     // MARK: View queries
 
     func runView(_ view: CBLView) throws -> CBLQueryEnumerator {
-        let reduceBlock = options.reduceOverride ?? view.reduceBlock
+        let reduceBlock: ThrowingReduce? = options.builtinReducer.map { r in { try r.reduce(keys: $0, values: $1, rereduce: $2) } }
+            ?? view.reduceBlock.map { block in { block($0, $1, $2) } }
         let grouped = !options.mapOnly && (options.groupLevel > 0 || options.groupExact)
         var reduce = !options.mapOnly && (reduceBlock != nil || grouped)
         if let requested = options.reduceSpecified {
@@ -163,34 +164,36 @@ struct QueryRunner {
     // MARK: Reduce
 
     /// Bounded-memory reduce: values are reduced in chunks whose results are re-reduced.
+    typealias ThrowingReduce = (_ keys: [Any], _ values: [Any], _ rereduce: Bool) throws -> Any
+
     struct Reducer {
-        let block: CBLReduceBlock?
+        let block: ThrowingReduce?
         var keys: [Any] = []
         var values: [Any] = []
         var partials: [Any] = []
 
-        mutating func add(key: Any, value: Any) {
+        mutating func add(key: Any, value: Any) throws {
             guard let block else { return }
             keys.append(key)
             values.append(value)
             if values.count >= QueryRunner.reduceChunkSize {
-                partials.append(block(keys, values, false))
+                partials.append(try block(keys, values, false))
                 keys.removeAll(keepingCapacity: true)
                 values.removeAll(keepingCapacity: true)
             }
         }
 
-        mutating func finish() -> Any? {
+        mutating func finish() throws -> Any? {
             guard let block else { return nil }
             defer { keys = []; values = []; partials = [] }
-            if partials.isEmpty { return block(keys, values, false) }
-            if !values.isEmpty { partials.append(block(keys, values, false)) }
-            return block([], partials, true)
+            if partials.isEmpty { return try block(keys, values, false) }
+            if !values.isEmpty { partials.append(try block(keys, values, false)) }
+            return try block([], partials, true)
         }
     }
 
     /// `lean`: the statement's columns are (key, value, sequence) instead of (key, value, docid, sequence, revid).
-    private func reduceRows(stmt: SQLiteStatement, store: SQLiteStore, reduceBlock: CBLReduceBlock?,
+    private func reduceRows(stmt: SQLiteStatement, store: SQLiteStore, reduceBlock: ThrowingReduce?,
                             grouped: Bool, lean: Bool) throws -> [CBLQueryRow] {
         var output: [CBLQueryRow] = []
         var reducer = Reducer(block: reduceBlock)
@@ -200,7 +203,7 @@ struct QueryRunner {
         var sawRows = false
 
         func emitGroup() throws {
-            let value = reducer.finish()
+            let value = try reducer.finish()
             if let value, !JSON.isValid(value) {
                 throw CBLError.dbError("Reduce function returned a value that is not JSON: \(type(of: value))")
             }
@@ -238,7 +241,7 @@ struct QueryRunner {
             } else {
                 value = NSNull()
             }
-            reducer.add(key: key, value: value)
+            try reducer.add(key: key, value: value)
         }
         stmt.reset()
         if grouped {

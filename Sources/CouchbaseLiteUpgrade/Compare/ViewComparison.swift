@@ -55,7 +55,7 @@ public struct ViewQueryOptions {
         query.skip = skip
         query.groupLevel = group ? 9999 : groupLevel
         query.prefixMatchLevel = prefixMatchLevel
-        if let reduce { query.reduceOverride = reduce.block }
+        query.builtinReducer = reduce
     }
 
     /// The options that differ from the defaults, for reports.
