@@ -486,6 +486,10 @@ do {
     print("Bulk insert: medians of \(options.insertRounds) alternating rounds, ratio = median of each round's API/raw; reads, full index builds, range queries, grouped reduce, collation and the upgrade the best of 3; re-index rows are single runs.")
     print("\"re-index 1% vs raw\" compares our incremental update with raw SQLite doing the same row deletes and")
     print("inserts: it shows the update touches only the changed documents (no scan of the database).")
+    if options.groups.contains(.query2x) {
+        print("query2x: base = SQLite json_extract on docs(id, json) with expression indexes (same cache/mmap settings);")
+        print("ratios = median of paired rounds (\(options.quick ? 3 : 7) query rounds, \(options.quick ? 1 : 3) save rounds); µs/op per execution.")
+    }
     for note in notes { print("  " + note) }
     print("")
     print(allWithinBudget ? "All ratios within budget." : "Some ratios are OVER budget.")
