@@ -32,7 +32,8 @@ enum QueryFunctions {
         /// Argument `i` as a compiled path: kept by SQLite with the call site while the argument
         /// is a constant (the usual case: one parse per query run), else from `paths`.
         func path(_ a: SQLiteArguments, _ i: Int, _ r: SQLiteFunctionResult?) -> CompiledPropertyPath? {
-            if let r, let p = r.auxiliaryObject(forArgument: Int32(i)) as? CompiledPropertyPath { return p }
+            // Only `path` stores objects with these functions' arguments: no dynamic cast needed.
+            if let r, let p = r.auxiliaryObject(forArgument: Int32(i)) { return unsafeDowncast(p, to: CompiledPropertyPath.self) }
             guard let s = a.string(i) else { return nil }
             let compiled: CompiledPropertyPath
             if let p = paths[s] {
