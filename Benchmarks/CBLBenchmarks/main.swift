@@ -20,7 +20,8 @@
 //              insert of the same documents; push, and 200 documents with 100 KB attachments (info).
 //   query2x:   2.x N1QL on --docs names-like documents written by the 1.x API and converted, vs SQLite's
 //              json_extract on a JSON copy: point lookup, range + ORDER BY + LIMIT 20, GROUP BY + count()
-//              (indexed, ≤ 1.5×), scan with an unindexed WHERE (≤ 2×); saveDocument in inBatch vs 1.x bulk insert (info).
+//              (indexed, ≤ 1.5×), the GROUP BY on an unindexed property and a scan with an unindexed WHERE
+//              (≤ 2×); the GROUP BY's floor on LiteCore's schema and saveDocument in inBatch vs 1.x bulk insert (info).
 //
 // Every run uses fresh temporary directories.
 

@@ -7,6 +7,17 @@ import Foundation
 enum MutableValues {
     static func normalize(_ value: Any?) -> Any {
         guard let value else { return NSNull() }
+        return normalize(nonNil: value)
+    }
+
+    static func normalize(nonNil value: Any) -> Any {
+        // The usual types by identity first, before any cast.
+        let t = type(of: value)
+        if t == String.self || t == Double.self || t == Bool.self || t == Int64.self { return value }
+        if t == Int.self { return Int64(value as! Int) }
+        if t == [String: Any].self { return MutableDictionaryObject(data: (value as! [String: Any])) }
+        if t == [Any].self { return MutableArrayObject(data: (value as! [Any])) }
+        if t == [String].self { return MutableArrayObject(data: (value as! [String])) }
         // An NSNumber would also answer `as? Bool`/`as? Int`: take its stored type instead.
         if type(of: value) is NSNumber.Type, let n = value as? NSNumber { return number(n) }
         // Class targets are tried on objects only: casting a Swift string, array or dictionary to
@@ -22,13 +33,6 @@ enum MutableValues {
             default: break   // Foundation objects (NSString, NSArray, …): as their Swift values below
             }
         }
-        // The usual types by identity, before the chain of casts below.
-        let t = type(of: value)
-        if t == String.self || t == Double.self || t == Bool.self || t == Int64.self { return value }
-        if t == Int.self { return Int64(value as! Int) }
-        if t == [String: Any].self { return MutableDictionaryObject(data: (value as! [String: Any])) }
-        if t == [Any].self { return MutableArrayObject(data: (value as! [Any])) }
-        if t == [String].self { return MutableArrayObject(data: (value as! [String])) }
         switch value {
         case let v as String: return v
         case let v as Substring: return String(v)
