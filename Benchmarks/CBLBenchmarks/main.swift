@@ -4,7 +4,7 @@
 //   swift run -c release CBLBenchmarks --quick    # 10k / 10k, for CI smoke runs
 //   options: --docs N  --reads N  --seed N  --keep (keep the temp directories)
 //            --only docs|views|collation|upgrade|readers|replication|query2x (one group; comma-separated list allowed)
-//            --plans (print EXPLAIN QUERY PLAN of the view statements)
+//            --plans (print EXPLAIN QUERY PLAN of the view and query2x statements)
 //
 // Groups (all by default; ratios are against a baseline measured in the same run):
 //   docs:      bulk insert ≤ 1.5× raw, random reads ≤ 2× raw.
