@@ -3,8 +3,8 @@
 //   swift run -c release CBLBenchmarks            # 100k documents, 100k random reads
 //   swift run -c release CBLBenchmarks --quick    # 10k / 10k, for CI smoke runs
 //   options: --docs N  --reads N  --seed N  --keep (keep the temp directories)
-//            --only docs|views|collation|upgrade|readers|replication (one group; comma-separated list allowed)
-//            --plans (print EXPLAIN QUERY PLAN of the view statements)
+//            --only docs|views|collation|upgrade|readers|replication|query2x (one group; comma-separated list allowed)
+//            --plans (print EXPLAIN QUERY PLAN of the view and query2x statements)
 //
 // Groups (all by default; ratios are against a baseline measured in the same run):
 //   docs:      bulk insert ≤ 1.5× raw, random reads ≤ 2× raw.
@@ -18,6 +18,10 @@
 //              in one transaction: reads on the reader pool vs reads forced through the writer (info).
 //   replication: pulling 10k ~1 KB documents through our listener on loopback ≤ 3× the store's bulk
 //              insert of the same documents; push, and 200 documents with 100 KB attachments (info).
+//   query2x:   2.x N1QL on --docs names-like documents written by the 1.x API and converted, vs SQLite's
+//              json_extract on a JSON copy: point lookup, range + ORDER BY + LIMIT 20, GROUP BY + count()
+//              (indexed, ≤ 1.5×), the GROUP BY on an unindexed property and a scan with an unindexed WHERE
+//              (≤ 2×); the GROUP BY's floor on LiteCore's schema and saveDocument in inBatch vs 1.x bulk insert (info).
 //
 // Every run uses fresh temporary directories.
 
@@ -56,12 +60,12 @@ struct Options {
                 let names = (it.next() ?? "").split(separator: ",").map(String.init)
                 let parsed = names.compactMap(BenchGroup.init(rawValue:))
                 guard !parsed.isEmpty, parsed.count == names.count else {
-                    FileHandle.standardError.write(Data("--only takes docs, views, collation, upgrade, readers or replication\n".utf8))
+                    FileHandle.standardError.write(Data("--only takes docs, views, collation, upgrade, readers, replication or query2x\n".utf8))
                     exit(2)
                 }
                 groups = Set(parsed)
             case "-h", "--help":
-                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|replication] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans]")
+                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|replication|query2x] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown option \(arg)\n".utf8))
@@ -72,7 +76,7 @@ struct Options {
 }
 
 enum BenchGroup: String, CaseIterable, Sendable {
-    case docs, views, collation, upgrade, readers, replication
+    case docs, views, collation, upgrade, readers, replication, query2x
 }
 
 
@@ -449,6 +453,12 @@ do {
         notes += replicationNotes
     }
 
+    if options.groups.contains(.query2x) {
+        let (queryRows, queryNotes) = try runQuery2xBenchmarks(options: options)
+        rows += queryRows
+        notes += queryNotes
+    }
+
     if options.groups.contains(.collation) {
         let (collationRows, collationNotes) = runCollationBenchmarks(options: options)
         rows += collationRows
@@ -477,6 +487,10 @@ do {
     print("Bulk insert: medians of \(options.insertRounds) alternating rounds, ratio = median of each round's API/raw; reads, full index builds, range queries, grouped reduce, collation and the upgrade the best of 3; re-index rows are single runs.")
     print("\"re-index 1% vs raw\" compares our incremental update with raw SQLite doing the same row deletes and")
     print("inserts: it shows the update touches only the changed documents (no scan of the database).")
+    if options.groups.contains(.query2x) {
+        print("query2x: base = SQLite json_extract on docs(id, json) with expression indexes (same cache/mmap settings);")
+        print("ratios = median of paired rounds (\(options.quick ? 3 : 7) query rounds, \(options.quick ? 1 : 3) save rounds); µs/op per execution.")
+    }
     for note in notes { print("  " + note) }
     print("")
     print(allWithinBudget ? "All ratios within budget." : "Some ratios are OVER budget.")

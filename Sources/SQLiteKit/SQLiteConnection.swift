@@ -320,5 +320,7 @@ private struct StaticStatementTable {
 
 /// Quotes an SQL identifier (table or index name) with single quotes, as the 1.x schema does for `maps_N`.
 public func quoteIdentifier(_ name: String) -> String {
-    "'" + name.replacingOccurrences(of: "'", with: "''") + "'"
+    // Without Foundation's replacingOccurrences: statements are built with it on hot paths.
+    guard name.utf8.contains(UInt8(ascii: "'")) else { return "'" + name + "'" }
+    return "'" + name.replacingOccurrences(of: "'", with: "''") + "'"
 }

@@ -87,6 +87,22 @@ public struct SQLiteFunctionResult {
     public func setSubtype(_ subtype: UInt32) { sqlite3_result_subtype(context, subtype) }
     /// Makes the statement fail with `message`.
     public func setError(_ message: String) { sqlite3_result_error(context, message, -1) }
+    /// Returns argument `i` of `arguments` unchanged (a copy of SQLite's value, subtype included).
+    public func set(argument i: Int, of arguments: SQLiteArguments) { sqlite3_result_value(context, arguments.value(i)) }
+
+    /// The object this call site stored with argument `i` (`sqlite3_get_auxdata`): SQLite keeps it
+    /// while the argument stays the same constant during one run of the statement.
+    public func auxiliaryObject(forArgument i: Int32) -> AnyObject? {
+        guard let p = sqlite3_get_auxdata(context, i) else { return nil }
+        return Unmanaged<AnyObject>.fromOpaque(p).takeUnretainedValue()
+    }
+
+    /// Stores `object` with argument `i` for later calls (see ``auxiliaryObject(forArgument:)``).
+    public func setAuxiliaryObject(_ object: AnyObject, forArgument i: Int32) {
+        sqlite3_set_auxdata(context, i, Unmanaged.passRetained(object).toOpaque()) { p in
+            if let p { Unmanaged<AnyObject>.fromOpaque(p).release() }
+        }
+    }
 }
 
 nonisolated(unsafe) private let emptyText: UnsafeMutablePointer<UInt8> = {

@@ -78,5 +78,5 @@ public final class MutableArrayObject: ArrayObject, MutableArrayFragment, @unche
     @discardableResult public func removeValue(at index: Int) -> Self { storage.remove(at: index); return self }
 
     /// Replaces all content with `data`.
-    @discardableResult public func setData(_ data: [Any]) -> Self { storage = data.map(MutableValues.normalize); return self }
+    @discardableResult public func setData(_ data: [Any]) -> Self { storage = data.map(MutableValues.normalize(nonNil:)); return self }
 }

@@ -51,7 +51,7 @@ public final class MutableDictionaryObject: DictionaryObject, MutableDictionaryP
 
     /// Replaces all content with `data`.
     @discardableResult public func setData(_ data: [String: Any]) -> Self {
-        storage = data.mapValues(MutableValues.normalize)
+        storage = data.mapValues(MutableValues.normalize(nonNil:))
         return self
     }
 

@@ -7,14 +7,33 @@ import Foundation
 enum MutableValues {
     static func normalize(_ value: Any?) -> Any {
         guard let value else { return NSNull() }
+        return normalize(nonNil: value)
+    }
+
+    static func normalize(nonNil value: Any) -> Any {
+        // The usual types by identity first, before any cast.
+        let t = type(of: value)
+        if t == String.self || t == Double.self || t == Bool.self || t == Int64.self { return value }
+        if t == Int.self { return Int64(value as! Int) }
+        if t == [String: Any].self { return MutableDictionaryObject(data: (value as! [String: Any])) }
+        if t == [Any].self { return MutableArrayObject(data: (value as! [Any])) }
+        if t == [String].self { return MutableArrayObject(data: (value as! [String])) }
         // An NSNumber would also answer `as? Bool`/`as? Int`: take its stored type instead.
         if type(of: value) is NSNumber.Type, let n = value as? NSNumber { return number(n) }
+        // Class targets are tried on objects only: casting a Swift string, array or dictionary to
+        // a class makes Foundation bridge it (a whole collection, recursively) just to say no.
+        if type(of: value) is AnyClass {
+            switch value {
+            case let v as MutableDictionaryObject: return v
+            case let v as MutableArrayObject: return v
+            case let v as DictionaryObject: return MutableDictionaryObject(data: v.toDictionary())
+            case let v as ArrayObject: return MutableArrayObject(data: v.toArray())
+            case let v as Blob: return v
+            case let v as NSNull: return v
+            default: break   // Foundation objects (NSString, NSArray, …): as their Swift values below
+            }
+        }
         switch value {
-        case let v as MutableDictionaryObject: return v
-        case let v as MutableArrayObject: return v
-        case let v as DictionaryObject: return MutableDictionaryObject(data: v.toDictionary())
-        case let v as ArrayObject: return MutableArrayObject(data: v.toArray())
-        case let v as Blob: return v
         case let v as String: return v
         case let v as Substring: return String(v)
         case let v as Bool: return v
@@ -30,12 +49,10 @@ enum MutableValues {
         case let v as UInt8: return Int64(v)
         case let v as Double: return v
         case let v as Float: return v
-        case let v as NSNumber: return number(v)
         case let v as Date: return isoString(v)
         case let v as Data: return v
         // Only a real [UInt8]: any empty array would also cast to it (and be stored as data).
         case let v as [UInt8] where type(of: value) == [UInt8].self: return Data(v)
-        case let v as NSNull: return v
         case let v as [String: Any]: return MutableDictionaryObject(data: v)
         case let v as [Any]: return MutableArrayObject(data: v)
         default:
@@ -156,6 +173,8 @@ enum MutableValues {
     }
 
     private static func encode(_ value: Any, into encoder: inout FleeceEncoder, result: inout EncodingResult) throws {
+        // Scalars are never objects here (normalize made them Swift values): no class casts for them.
+        guard type(of: value) is AnyClass else { return try encoder.write(value) }
         switch value {
         case let dict as MutableDictionaryObject:
             encoder.beginDict(reserve: dict.storage.count)

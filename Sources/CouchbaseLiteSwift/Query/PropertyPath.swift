@@ -84,3 +84,40 @@ struct PropertyPath: Equatable {
         return v
     }
 }
+
+/// A property path prepared for evaluating on many documents (one query run): keys resolved to
+/// their shared-key codes once (``FleeceKey``), the same answers as ``PropertyPath/evaluate(_:)``.
+final class CompiledPropertyPath: @unchecked Sendable {
+    enum Step {
+        case key(FleeceKey)
+        case index(Int)
+    }
+
+    let steps: [Step]
+
+    init(_ path: PropertyPath) {
+        steps = path.components.map {
+            switch $0 {
+            case .key(let k): return .key(FleeceKey(k))
+            case .index(let n): return .index(n)
+            }
+        }
+    }
+
+    func evaluate(_ root: FleeceValue) -> FleeceValue? {
+        var v = root
+        for step in steps {
+            switch step {
+            case .key(let k):
+                guard let d = v.dictValue, let next = d[k] else { return nil }
+                v = next
+            case .index(let n):
+                guard let a = v.arrayValue else { return nil }
+                let i = n < 0 ? a.count + n : n
+                guard i >= 0, i < a.count else { return nil }
+                v = a[i]
+            }
+        }
+        return v
+    }
+}

@@ -13,13 +13,28 @@ public class Query: @unchecked Sendable {
     /// The query tree the SQL was translated from.
     let tree: Any
     private let lock = NSLock()
-    private var compiled: QueryTranslator.Output?
+    private var compiled: Compiled?
+
+    /// The translation and what every run of it needs, worked out once.
+    private struct Compiled {
+        let output: QueryTranslator.Output
+        /// The column names, shared by every result row.
+        let keys: ResultKeys
+        /// Each `$parameter` and its SQL name (`:p_…`).
+        let parameters: [(name: String, sqlName: String)]
+
+        init(_ output: QueryTranslator.Output) {
+            self.output = output
+            keys = ResultKeys(output.columnTitles)
+            parameters = output.parameters.sorted().map { ($0, ":" + QueryTranslator.parameterName($0)) }
+        }
+    }
 
     /// A N1QL/JSON query: compiled now, so a bad query fails at creation, as in LiteCore.
     init(database: Database, tree: Any) throws {
         self.database = database
         self.tree = tree
-        compiled = try Self.compile(tree, on: database)
+        compiled = Compiled(try Self.compile(tree, on: database))
     }
 
     /// A `QueryBuilder` query: building never throws in 2.x, so it is compiled on first use
@@ -31,13 +46,17 @@ public class Query: @unchecked Sendable {
 
     /// The SQL translation of `tree`, compiled once.
     var translation: QueryTranslator.Output {
+        get throws { try prepared.output }
+    }
+
+    private var prepared: Compiled {
         get throws {
             lock.lock()
             defer { lock.unlock() }
             if let compiled { return compiled }
-            let output = try Self.compile(tree, on: database)
-            compiled = output
-            return output
+            let c = Compiled(try Self.compile(tree, on: database))
+            compiled = c
+            return c
         }
     }
 
@@ -61,7 +80,7 @@ public class Query: @unchecked Sendable {
                 throw CouchbaseLiteError(.missingIndex, "'match' test requires a full-text index: there is no full-text index named '\(name)'")
             }
             do {
-                _ = try file.connection.prepare(translation.sql)
+                _ = try file.connection.cached(translation.sql)
             } catch let e as SQLiteError {
                 throw CouchbaseLiteError(.invalidQuery, "Query could not be compiled: \(e)")
             }
@@ -74,11 +93,11 @@ public class Query: @unchecked Sendable {
 
     /// The SQL the query runs and SQLite's plan for it.
     public func explain() throws -> String {
-        let translation = try translation
+        let prepared = try prepared
         return try database.withOpenFile { file in
-            var out = translation.sql + "\n\n"
-            let stmt = try file.connection.prepare("EXPLAIN QUERY PLAN " + translation.sql)
-            try bind(stmt, translation)
+            var out = prepared.output.sql + "\n\n"
+            let stmt = try file.connection.prepare("EXPLAIN QUERY PLAN " + prepared.output.sql)
+            try bind(stmt, prepared)
             while try stmt.step() {
                 out += "\(stmt.int(0))|\(stmt.int(1))|\(stmt.int(2))|\(stmt.string(3) ?? "")\n"
             }
@@ -88,23 +107,27 @@ public class Query: @unchecked Sendable {
 
     /// Runs the query and returns all of its rows.
     public func execute() throws -> ResultSet {
-        let translation = try translation
+        let prepared = try prepared
+        let translation = prepared.output
         return try database.withOpenFile { file in
-            try QueryFunctions.register(on: file)
+            // The functions were registered when the database opened. The compiled statement is
+            // kept by the connection and re-bound on each run (SQLite re-plans it by itself when
+            // the schema changes, e.g. after `createIndex`).
             let stmt: SQLiteStatement
             do {
-                stmt = try file.connection.prepare(translation.sql)
+                stmt = try file.connection.cached(translation.sql)
             } catch let e as SQLiteError {
                 throw CouchbaseLiteError(.invalidQuery, "Query could not be compiled: \(e)")
             }
-            try bind(stmt, translation)
+            defer { stmt.reset() }
+            try bind(stmt, prepared)
             var rows: [Result] = []
             let titles = translation.columnTitles
             // The tokenizer reads MATCH strings while the statement steps (see CFullTextTokenizer.h).
             let searches = !translation.fullTextTables.isEmpty
             if searches { cbl_unicodesn_set_running_query(1) }
             defer { if searches { cbl_unicodesn_set_running_query(0) } }
-            let keys = ResultKeys(titles)
+            let keys = prepared.keys
             do {
                 while try stmt.step() {
                     var values: [ResultValue] = []
@@ -121,9 +144,9 @@ public class Query: @unchecked Sendable {
         }
     }
 
-    private func bind(_ stmt: SQLiteStatement, _ translation: QueryTranslator.Output) throws {
-        for name in translation.parameters {
-            let index = stmt.parameterIndex(":" + QueryTranslator.parameterName(name))
+    private func bind(_ stmt: SQLiteStatement, _ prepared: Compiled) throws {
+        for (name, sqlName) in prepared.parameters {
+            let index = stmt.parameterIndex(sqlName)
             guard index > 0 else { continue }
             guard let value = parameters?.value(forName: name) else {
                 try stmt.bindNull(at: index)       // an unset parameter is MISSING
@@ -135,6 +158,7 @@ public class Query: @unchecked Sendable {
 
     private static func bind(_ value: Any, at index: Int32, _ stmt: SQLiteStatement) throws {
         switch value {
+        case let s as String: try stmt.bind(s, at: index)   // first: the common case, and cheap to test
         case let b as Bool where type(of: value) == Bool.self: try stmt.bind(Int64(b ? 1 : 0), at: index)
         case let n as NSNumber where QueryTranslator.isBoolean(n): try stmt.bind(Int64(n.boolValue ? 1 : 0), at: index)
         case let i as Int: try stmt.bind(Int64(i), at: index)

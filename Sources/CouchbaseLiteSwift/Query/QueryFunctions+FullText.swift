@@ -6,12 +6,12 @@ import SQLiteKit
 /// tokenizer, `fl_fts_value(body, path)` (a property as the text FTS indexes) and
 /// `rank(matchinfo(…))` (relevance of a match).
 extension QueryFunctions {
-    static func registerFullText(on connection: SQLiteConnection, lookup: @escaping (SQLiteArguments) -> FleeceValue?) throws {
+    static func registerFullText(on connection: SQLiteConnection, lookup: @escaping (SQLiteArguments, SQLiteFunctionResult?) -> FleeceValue?) throws {
         try DataFile.registerFullTextTokenizer(on: connection)
         // fl_fts_value: every scalar under the property, in document order, joined by spaces:
         // strings as is, numbers in decimal, booleans `T`/`F`; MISSING gives NULL (nothing indexed).
         try connection.createFunction("fl_fts_value", argumentCount: 2, readsSubtypes: true) { a, r in
-            guard let value = lookup(a) else { return r.setNull() }
+            guard let value = lookup(a, r) else { return r.setNull() }
             r.set(ftsText(value))
         }
         try connection.createFunction("rank", argumentCount: 1) { a, r in

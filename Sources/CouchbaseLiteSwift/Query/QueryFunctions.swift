@@ -30,24 +30,34 @@ enum QueryFunctions {
         let connection = file.connection
         if try connection.scalarInt("SELECT count(*) FROM pragma_function_list WHERE name='fl_value'") ?? 0 > 0 { return }
         let decoder = FleeceBodyDecoder { [unowned file] in file.sharedKeys }
-        var paths: [String: PropertyPath] = [:]
-        func path(_ a: SQLiteArguments, _ i: Int) -> PropertyPath? {
+        var paths: [String: CompiledPropertyPath] = [:]
+        /// Argument `i` as a compiled path: kept by SQLite with the call site while the argument
+        /// is a constant (the usual case: one parse per query run), else from `paths`.
+        func path(_ a: SQLiteArguments, _ i: Int, _ r: SQLiteFunctionResult?) -> CompiledPropertyPath? {
+            // Only `path` stores objects with these functions' arguments: no dynamic cast needed.
+            if let r, let p = r.auxiliaryObject(forArgument: Int32(i)) { return unsafeDowncast(p, to: CompiledPropertyPath.self) }
             guard let s = a.string(i) else { return nil }
-            if let p = paths[s] { return p }
-            guard let p = try? PropertyPath(parsing: s) else { return nil }
-            paths[s] = p
-            return p
+            let compiled: CompiledPropertyPath
+            if let p = paths[s] {
+                compiled = p
+            } else {
+                guard let parsed = try? PropertyPath(parsing: s) else { return nil }
+                compiled = CompiledPropertyPath(parsed)
+                paths[s] = compiled
+            }
+            r?.setAuxiliaryObject(compiled, forArgument: Int32(i))
+            return compiled
         }
         /// The Fleece value at argument 1's path under argument 0 (a body or a collection).
-        func lookup(_ a: SQLiteArguments) -> FleeceValue? {
+        func lookup(_ a: SQLiteArguments, _ r: SQLiteFunctionResult?) -> FleeceValue? {
             guard a.storageClass(0) == .blob, a.subtype(0) != QueryValue.nullSubtype,
-                  let p = path(a, 1) else { return nil }
+                  let p = path(a, 1, r) else { return nil }
             return a.withBlob(0) { decoder.root(of: $0) }.flatMap { p.evaluate($0) }
         }
 
         // fl_value(body, path) / fl_nested_value(value, path): the property, MISSING if absent.
         let value: SQLiteScalarFunction = { a, r in
-            if let v = lookup(a) { return QueryValue(v).set(r) }
+            if let v = lookup(a, r) { return QueryValue.setResult(v, r) }
             // A scalar with an empty path is itself (a variable bound to a scalar).
             if a.string(1)?.isEmpty == true { return QueryValue.argument(a, 0, decoder).set(r) }
             r.setNull()
@@ -55,14 +65,14 @@ enum QueryFunctions {
         try connection.createFunction("fl_value", argumentCount: 2, readsSubtypes: true, value)
         try connection.createFunction("fl_nested_value", argumentCount: 2, readsSubtypes: true, value)
         try connection.createFunction("fl_exists", argumentCount: 2, readsSubtypes: true) { a, r in
-            QueryValue.bool(lookup(a) != nil).set(r)
+            QueryValue.bool(lookup(a, r) != nil).set(r)
         }
         try connection.createFunction("fl_count", argumentCount: 2, readsSubtypes: true) { a, r in
-            guard let v = lookup(a) else { return r.setNull() }
+            guard let v = lookup(a, r) else { return r.setNull() }
             if let n = v.arrayValue?.count ?? v.dictValue?.count { r.set(Int64(n)) } else { QueryValue.null.set(r) }
         }
         try connection.createFunction("fl_contains", argumentCount: 3, readsSubtypes: true) { a, r in
-            guard let v = lookup(a) else { return r.setNull() }
+            guard let v = lookup(a, r) else { return r.setNull() }
             guard let arr = v.arrayValue else { return QueryValue.null.set(r) }
             let needle = QueryValue.argument(a, 2, decoder)
             QueryValue.bool(arr.contains { QueryValue($0).sqlEquals(needle) }).set(r)
@@ -96,6 +106,12 @@ enum QueryFunctions {
         // fl_result(value): a result column in a form that survives sorting and storage
         // (subtypes do not): booleans and data as Fleece, JSON null as an empty blob.
         try connection.createFunction("fl_result", argumentCount: 1, readsSubtypes: true) { a, r in
+            // Numbers and strings (no subtype) are returned as they are.
+            switch a.storageClass(0) {
+            case .real, .text: return r.set(argument: 0, of: a)
+            case .integer where a.subtype(0) != QueryValue.boolSubtype: return r.set(argument: 0, of: a)
+            default: break
+            }
             let v = QueryValue.argument(a, 0, decoder)
             switch v {
             case .bool, .data:
@@ -135,7 +151,7 @@ enum QueryFunctions {
             let rows = EachRows()
             var target: QueryValue = .missing
             if a.count > 1, a.storageClass(0) == .blob, !(a.string(1) ?? "").isEmpty {
-                target = lookup(a).map(QueryValue.init) ?? .missing
+                target = lookup(a, nil).map(QueryValue.init) ?? .missing
             } else if a.count > 0 {
                 target = QueryValue.argument(a, 0, decoder)
             }

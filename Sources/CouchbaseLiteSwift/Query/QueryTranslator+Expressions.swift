@@ -231,6 +231,8 @@ extension QueryTranslator {
         if let agg = N1QLFunctionTable.aggregates[name] {
             guard (agg.min...agg.max).contains(args.count) else { throw Self.invalid("Wrong number of arguments to \(name)(): \(args.count)") }
             if args.isEmpty { return "count(*)" }
+            // count(*) counts rows: no need to read (and decode) every body as count(fl_root(body)) would.
+            if name == "count", let star = args[0] as? [Any], star.count == 1, star[0] as? String == "." { return "count(*)" }
             return "\(agg.sql)(\(try expr(args[0])))"
         }
         if N1QLFunctionTable.notYetSupported.contains(name) {

@@ -63,6 +63,15 @@ enum QueryValue {
         }
     }
 
+    /// Sets `r` to the value of `v` (as `QueryValue(v).set(r)`), strings straight from the Fleece bytes.
+    static func setResult(_ v: FleeceValue, _ r: SQLiteFunctionResult) {
+        switch v.type {
+        case .string: _ = v.withUTF8 { r.setText(UnsafeRawBufferPointer($0)) }
+        case .number: v.isInteger && !v.isUnsigned ? r.set(v.intValue) : r.set(v.doubleValue)
+        default: QueryValue(v).set(r)
+        }
+    }
+
     /// Sets `r` to this value, as the SQL functions return values.
     func set(_ r: SQLiteFunctionResult) {
         switch self {
@@ -114,11 +123,11 @@ enum QueryValue {
 
 /// Decodes Fleece blobs handed to the query functions: document bodies (the current revision
 /// of a 2.x rev-tree row, or a 3.x Fleece body) and collections other functions returned.
-/// Remembers the last blob, since one row's body is read by every `fl_value` of the row.
+/// Remembers the last body, since one row's body is read by every `fl_value` of the row.
 final class FleeceBodyDecoder: @unchecked Sendable {
     private let sharedKeys: () -> SharedKeys
-    private var lastBytes: [UInt8] = []
-    private var lastRoot: FleeceValue?
+    /// The last valid body decoded (its bytes are compared with the next blob's body).
+    private var last: FleeceDocument?
 
     init(sharedKeys: @escaping () -> SharedKeys) {
         self.sharedKeys = sharedKeys
@@ -127,12 +136,13 @@ final class FleeceBodyDecoder: @unchecked Sendable {
     /// The root value of `bytes`, or nil if they are neither a rev tree with a current body nor
     /// valid Fleece (a query never fails on a malformed body; the value is MISSING).
     func root(of bytes: UnsafeRawBufferPointer) -> FleeceValue? {
-        if bytes.count == lastBytes.count, lastBytes.withUnsafeBytes({ $0.elementsEqual(bytes) }) {
-            return lastRoot
+        guard let body = Self.currentBody(bytes) else { return nil }
+        if let last, last.withUnsafeBytes({ $0.count == body.count && (body.count == 0 || memcmp($0.baseAddress!, body.baseAddress!, body.count) == 0) }) {
+            return last.root
         }
-        lastBytes = [UInt8](bytes)
-        lastRoot = Self.currentBody(bytes).flatMap { try? FleeceDocument(bytes: $0, sharedKeys: sharedKeys()).root }
-        return lastRoot
+        guard let doc = try? FleeceDocument(bytes: body, sharedKeys: sharedKeys()) else { return nil }
+        last = doc
+        return doc.root
     }
 
     /// The Fleece body inside `bytes`: for a 2.x row the body of revision 0 (spec 3.3), else

@@ -6,42 +6,50 @@ import SQLiteKit
 /// an empty blob = JSON null, other blobs Fleece (collections, booleans, data).
 enum ResultValue {
     case missing
-    case scalar(Any)
+    case null
+    case int(Int)
+    case double(Double)
+    case string(String)
     case fleece(DocumentContext)
 
     init(_ stmt: SQLiteStatement, column c: Int32, sharedKeys: SharedKeys) {
         switch stmt.value(c) {
         case .null: self = .missing
-        case .integer(let i): self = .scalar(Int(i))
-        case .real(let d): self = .scalar(d)
-        case .text(let s): self = .scalar(s)
+        case .integer(let i): self = .int(Int(i))
+        case .real(let d): self = .double(d)
+        case .text(let s): self = .string(s)
         case .blob(let bytes):
-            if bytes.isEmpty { self = .scalar(NSNull()); return }
+            if bytes.isEmpty { self = .null; return }
             // Document bodies carry the database's shared keys; fl_result's own blobs have none.
             if let doc = try? FleeceDocument(bytes: bytes, sharedKeys: sharedKeys) {
                 self = .fleece(DocumentContext(fleece: doc, blobStore: nil))
             } else {
-                self = .scalar(NSNull())
+                self = .null
             }
+        }
+    }
+
+    /// A scalar as the API returns it (nil for MISSING and collections).
+    private var scalarValue: Any? {
+        switch self {
+        case .missing, .fleece: return nil
+        case .null: return NSNull()
+        case .int(let i): return i
+        case .double(let d): return d
+        case .string(let s): return s
         }
     }
 
     /// The API value (`DictionaryObject`/`ArrayObject` for collections), nil when MISSING.
     var apiValue: Any? {
-        switch self {
-        case .missing: return nil
-        case .scalar(let v): return v
-        case .fleece(let ctx): return ctx.apiValue(ctx.fleece.root, inAttachments: false)
-        }
+        if case .fleece(let ctx) = self { return ctx.apiValue(ctx.fleece.root, inAttachments: false) }
+        return scalarValue
     }
 
     /// Plain Swift values (`[String: Any]`, `[Any]`, …), nil when MISSING.
     var plainValue: Any? {
-        switch self {
-        case .missing: return nil
-        case .scalar(let v): return v
-        case .fleece(let ctx): return ctx.foundationValue(ctx.fleece.root, inAttachments: false)
-        }
+        if case .fleece(let ctx) = self { return ctx.foundationValue(ctx.fleece.root, inAttachments: false) }
+        return scalarValue
     }
 
     var fleeceValue: FleeceValue? {
@@ -84,7 +92,10 @@ public final class Result: @unchecked Sendable {
     /// `ArrayObject`); nil if MISSING or out of range.
     public func value(at index: Int) -> Any? { column(index)?.apiValue }
     /// The string at `index`, or nil.
-    public func string(at index: Int) -> String? { value(at: index) as? String }
+    public func string(at index: Int) -> String? {
+        if case .string(let s)? = column(index) { return s }
+        return value(at: index) as? String
+    }
     /// The number at `index` as an `Int` (0 if not a number; `true` is 1).
     public func int(at index: Int) -> Int { Int(truncatingIfNeeded: Self.int64(column(index))) }
     /// The number at `index` as an `Int64`.
@@ -101,7 +112,10 @@ public final class Result: @unchecked Sendable {
     /// The value of the column named `key`; nil if MISSING or no such column.
     public func value(forKey key: String) -> Any? { column(key)?.apiValue }
     /// The string in column `key`, or nil.
-    public func string(forKey key: String) -> String? { value(forKey: key) as? String }
+    public func string(forKey key: String) -> String? {
+        if case .string(let s)? = column(key) { return s }
+        return value(forKey: key) as? String
+    }
     /// The number in column `key` as an `Int`.
     public func int(forKey key: String) -> Int { Int(truncatingIfNeeded: Self.int64(column(key))) }
     /// The number in column `key` as an `Int64`.
@@ -158,10 +172,8 @@ public final class Result: @unchecked Sendable {
 
     private static func int64(_ v: ResultValue?) -> Int64 {
         switch v {
-        case .scalar(let x)?:
-            if let i = x as? Int { return Int64(i) }
-            if let d = x as? Double { return d.isFinite ? Int64(max(min(d, 9.2e18), -9.2e18)) : 0 }
-            return 0
+        case .int(let i)?: return Int64(i)
+        case .double(let d)?: return d.isFinite ? Int64(max(min(d, 9.2e18), -9.2e18)) : 0
         case .fleece(let ctx)?: return ctx.fleece.root.type == .number || ctx.fleece.root.type == .boolean ? ctx.fleece.root.intValue : 0
         default: return 0
         }
@@ -169,9 +181,8 @@ public final class Result: @unchecked Sendable {
 
     private static func double(_ v: ResultValue?) -> Double {
         switch v {
-        case .scalar(let x)?:
-            if let i = x as? Int { return Double(i) }
-            return x as? Double ?? 0
+        case .int(let i)?: return Double(i)
+        case .double(let d)?: return d
         case .fleece(let ctx)?: return ctx.fleece.root.type == .boolean ? ctx.fleece.root.doubleValue : 0
         default: return 0
         }
@@ -179,12 +190,11 @@ public final class Result: @unchecked Sendable {
 
     private static func boolean(_ v: ResultValue?) -> Bool {
         switch v {
-        case .scalar(let x)?:
-            if let i = x as? Int { return i != 0 }
-            if let d = x as? Double { return d != 0 }
-            return !(x is NSNull)
+        case .int(let i)?: return i != 0
+        case .double(let d)?: return d != 0
+        case .string?: return true
+        case .null?, .missing?, nil: return false
         case .fleece(let ctx)?: return ctx.fleece.root.boolValue
-        default: return false
         }
     }
 
@@ -192,14 +202,10 @@ public final class Result: @unchecked Sendable {
         switch v {
         case .missing: return nil
         case .fleece(let ctx): return ctx.fleece.root.toJSON()
-        case .scalar(let x):
-            switch x {
-            case is NSNull: return "null"
-            case let i as Int: return String(i)
-            case let d as Double: return d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : "\(d)") : "null"
-            case let s as String: return jsonString(s)
-            default: return "null"
-            }
+        case .null: return "null"
+        case .int(let i): return String(i)
+        case .double(let d): return d.isFinite ? (d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : "\(d)") : "null"
+        case .string(let s): return jsonString(s)
         }
     }
 

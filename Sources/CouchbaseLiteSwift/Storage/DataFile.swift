@@ -87,6 +87,8 @@ package final class DataFile: @unchecked Sendable {
                 }
                 try loadLayout()
             }
+            // LiteCore's per-connection settings (SQLiteDataFile::reopen): 10 MB page cache, 50 MB mmap.
+            try connection.execute("PRAGMA cache_size=-10240; PRAGMA mmap_size=52428800")
         } catch let e as SQLiteError {
             connection.close()
             throw Self.openError(e, path: dbPath)
