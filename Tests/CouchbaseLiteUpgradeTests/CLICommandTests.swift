@@ -485,7 +485,9 @@ final class CLICommandTests: XCTestCase {
 
     /// Dump of every 1.x SQLite fixture matches facts.json: winning revisions, stored bodies, history, local docs.
     func testFixtureDumpsMatchFacts() throws {
-        let facts = try XCTUnwrap(try SharedFixtures.json("cbl1/facts.json") as? [[String: Any]])
+        // Read first: XCTUnwrap would turn the skip of a clone without fixtures into a failure.
+        let json = try SharedFixtures.json("cbl1/facts.json")
+        let facts = try XCTUnwrap(json as? [[String: Any]])
         var checked = 0
         for fact in facts {
             guard let file = fact["db"] as? String, file.hasPrefix("sqlite-cblite2/") else { continue }
