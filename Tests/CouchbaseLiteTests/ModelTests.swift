@@ -493,6 +493,61 @@ final class ModelTests: XCTestCase {
     }
 }
 
+/// The model of MIGRATING.md's before/after example, as written there (class names kept in a
+/// namespace: a top-level `Task` would hide Swift's in this module).
+enum MigratingExample {
+    class List: CBLModel {
+        @CBLProperty var title: String?
+    }
+
+    class Task: CBLModel {
+        @CBLProperty var title: String?
+        @CBLProperty var checked: Bool
+        @CBLProperty var created_at: Date?
+        @CBLProperty var list_id: List?
+        @CBLProperty var tags: [String]?
+
+        override func awakeFromInitializer() {
+            if isNew { created_at = Date() }
+        }
+    }
+}
+
+final class MigratingExampleTests: XCTestCase {
+    func testTheMigratingExampleWorksAsWritten() throws {
+        let dir = TempDirectory()
+        let manager = try CBLManager(directory: dir.url.appendingPathComponent("m").path)
+        defer { manager.close() }
+        let db = try manager.databaseNamed("example")
+        typealias Task = MigratingExample.Task
+        let list = MigratingExample.List(forNewDocumentIn: db)
+        list.title = "Shopping"
+        try list.save()
+
+        db.modelFactory?.registerClass(Task.self, forDocumentType: "task")
+        let task = Task(forNewDocumentIn: db)
+        task.list_id = list
+        try task.save()
+        let same = Task(for: task.document!)
+        XCTAssertTrue(same === task)
+
+        let json = try XCTUnwrap(task.document?.properties)
+        XCTAssertEqual(json["type"] as? String, "task")
+        XCTAssertEqual(json["list_id"] as? String, list.document?.documentID)
+        let created = try XCTUnwrap(json["created_at"] as? String)
+        XCTAssertNotNil(created.range(of: #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"#, options: .regularExpression), created)
+        XCTAssertNil(json["tags"])
+        XCTAssertNil(json["checked"])
+        XCTAssertNil(task.tags)
+        task.tags = ["x"]
+        task.checked = true
+        try task.save()
+        XCTAssertEqual(task.document?["tags"] as? [String], ["x"])
+        XCTAssertEqual(task.document?["checked"] as? Bool, true)
+        XCTAssertTrue(task.list_id === list)
+    }
+}
+
 /// A tiny lock-guarded box for the concurrency test.
 final class Locked2<T>: @unchecked Sendable {
     private let lock = NSLock()

@@ -18,6 +18,8 @@ public struct CBLPredicateError: Error, CustomStringConvertible, LocalizedError,
     public var errorDescription: String? { description }
 }
 
+#if !canImport(ObjectiveC)
+// Apple's Foundation has these initializers (and evaluates the full language): only Linux needs ours.
 extension NSPredicate {
     /// A predicate from a format string, as 1.x apps wrote their `postFilter`s:
     /// `NSPredicate(format: "key2 CONTAINS[cd] %@", text)`.
@@ -56,7 +58,10 @@ extension NSPredicate {
         }
         self.init(block: { object, _ in predicate.evaluate(with: object) })
     }
+}
+#endif
 
+extension NSPredicate {
     /// Parses a predicate format string, throwing ``CBLPredicateError`` where
     /// ``NSPredicate/init(format:_:)`` would stop the program.
     public static func parse(format predicateFormat: String, _ args: Any...) throws -> NSPredicate {

@@ -127,13 +127,8 @@ enum PredicateValue {
         case let f as any BinaryFloatingPoint: return Double(f)
         case let s as Substring: return String(s)
         case let set as Set<AnyHashable>: return Array(set.map { $0.base })
-        default:
-            let mirror = Mirror(reflecting: value)
-            if mirror.displayStyle == .optional {
-                guard let wrapped = mirror.children.first?.value else { return nil }
-                return normalize(wrapped)
-            }
-            return value
+        case let optional as AnyOptional: return optional.wrappedAny.flatMap(normalize)
+        default: return value
         }
     }
 
