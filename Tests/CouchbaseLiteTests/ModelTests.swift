@@ -445,6 +445,32 @@ final class ModelTests: XCTestCase {
         XCTAssertTrue(db.unsavedModels.isEmpty)
     }
 
+    func testOwnSavesAreNotExternalChangesWhenNotificationsAreQueued() throws {
+        let queue = DispatchQueue(label: "notifications")
+        manager.dispatchQueue = queue
+        let list = TodoList(forNewDocumentIn: db)
+        list.title = "queued"
+        try list.save()
+        list.title = "again"
+        try list.save()
+        queue.sync {}   // the queued notifications of both saves have been delivered
+        XCTAssertEqual(list.loadCount, 0, "echoes of the model's own saves")
+        XCTAssertFalse(list.isNew)
+
+        try list.document!.update { rev in rev["owner"] = "someone"; return true }
+        queue.sync {}
+        XCTAssertEqual(list.loadCount, 1)
+        XCTAssertEqual(list.owner, "someone")
+
+        // Setting the database to nil deletes the document (1.x).
+        let doc = try XCTUnwrap(list.document)
+        list.database = nil
+        queue.sync {}
+        XCTAssertTrue(doc.isDeleted)
+        XCTAssertNil(list.document)
+        XCTAssertNil(list.database)
+    }
+
     func testModelForDocumentIsOneObjectAcrossThreads() throws {
         let doc = try XCTUnwrap(db.document(withID: "shared"))
         try doc.putProperties(["type": "task", "title": "t"])

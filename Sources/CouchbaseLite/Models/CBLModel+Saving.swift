@@ -6,6 +6,7 @@ extension CBLModel {
     struct SaveSnapshot {
         let names: [String: UInt64]
         let attachments: [String: UInt64]
+        var revisionID: String?
     }
 
     // MARK: Saving
@@ -19,7 +20,10 @@ extension CBLModel {
     /// Saves several models of one database in one transaction (1.x `saveModels:error:`):
     /// all or none of them are saved. Models without changes are skipped.
     public class func saveModels(_ models: [CBLModel]) throws {
-        let pending = models.filter { $0.state.withLock { $0.needsSave && $0.hasChanges } }
+        var seen = Set<ObjectIdentifier>()
+        let pending = models.filter { model in
+            seen.insert(ObjectIdentifier(model)).inserted && model.state.withLock { $0.needsSave && $0.hasChanges }
+        }
         guard let first = pending.first else { return }
         guard let database = first.database else {
             throw CBLError.notFound("\(first) has no document (it was deleted)")
@@ -32,7 +36,7 @@ extension CBLModel {
                 model.saveLock.unlock()
             }
         }
-        let committed = try database.inTransaction { () throws -> Bool in
+        func writeAll() throws {
             for model in pending {
                 guard model.database === database else {
                     throw CBLError.badRequest("Models saved together must belong to one database")
@@ -45,7 +49,20 @@ extension CBLModel {
                 model.state.withLock { $0.saving = true }
                 if let snapshot = try model.writeChanges(into: database) { saved.append((model, snapshot)) }
             }
-            return true
+        }
+
+        let committed: Bool
+        do {
+            committed = try database.inTransaction { () throws -> Bool in
+                try writeAll()
+                return true
+            }
+        } catch {
+            // Rolled back: those revisions do not exist, so their IDs must not pass for echoes.
+            for (model, snapshot) in saved {
+                model.state.withLock { s in s.ownRevisionIDs.removeAll { $0 == snapshot.revisionID } }
+            }
+            throw error
         }
         guard committed else { throw database.closedError }
         for (model, snapshot) in saved { model.didSave(snapshot) }
@@ -57,10 +74,11 @@ extension CBLModel {
             return nil
         }
         willSave(Set(changed.map(AnyHashable.init)))
-        let (snapshot, attachments, document) = state.withLock { s in
+        let (taken, attachments, document) = state.withLock { s in
             (SaveSnapshot(names: s.changedNames, attachments: s.changedAttachments.mapValues(\.version)),
              s.changedAttachments.mapValues(\.attachment), s.document)
         }
+        var snapshot = taken
         guard let document else { throw CBLError.notFound("\(self) has no document (it was deleted)") }
         var properties = stringKeyed(propertiesToSave())
         let parentRevID = properties["_rev"] as? String
@@ -69,6 +87,7 @@ extension CBLModel {
         let revision = try database.putRevision(docID: document.documentID, prevRevID: parentRevID, properties: properties,
                                                 deleting: deleting, allowConflict: false, pendingAttachments: attachments,
                                                 document: document)
+        snapshot.revisionID = revision.revisionID
         if let revID = revision.revisionID {
             state.withLock { s in
                 s.ownRevisionIDs.append(revID)
