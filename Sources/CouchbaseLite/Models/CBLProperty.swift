@@ -46,10 +46,11 @@ public struct CBLProperty<Value>: PropertyIdentifying {
         self.init(wrappedValue: Value.cblDefaultValue, key)
     }
 
+    /// Not available: the value lives in the enclosing ``CBLModel`` (read through the static
+    /// subscript), so `@CBLProperty` outside a model subclass does not compile.
     @available(*, unavailable, message: "@CBLProperty is only for properties of CBLModel subclasses")
     public var wrappedValue: Value {
         get { fatalError("@CBLProperty is only for properties of CBLModel subclasses") }
-        // swiftlint:disable:next unused_setter_value
         set { fatalError("@CBLProperty is only for properties of CBLModel subclasses") }
     }
 

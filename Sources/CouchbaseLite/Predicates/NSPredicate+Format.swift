@@ -9,12 +9,14 @@ public struct CBLPredicateError: Error, CustomStringConvertible, LocalizedError,
     /// The UTF-8 offset in `format` where the problem is.
     public let offset: Int
 
+    /// The message with the format and a marker at the offset.
     public var description: String {
         let prefix = String(decoding: format.utf8.prefix(offset), as: UTF8.self)
         let rest = String(decoding: format.utf8.dropFirst(offset), as: UTF8.self)
         return "Unable to parse the predicate format \"\(format)\" at offset \(offset) (\"\(prefix)⟨here⟩\(rest)\"): \(message)"
     }
 
+    /// Same as ``description``.
     public var errorDescription: String? { description }
 }
 
