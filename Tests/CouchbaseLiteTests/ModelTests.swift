@@ -332,6 +332,77 @@ final class ModelTests: XCTestCase {
         XCTAssertEqual(taskDoc.currentRevision?.attachmentNamed("image")?.length, 5959)
     }
 
+    /// Data of a real pre-1.0 iOS app (`legacy-cblite/ios-people`, from couchbase-lite-ios' TestData):
+    /// messages and comments referring to people and posts by document ID, `created_at` dates as
+    /// ISO-8601 strings, a nested `body` object, `tags` arrays and a `picture` attachment — the
+    /// shapes 1.x `CBLModel` properties map to.
+    func testReadsRealIOSPeopleAppDocuments() throws {
+        let root = try Fixtures.requireRoot()
+        let source = root.appendingPathComponent("cbl1/legacy-cblite/ios-people")
+        let managerDir = dir.url.appendingPathComponent("people")
+        try FileManager.default.createDirectory(at: managerDir, withIntermediateDirectories: true)
+        for item in try FileManager.default.contentsOfDirectory(atPath: source.path) {
+            try FileManager.default.copyItem(at: source.appendingPathComponent(item), to: managerDir.appendingPathComponent(item))
+        }
+        let peopleManager = try CBLManager(directory: managerDir.path)
+        defer { peopleManager.close() }
+        let people = try peopleManager.existingDatabaseNamed("people")
+
+        final class Person: CBLModel {
+            @CBLProperty var first: String?
+            @CBLProperty var last: String?
+            @CBLProperty var nick: String?
+            @CBLProperty var timestamp: Date?
+        }
+        struct Body: Codable, Equatable {
+            var fmt: String
+            var src: String
+        }
+        final class Message: CBLModel {
+            @CBLProperty var title: String?
+            @CBLProperty var author: Person?
+            @CBLProperty("created_at") var createdAt: Date?
+            @CBLProperty var body: Body?
+            @CBLProperty var tags: [String]
+        }
+        final class Comment: CBLModel {
+            @CBLProperty var author: Person?
+            @CBLProperty var post: Message?
+            @CBLProperty("created_at") var createdAt: Date?
+            @CBLProperty var body: Body?
+        }
+        people.modelFactory?.registerClass(Person.self, forDocumentType: "person")
+        people.modelFactory?.registerClass(Message.self, forDocumentType: "message")
+        people.modelFactory?.registerClass(Comment.self, forDocumentType: "comment")
+
+        let commentDoc = try XCTUnwrap(people.existingDocument(withID: "B17BDF9C-17D7-4A20-99C7-98DECBC5DBBD"))
+        let comment = try XCTUnwrap(CBLModel.modelForDocument(commentDoc) as? Comment)
+        XCTAssertEqual(comment.body, Body(fmt: "markdown", src: "First comment ever!"))
+        XCTAssertEqual(comment.createdAt.map(CBLJSON.jsonObject(with:)), "2014-02-25T18:54:28.537Z")
+        let post = try XCTUnwrap(comment.post)
+        XCTAssertEqual(post.title, "Starting over")
+        XCTAssertEqual(post.tags, ["beanbag"])
+        XCTAssertEqual(post.createdAt.map(CBLJSON.jsonObject(with:)), "2014-02-23T23:56:09.728Z")
+        let author = try XCTUnwrap(post.author)
+        XCTAssertTrue(comment.author === author, "both references load the one model of the person document")
+        XCTAssertEqual(author.nick, "snej")
+        XCTAssertEqual(author.timestamp.map(CBLJSON.jsonObject(with:)), "2014-02-23T23:54:27.917Z")
+        XCTAssertEqual(author.attachmentNamed("picture")?.length, 39730)
+        XCTAssertEqual(author.attachmentNamed("picture")?.contentType, "image/jpeg")
+
+        let comments = try post.findInverse(ofRelation: "post", fromClass: Comment.self)
+        XCTAssertEqual(comments.count, 5)
+        XCTAssertTrue(comments.contains { $0 === comment })
+
+        // Written back unchanged: the stored JSON of every mapped property is what the app wrote.
+        let before = try XCTUnwrap(commentDoc.properties)
+        comment.body = Body(fmt: "markdown", src: "First comment ever! (edited)")
+        try comment.save()
+        let after = try XCTUnwrap(commentDoc.properties)
+        for key in ["author", "post", "created_at", "type", "(signed)"] { XCTAssertJSONEqual(after[key], before[key], key) }
+        XCTAssertJSONEqual(after["body"], ["fmt": "markdown", "src": "First comment ever! (edited)"])
+    }
+
     // MARK: Saving semantics
 
     func testNeedsSaveRevertAndUnsavedModels() throws {
