@@ -146,6 +146,19 @@ public final class CBLJSON: NSObject {
         }
     }
 
+    // MARK: Swift 2 spellings
+
+    /// Swift 2 spelling of ``string(withJSONObject:options:)``.
+    public class func stringWithJSONObject(_ obj: Any, options: CBLJSONWritingOptions = 0) throws -> String {
+        try string(withJSONObject: obj, options: options)
+    }
+
+    /// Swift 2 spelling of `jsonObject(with:)` for a date.
+    public class func JSONObjectWithDate(_ date: Date) -> String { jsonObject(with: date) }
+
+    /// Swift 2 spelling of ``date(withJSONObject:)``.
+    public class func dateWithJSONObject(_ jsonObject: Any?) -> Date? { date(withJSONObject: jsonObject) }
+
     // MARK: Engine
 
     private static func isContainer(_ obj: Any) -> Bool {
