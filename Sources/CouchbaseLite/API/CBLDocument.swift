@@ -45,8 +45,14 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
     /// The outermost transaction `pending` belongs to; 0 for none (serials start at 1).
     private var pendingSerial: UInt64 = 0
     private var listeners: [ObjectIdentifier: (CBLDatabaseChange) -> Void] = [:]
-    /// An app's model object for this document (1.x `modelObject`).
-    public weak var modelObject: AnyObject?
+    private weak var model: AnyObject?
+
+    /// The model object for this document (1.x `modelObject`): a ``CBLModel`` sets itself here,
+    /// so `X(for: doc)` finds it again. Held weakly.
+    public var modelObject: AnyObject? {
+        get { database.lock.lock(); defer { database.lock.unlock() }; return model }
+        set { database.lock.lock(); model = newValue; database.lock.unlock() }
+    }
 
     init(database: CBLDatabase, documentID: String) {
         self.database = database
@@ -316,7 +322,10 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
     func postChange(_ change: CBLDatabaseChange) {
         database.lock.lock()
         let current = Array(listeners.values)
+        let model = self.model as? CBLDocumentModel
         database.lock.unlock()
+        // Like 1.x, the model hears of the change before the listeners and the notification.
+        model?.document(self, didChange: change)
         for listener in current { listener(change) }
         NotificationCenter.default.post(name: .cblDocumentChange, object: self, userInfo: ["change": change])
     }

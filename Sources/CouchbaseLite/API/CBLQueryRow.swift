@@ -74,9 +74,11 @@ public class CBLQueryRow: NSObject, @unchecked Sendable {
         return valueStorage.value
     }
 
-    /// The element at `index` of an array key.
+    /// The element at `index` of an array key; for a key that is not an array, the key itself at
+    /// index 0 (as 1.x `keyAtIndex:`).
     public func key(at index: UInt) -> Any? {
-        guard let array = key as? [Any], index < array.count else { return nil }
+        guard let array = key as? [Any] else { return index == 0 ? key : nil }
+        guard index < array.count else { return nil }
         return array[Int(index)]
     }
 
@@ -137,15 +139,33 @@ public class CBLQueryRow: NSObject, @unchecked Sendable {
         return revs
     }
 
-    /// Key-value-coding style access for the properties apps read that way (`row.value(forKey: "key")`).
+    /// The first element of an array key, or the key itself if it is not an array (1.x `key0`,
+    /// for predicates).
+    public var key0: Any? { key(at: 0) }
+    /// The second element of an array key.
+    public var key1: Any? { key(at: 1) }
+    /// The third element of an array key.
+    public var key2: Any? { key(at: 2) }
+    /// The fourth element of an array key.
+    public var key3: Any? { key(at: 3) }
+
+    /// Key-value-coding style access for the properties apps and predicates read that way
+    /// (`row.value(forKey: "key")`, `NSPredicate(format: "key2 CONTAINS[cd] %@", text)`).
     public func value(forKey key: String) -> Any? {
         switch key {
         case "key": return self.key
         case "value": return value
+        case "key0": return key0
+        case "key1": return key1
+        case "key2": return key2
+        case "key3": return key3
         case "documentID": return documentID
         case "sourceDocumentID": return sourceDocumentID
         case "document": return document
         case "documentProperties": return documentProperties
+        case "documentRevisionID": return documentRevisionID
+        case "sequenceNumber": return Int(clamping: sequenceNumber)
+        case "conflictingRevisions": return conflictingRevisions
         default: return nil
         }
     }
