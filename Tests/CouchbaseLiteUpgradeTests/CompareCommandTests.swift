@@ -313,7 +313,7 @@ func makeLegacyDatabase(in scratch: Scratch, _ docs: [(String, [String: Any])], 
     let manager = try CBLManager(directory: scratch.url.path)
     defer { manager.close() }
     let db = try manager.databaseNamed("legacy")
-    try db.inTransaction {
+    db.inTransaction {
         for (id, props) in docs { _ = try? db.document(withID: id)?.putProperties(props) }
         return true
     }

@@ -184,7 +184,8 @@ public final class ViewComparison {
         guard FileManager.default.fileExists(atPath: path),
               let c = try? SQLiteConnection(path: path, mode: .init(readOnly: true, create: false)) else { return false }
         defer { c.close() }
-        return ((try? c.scalarInt("SELECT count(*) FROM sqlite_master WHERE name='kv_default'")) ?? 0) ?? 0 > 0
+        let tables = try? c.scalarInt("SELECT count(*) FROM sqlite_master WHERE name='kv_default'")
+        return (tables ?? nil ?? 0) > 0
     }
 
     struct ViewSide {
