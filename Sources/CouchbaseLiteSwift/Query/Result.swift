@@ -145,15 +145,6 @@ public final class Result: @unchecked Sendable {
         return out + "}"
     }
 
-    /// The row decoded as `T` from its JSON (``toJSON()``), as 3.x's `Result.data(as:)`.
-    public func data<T: Decodable>(as type: T.Type) throws -> T {
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(toJSON().utf8))
-        } catch {
-            throw CouchbaseLiteError(.invalidParameter, "The result row cannot be decoded as \(T.self): \(error)")
-        }
-    }
-
     // MARK: Coercions (2.x rules: numbers convert, booleans are 0/1)
 
     private static func int64(_ v: ResultValue?) -> Int64 {
