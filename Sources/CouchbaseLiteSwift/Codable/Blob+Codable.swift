@@ -9,6 +9,7 @@ extension Blob: Codable {
         case type = "@type", contentType = "content_type", digest, length
     }
 
+    /// A blob from its metadata (`digest` required); its content is not available.
     public convenience init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: MetadataKey.self)
         var properties: [String: Any] = ["@type": "blob"]
@@ -18,6 +19,7 @@ extension Blob: Codable {
         self.init(properties: properties, blobStore: nil)
     }
 
+    /// Writes the blob's metadata.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: MetadataKey.self)
         try container.encode("blob", forKey: .type)

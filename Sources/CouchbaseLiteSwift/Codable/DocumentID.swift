@@ -52,6 +52,7 @@ public final class DocumentID: Codable, @unchecked Sendable {
     /// The revision the model was read at or last saved as; nil for a model not tied to one.
     public var revisionID: String? { withLock { revision } }
 
+    /// A model with document ID `wrappedValue` (nil: generated when first saved).
     public init(wrappedValue: String?) {
         id = wrappedValue
     }
