@@ -86,6 +86,20 @@ final class ChangePublisherTests: XCTestCase {
         XCTAssertEqual(received.all.count, 4, "nothing after cancel")
     }
 
+    func testConcurrentWritersGiveOneEventEach() throws {
+        let received = Received<[String]>()
+        let cancellable = tasks.changePublisher(on: queue).sink { [self] in received.add($0.documentIDs, onQueue: onQueue()) }
+        let tasks = self.tasks!
+        DispatchQueue.concurrentPerform(iterations: 20) { i in
+            do { try tasks.save(document: MutableDocument(id: "w\(i)").setInt(i, forKey: "n")) } catch { XCTFail("\(error)") }
+        }
+        drain()
+        XCTAssertEqual(received.all.count, 20)
+        XCTAssertEqual(Set(received.all.flatMap { $0 }), Set((0..<20).map { "w\($0)" }))
+        XCTAssertEqual(received.deliveredOffQueue, 0)
+        cancellable.cancel()
+    }
+
     func testEachSubscriptionHasItsOwnListener() throws {
         let publisher = tasks.changePublisher(on: queue)
         XCTAssertEqual(db.observers.count, 0, "nothing is registered before subscribing")
