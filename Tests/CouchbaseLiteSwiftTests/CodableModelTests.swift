@@ -335,6 +335,7 @@ final class CodableModelTests: XCTestCase {
             let hotel = Hotel(name: "H\(i)")
             hotel.address.city = city
             hotel.rooms = 10 * (i + 1)
+            if i == 1 { hotel.brochure = Blob(contentType: "text/plain", data: Data("Bristol brochure".utf8)) }
             try hotels.save(from: hotel)
         }
         struct Summary: Decodable, Equatable {
@@ -367,7 +368,9 @@ final class CodableModelTests: XCTestCase {
 
         // One row, by column names.
         let row = try XCTUnwrap(db.createQuery("SELECT meta().id AS id, * AS data FROM travel.hotels WHERE name = 'H1'").execute().next())
-        XCTAssertEqual(try row.data(as: Hotel.self, dataKey: "data").address.city, "Bristol")
+        let h1 = try row.data(as: Hotel.self, dataKey: "data")
+        XCTAssertEqual(h1.address.city, "Bristol")
+        XCTAssertEqual(h1.brochure?.content, Data("Bristol brochure".utf8), "a row's blobs read from the blob store")
         XCTAssertThrowsError(try row.data(as: Hotel.self, dataKey: "nope")) { error in
             guard case DecodingError.keyNotFound? = error as? DecodingError else { return XCTFail("\(error)") }
         }

@@ -9,7 +9,8 @@ enum ResultValue {
     case scalar(Any)
     case fleece(DocumentContext)
 
-    init(_ stmt: SQLiteStatement, column c: Int32, sharedKeys: SharedKeys) {
+    /// `blobStore`: where the blobs in the row's dictionaries keep their content.
+    init(_ stmt: SQLiteStatement, column c: Int32, sharedKeys: SharedKeys, blobStore: BlobStore? = nil) {
         switch stmt.value(c) {
         case .null: self = .missing
         case .integer(let i): self = .scalar(Int(i))
@@ -19,7 +20,7 @@ enum ResultValue {
             if bytes.isEmpty { self = .scalar(NSNull()); return }
             // Document bodies carry the database's shared keys; fl_result's own blobs have none.
             if let doc = try? FleeceDocument(bytes: bytes, sharedKeys: sharedKeys) {
-                self = .fleece(DocumentContext(fleece: doc, blobStore: nil))
+                self = .fleece(DocumentContext(fleece: doc, blobStore: blobStore))
             } else {
                 self = .scalar(NSNull())
             }
