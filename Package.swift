@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Combine's API on Linux (Combine exists on Apple platforms only): the 2.x/3.x change publishers.
+        .package(url: "https://github.com/OpenCombine/OpenCombine.git", from: "0.14.0"),
     ],
     targets: [
         // System libraries (Debian: libsqlite3-dev, zlib1g-dev).
@@ -63,10 +65,11 @@ let package = Package(
         ),
 
         // The 2.x-style API over the 2.x/3.x file format (Database, Document, Blob). CJSONCollation
-        // hosts the ICU-backed `unicodesn` full-text tokenizer.
+        // hosts the ICU-backed `unicodesn` full-text tokenizer; OpenCombine carries the change publishers.
         .target(
             name: "CouchbaseLiteSwift",
-            dependencies: ["SQLiteKit", "Fleece", "CJSONCollation", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["SQLiteKit", "Fleece", "CJSONCollation", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "OpenCombine", package: "OpenCombine")]
         ),
 
         // The 1.x → 2.x converter (what 2.x does on open, with a report).
@@ -148,7 +151,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .testTarget(name: "CouchbaseLiteSwiftTests", dependencies: ["CouchbaseLiteSwift", "Fleece", "SQLiteKit", "JSONCore", "CBLTestSupport"]),
+        .testTarget(
+            name: "CouchbaseLiteSwiftTests",
+            dependencies: ["CouchbaseLiteSwift", "Fleece", "SQLiteKit", "JSONCore", "CBLTestSupport",
+                           .product(name: "OpenCombine", package: "OpenCombine"),
+                           .product(name: "OpenCombineDispatch", package: "OpenCombine")]
+        ),
         .testTarget(
             name: "CouchbaseLiteUpgradeTests",
             dependencies: [

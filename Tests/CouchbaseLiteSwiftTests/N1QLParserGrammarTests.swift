@@ -24,6 +24,13 @@ final class N1QLParserGrammarTests: XCTestCase {
                        "{'FROM':[{'COLLECTION':'_'},{'AS':'l','UNNEST':['.list']}],'WHAT':[['.l']]}")
     }
 
+    func testStarTakesAnAlias() {
+        // LiteCore's grammar: `*` is a property expression, so `[AS] alias` may follow it.
+        XCTAssertEqual(tree("SELECT meta().id AS id, * AS data FROM users"),
+                       "{'FROM':[{'COLLECTION':'users'}],'WHAT':[['AS',['_.',['meta()'],'.id'],'id'],['AS',['.'],'data']]}")
+        XCTAssertEqual(tree("SELECT * FROM users"), "{'FROM':[{'COLLECTION':'users'}],'WHAT':[['.']]}")
+    }
+
     func testIsNullMissingAndValued() {
         XCTAssertEqual(tree("SELECT x IS NULL, x IS NOT NULL, x IS MISSING, x NOT MISSING"),
                        "{'WHAT':[['IS',['.x'],null],['IS NOT',['.x'],null],['IS',['.x'],['MISSING']],['IS NOT',['.x'],['MISSING']]]}")

@@ -41,6 +41,13 @@ final class DatabaseObservers: @unchecked Sendable {
         return id
     }
 
+    /// How many observers are registered (for tests: a cancelled publisher leaves none behind).
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return observers.count
+    }
+
     func remove(_ id: UUID) {
         lock.lock()
         observers[id] = nil

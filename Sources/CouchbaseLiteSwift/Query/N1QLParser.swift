@@ -105,8 +105,9 @@ struct N1QLParserState {
     }
 
     private mutating func resultItem() throws -> Any {
-        if acceptSymbol("*") { return ["."] }
-        let value = try expression()
+        // `*` is an expression like any other in LiteCore's grammar, so it takes an alias too
+        // (`SELECT meta().id AS id, * AS data`, the 3.2.3 Codable documentation's query).
+        let value: Any = acceptSymbol("*") ? ["."] : try expression()
         if let alias = try optionalAlias() { return ["AS", value, alias] }
         return value
     }

@@ -133,7 +133,7 @@ public class Query: @unchecked Sendable {
                     var values: [ResultValue] = []
                     values.reserveCapacity(titles.count)
                     for c in 0..<Int32(titles.count) {
-                        values.append(ResultValue(stmt, column: c, sharedKeys: file.sharedKeys))
+                        values.append(ResultValue(stmt, column: c, sharedKeys: file.sharedKeys, blobStore: file.blobStore))
                     }
                     rows.append(Result(keys: keys, values: values))
                 }

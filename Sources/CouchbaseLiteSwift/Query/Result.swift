@@ -12,7 +12,8 @@ enum ResultValue {
     case string(String)
     case fleece(DocumentContext)
 
-    init(_ stmt: SQLiteStatement, column c: Int32, sharedKeys: SharedKeys) {
+    /// `blobStore`: where the blobs in the row's dictionaries keep their content.
+    init(_ stmt: SQLiteStatement, column c: Int32, sharedKeys: SharedKeys, blobStore: BlobStore? = nil) {
         switch stmt.value(c) {
         case .null: self = .missing
         case .integer(let i): self = .int(Int(i))
@@ -22,7 +23,7 @@ enum ResultValue {
             if bytes.isEmpty { self = .null; return }
             // Document bodies carry the database's shared keys; fl_result's own blobs have none.
             if let doc = try? FleeceDocument(bytes: bytes, sharedKeys: sharedKeys) {
-                self = .fleece(DocumentContext(fleece: doc, blobStore: nil))
+                self = .fleece(DocumentContext(fleece: doc, blobStore: blobStore))
             } else {
                 self = .null
             }
@@ -157,15 +158,6 @@ public final class Result: @unchecked Sendable {
             out += Self.jsonString(keys.names[i]) + ":" + json
         }
         return out + "}"
-    }
-
-    /// The row decoded as `T` from its JSON (``toJSON()``), as 3.x's `Result.data(as:)`.
-    public func data<T: Decodable>(as type: T.Type) throws -> T {
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(toJSON().utf8))
-        } catch {
-            throw CouchbaseLiteError(.invalidParameter, "The result row cannot be decoded as \(T.self): \(error)")
-        }
     }
 
     // MARK: Coercions (2.x rules: numbers convert, booleans are 0/1)
