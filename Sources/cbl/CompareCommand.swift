@@ -2,7 +2,6 @@ import ArgumentParser
 import CouchbaseLite
 import CouchbaseLiteUpgrade
 import Foundation
-import JSONCore
 
 struct Compare: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -56,47 +55,7 @@ struct Compare: ParsableCommand {
     @Option(help: "The converted 2.x database (default: convert into a temporary directory).")
     var converted: String?
 
-    @Flag(help: "Return map rows, not reduced ones.")
-    var mapOnly = false
-
-    @Option(help: "Only rows with this key (JSON); repeat for several.")
-    var key: [String] = []
-
-    @Option(help: "First key (JSON).")
-    var startKey: String?
-
-    @Option(help: "Last key (JSON).")
-    var endKey: String?
-
-    @Option(help: "Among rows with the start key, start at this document ID.")
-    var startKeyDocId: String?
-
-    @Option(help: "Among rows with the end key, stop at this document ID.")
-    var endKeyDocId: String?
-
-    @Flag(inversion: .prefixedNo, help: "Include rows whose key equals the end key.")
-    var inclusiveEnd = true
-
-    @Flag(help: "Descending key order.")
-    var descending = false
-
-    @Option(help: "At most this many rows.")
-    var limit: UInt?
-
-    @Option(help: "Skip this many rows first.")
-    var skip: UInt = 0
-
-    @Flag(help: "Group by whole keys.")
-    var group = false
-
-    @Option(help: "Group array keys by their first N elements.")
-    var groupLevel: UInt = 0
-
-    @Option(help: "Reduce the stored rows with a built-in reducer: count, sum or stats.")
-    var reduce: String?
-
-    @Option(help: "Match keys by prefix (1.x prefixMatchLevel).")
-    var prefixMatchLevel: UInt = 0
+    @OptionGroup var flags: ViewQueryFlags
 
     @Option(help: "A N1QL parameter, name=JSON (e.g. --param type='\"user\"'); repeatable.")
     var param: [String] = []
@@ -142,9 +101,8 @@ struct Compare: ParsableCommand {
         var description: MapDescription?
         if !filter.isEmpty || !keyPath.isEmpty || valuePath != nil || unnest != nil {
             var filters: [MapDescription.Filter] = []
-            for f in filter {
-                guard let eq = f.firstIndex(of: "=") else { throw ValidationError("--filter needs path=JSON, got '\(f)'") }
-                filters.append(.init(path: String(f[..<eq]), value: JSONValue(try Self.json(String(f[f.index(after: eq)...]), "--filter"))))
+            for (path, value) in try parseAssignments(filter, option: "--filter") {
+                filters.append(.init(path: path, value: JSONValue(try parseJSONArgument(value, option: "--filter"))))
             }
             description = MapDescription(filters: filters, keyPaths: keyPath, unnestPath: unnest, valuePath: valuePath)
         }
@@ -178,40 +136,14 @@ struct Compare: ParsableCommand {
 
     private func compare() throws -> ComparisonReport {
         var parameters: [String: Any] = [:]
-        for p in param {
-            guard let eq = p.firstIndex(of: "=") else { throw ValidationError("--param needs name=JSON, got '\(p)'") }
-            parameters[String(p[..<eq])] = try Self.json(String(p[p.index(after: eq)...]), "--param")
+        for (name, value) in try parseAssignments(param, option: "--param") {
+            parameters[name] = try parseJSONArgument(value, option: "--param")
         }
         return try comparison().compare(view: .stored(name: view), options: try viewOptions(), n1ql: n1ql ?? "", parameters: parameters)
     }
 
     private func viewOptions() throws -> ViewQueryOptions {
-        var options = ViewQueryOptions()
-        options.mapOnly = mapOnly
-        if !key.isEmpty { options.keys = try key.map { try Self.json($0, "--key") } }
-        options.startKey = try startKey.map { try Self.json($0, "--start-key") }
-        options.endKey = try endKey.map { try Self.json($0, "--end-key") }
-        options.startKeyDocID = startKeyDocId
-        options.endKeyDocID = endKeyDocId
-        options.inclusiveEnd = inclusiveEnd
-        options.descending = descending
-        options.limit = limit
-        options.skip = skip
-        options.group = group
-        options.groupLevel = groupLevel
-        options.prefixMatchLevel = prefixMatchLevel
-        if let reduce {
-            guard let r = CBLBuiltinReducer(named: reduce) else {
-                throw ValidationError("--reduce must be count, sum or stats, not '\(reduce)'")
-            }
-            options.reduce = r
-        }
-        return options
-    }
-
-    static func json(_ text: String, _ flag: String) throws -> Any {
-        do { return try JSON.parse(text) } catch {
-            throw ValidationError("\(flag) takes JSON (strings in double quotes): '\(text)' is not valid JSON")
-        }
+        try flags.validateCombinations()
+        return try flags.viewOptions()
     }
 }

@@ -46,51 +46,7 @@ struct ViewQuery: ParsableCommand {
     @Flag(name: .customLong("all-docs"), help: "Query all documents instead of a view.")
     var allDocs = false
 
-    @Option(name: .customLong("key"), help: ArgumentHelp("Only rows with this key (JSON; repeatable: rows follow the keys' order).", valueName: "json"))
-    var keys: [String] = []
-
-    @Option(name: .customLong("start-key"), help: ArgumentHelp("First key (the last with --descending), JSON.", valueName: "json"))
-    var startKey: String?
-
-    @Option(name: .customLong("end-key"), help: ArgumentHelp("Last key (the first with --descending), JSON.", valueName: "json"))
-    var endKey: String?
-
-    @Option(name: .customLong("start-key-doc-id"), help: ArgumentHelp("Among rows whose key is --start-key, start at this document ID.", valueName: "id"))
-    var startKeyDocID: String?
-
-    @Option(name: .customLong("end-key-doc-id"), help: ArgumentHelp("Among rows whose key is --end-key, stop at this document ID.", valueName: "id"))
-    var endKeyDocID: String?
-
-    @Flag(inversion: .prefixedNo, help: "Include rows whose key equals --start-key.")
-    var inclusiveStart = true
-
-    @Flag(inversion: .prefixedNo, help: "Include rows whose key equals --end-key.")
-    var inclusiveEnd = true
-
-    @Flag(help: "Rows in descending key order.")
-    var descending = false
-
-    @Option(help: ArgumentHelp("At most this many rows (map rows, before any reduce).", valueName: "n"))
-    var limit: UInt?
-
-    @Option(help: ArgumentHelp("Skip this many rows first (map rows, before any reduce).", valueName: "n"))
-    var skip: UInt = 0
-
-    @Option(name: .customLong("prefix-match-level"), help: ArgumentHelp(
-        "Match --end-key as a prefix: 1 = strings by prefix, arrays by their first elements; 2+ deeper.", valueName: "n"))
-    var prefixMatchLevel: UInt = 0
-
-    @Option(help: ArgumentHelp("Reduce the rows with a built-in reduce function.", valueName: "count|sum|stats"))
-    var reduce: CBLBuiltinReducer?
-
-    @Flag(name: .customLong("map-only"), help: "Map rows only: no reduce and no grouping (the default without --reduce).")
-    var mapOnly = false
-
-    @Flag(help: "Group rows by whole key (one row per distinct key).")
-    var group = false
-
-    @Option(name: .customLong("group-level"), help: ArgumentHelp("Group rows by the first N elements of array keys.", valueName: "n"))
-    var groupLevel: UInt?
+    @OptionGroup var flags: ViewQueryFlags
 
     @Flag(name: .customLong("include-docs"), help: "Add each row's document as \"doc\" (a linked {\"_id\":…} value's document for views).")
     var includeDocs = false
@@ -111,7 +67,7 @@ struct ViewQuery: ParsableCommand {
     var table = false
 
     private var viewName: String? { viewOption ?? viewArgument }
-    private var reduces: Bool { !mapOnly && (reduce != nil || group || (groupLevel ?? 0) > 0) }
+    private var reduces: Bool { flags.reduces }
 
     func validate() throws {
         if let viewOption, let viewArgument, viewOption != viewArgument {
@@ -123,20 +79,15 @@ struct ViewQuery: ParsableCommand {
         let modes = [(includeDeleted, "--include-deleted"), (conflicts, "--conflicts"), (onlyConflicts, "--only-conflicts"),
                      (bySequence, "--by-sequence")].filter(\.0).map(\.1)
         if allDocs {
-            let viewOnly = [(reduce != nil, "--reduce"), (group, "--group"), (groupLevel != nil, "--group-level"),
-                            (mapOnly, "--map-only"), (startKeyDocID != nil, "--start-key-doc-id"),
-                            (endKeyDocID != nil, "--end-key-doc-id")].filter(\.0).map(\.1)
+            let viewOnly = [(flags.reduce != nil, "--reduce"), (flags.group, "--group"), (flags.groupLevel != nil, "--group-level"),
+                            (flags.mapOnly, "--map-only"), (flags.startKeyDocID != nil, "--start-key-doc-id"),
+                            (flags.endKeyDocID != nil, "--end-key-doc-id")].filter(\.0).map(\.1)
             if let first = viewOnly.first { throw ValidationError("\(first) applies to view queries, not --all-docs") }
             if modes.count > 1 { throw ValidationError("\(modes.joined(separator: " and ")) exclude each other") }
         } else if let first = modes.first {
             throw ValidationError("\(first) applies to --all-docs queries")
         }
-        if mapOnly && (reduce != nil || group || groupLevel != nil) {
-            throw ValidationError("--map-only excludes --reduce, --group and --group-level")
-        }
-        if group && groupLevel != nil {
-            throw ValidationError("--group and --group-level exclude each other")
-        }
+        try flags.validateCombinations()
         if includeDocs && reduces {
             throw ValidationError("--include-docs applies to map rows, not reduced or grouped ones")
         }
@@ -162,27 +113,14 @@ struct ViewQuery: ParsableCommand {
             }
             query = view.createQuery()
             query.indexUpdateMode = .never
-            // The app's reduce is a closure, not in the file: reduce with the built-in one asked
-            // for (or group without one: null values, as 1.x gives).
-            query.mapOnly = !reduces
-            query.builtinReducer = reduce
-            query.groupLevel = group ? 9999 : (groupLevel ?? 0)
         } else {
             query = db.createAllDocumentsQuery()
             query.allDocsMode = includeDeleted ? .includeDeleted : conflicts ? .showConflicts
                 : onlyConflicts ? .onlyConflicts : bySequence ? .bySequence : .allDocs
         }
-        if !keys.isEmpty { query.keys = try keys.map { try parseJSONArgument($0, option: "--key") } }
-        if let startKey { query.startKey = try parseJSONArgument(startKey, option: "--start-key") }
-        if let endKey { query.endKey = try parseJSONArgument(endKey, option: "--end-key") }
-        query.startKeyDocID = startKeyDocID
-        query.endKeyDocID = endKeyDocID
-        query.inclusiveStart = inclusiveStart
-        query.inclusiveEnd = inclusiveEnd
-        query.descending = descending
-        query.limit = limit ?? .max
-        query.skip = skip
-        query.prefixMatchLevel = prefixMatchLevel
+        // Key range, limits and (views) the built-in reduce and grouping: the app's reduce is a
+        // closure, not in the file; grouping without a reducer gives null values, as 1.x does.
+        try flags.viewOptions().apply(to: query)
         query.prefetch = includeDocs
 
         let rows = try query.run().allObjects

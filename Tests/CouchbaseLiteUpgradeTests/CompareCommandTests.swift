@@ -127,7 +127,7 @@ final class CompareCommandTests: XCTestCase {
 
         let badKey = try run(["compare", db.path, "--view", "app/byName", "--key", "alice", "--n1ql", "SELECT 1 AS key"])
         XCTAssertEqual(badKey.status, 2)
-        XCTAssertTrue(badKey.stderr.contains("--key takes JSON"), badKey.stderr)
+        XCTAssertTrue(badKey.stderr.contains(#"--key alice: not JSON (a string needs quotes: --key '"alice"')"#), badKey.stderr)
     }
 
     // MARK: Over the shared fixtures' names data

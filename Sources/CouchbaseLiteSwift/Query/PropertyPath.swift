@@ -68,20 +68,7 @@ struct PropertyPath: Equatable {
 
     /// The value at this path under `root` (negative indexes count from the end, as in Fleece).
     func evaluate(_ root: FleeceValue) -> FleeceValue? {
-        var v = root
-        for c in components {
-            switch c {
-            case .key(let k):
-                guard let d = v.dictValue, let next = d[k] else { return nil }
-                v = next
-            case .index(let n):
-                guard let a = v.arrayValue else { return nil }
-                let i = n < 0 ? a.count + n : n
-                guard i >= 0, i < a.count else { return nil }
-                v = a[i]
-            }
-        }
-        return v
+        CompiledPropertyPath(self).evaluate(root)
     }
 }
 

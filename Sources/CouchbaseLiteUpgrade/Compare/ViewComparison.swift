@@ -41,7 +41,8 @@ public struct ViewQueryOptions {
 
     public init() {}
 
-    func apply(to query: CBLQuery) {
+    /// Sets these options on a 1.x view (or all-docs) query.
+    public func apply(to query: CBLQuery) {
         query.mapOnly = mapOnly
         query.keys = keys
         query.startKey = startKey
