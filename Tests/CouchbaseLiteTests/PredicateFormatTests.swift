@@ -162,4 +162,10 @@ final class PredicateFormatTests: XCTestCase {
         XCTAssertTrue(message("name == 'a' garbage").contains("offset 12"))
         XCTAssertEqual(message("name == 'a'"), "parsed")
     }
+
+    func testAnInvalidFormatNeverStopsTheProgramAndMatchesNothing() {
+        let broken = NSPredicate(format: "name == 'a' garbage")
+        XCTAssertFalse(broken.evaluate(with: ["name": "a"]))
+        XCTAssertFalse(NSPredicate(format: "name == %@").evaluate(with: ["name": "a"]), "a missing argument")
+    }
 }

@@ -43,9 +43,10 @@ extension NSPredicate {
     ///   `%f` `%lf` `%g` (numbers), `%s` (a string).
     ///
     /// An ISO-8601 date string compares with a `Date` argument as a date. Anything else (`SUBQUERY`,
-    /// `FUNCTION`, arithmetic, `$VARIABLES`, array indexes) is a programming error, as an invalid
-    /// format was an exception on Apple platforms: this initializer stops the program with a message
-    /// naming the problem and its position. Use ``NSPredicate/parse(format:_:)`` to get that as an error.
+    /// `FUNCTION`, arithmetic, `$VARIABLES`, array indexes) is a programming error (an exception on
+    /// Apple platforms). Here it does not stop the program: the error, naming the problem and its
+    /// position, is logged as a warning (`CouchbaseLite.Query`) and the predicate matches nothing.
+    /// Use ``NSPredicate/parse(format:_:)`` to get that as a thrown error instead.
     public convenience init(format predicateFormat: String, _ args: Any...) {
         self.init(format: predicateFormat, argumentArray: args)
     }
@@ -56,7 +57,9 @@ extension NSPredicate {
         do {
             predicate = try PredicateParser.parse(predicateFormat, arguments: arguments ?? [])
         } catch {
-            fatalError("\(error)")
+            CBLLog.warning("Query", "NSPredicate(format: \"\(predicateFormat)\"): \(error); it matches nothing")
+            self.init(block: { _, _ in false })
+            return
         }
         self.init(block: { object, _ in predicate.evaluate(with: object) })
     }
