@@ -94,7 +94,7 @@ public struct ViewQueryOptions {
 ///              n1ql: "SELECT meta().id AS id, date AS key FROM _ WHERE type = 'task' ORDER BY date COLLATE UNICODE, meta().id")
 /// for d in report.differences { print(d.kind, d.rule.title, d.detail) }
 /// ```
-public final class ViewComparison {
+public final class ViewComparison: Sendable {
     public let legacyDatabase: URL
     public let convertedDatabase: URL?
 
