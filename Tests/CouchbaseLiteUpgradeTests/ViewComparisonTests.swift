@@ -185,6 +185,19 @@ final class ViewComparisonTests: XCTestCase {
         XCTAssertEqual(rules(report), [.binaryCollation], "same-length arrays: the element's own rule")
     }
 
+    func testAQueryOrderedBySomethingElseIsNamedSo() throws {
+        let docs: [(String, [String: Any])] = [("a", ["k": "x", "t": "2"]), ("b", ["k": "y", "t": "1"])]
+        try makeLegacy(docs) { doc, emit in if let k = doc["k"] { emit(k, nil) } }
+        let other = try compare("SELECT meta().id AS id, k AS key FROM _ WHERE k IS VALUED ORDER BY t")
+        XCTAssertEqual(other.differences.map(\.kind), [.orderDiffers])
+        XCTAssertEqual(rules(other), [.notOrderedByKey], "x < y under every collation: the query's ORDER BY is the cause")
+        let byAlias = try compare("SELECT meta().id AS id, k AS key FROM _ WHERE k IS VALUED ORDER BY key DESC")
+        XCTAssertEqual(rules(byAlias), [.unexplained], "ordered by the key, the wrong way round: nothing explains it")
+        XCTAssertTrue(ViewComparison.ordersByKey(try N1QLParser.parse("SELECT [a, b] AS key FROM _ ORDER BY a COLLATE UNICODE, b DESC")))
+        XCTAssertTrue(ViewComparison.ordersByKey(try N1QLParser.parse("SELECT n AS key FROM _ ORDER BY key")))
+        XCTAssertFalse(ViewComparison.ordersByKey(try N1QLParser.parse("SELECT n AS key FROM _")))
+    }
+
     func testGroupKeysThatDifferOnlyInShape() throws {
         let docs: [(String, [String: Any])] = [("a", ["c": "x"]), ("b", ["c": "x"]), ("d", ["c": "y"])]
         try makeLegacy(docs) { doc, emit in if let c = doc["c"] { emit([c], 1) } }

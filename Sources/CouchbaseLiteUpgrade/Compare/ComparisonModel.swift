@@ -12,6 +12,7 @@ public enum DifferenceRule: String, Codable, CaseIterable, Sendable {
     case accents = "accents"
     case arraysAndObjectsAsBlobs = "arrays-objects-as-blobs"
     case equalKeysOrder = "equal-keys-order"
+    case notOrderedByKey = "not-ordered-by-key"
     case groupLevelWithoutCounterpart = "group-level"
     case multipleEmits = "multiple-emits"
     case droppedRevisions = "dropped-revisions"
@@ -31,6 +32,7 @@ public enum DifferenceRule: String, Codable, CaseIterable, Sendable {
         case .accents: return "accents and non-ASCII text"
         case .arraysAndObjectsAsBlobs: return "arrays and objects compare as bytes"
         case .equalKeysOrder: return "order among equal keys"
+        case .notOrderedByKey: return "N1QL does not order by the key"
         case .groupLevelWithoutCounterpart: return "group_level has no N1QL counterpart"
         case .multipleEmits: return "several rows per document"
         case .droppedRevisions: return "deleted or conflicting revisions"
@@ -60,6 +62,8 @@ public enum DifferenceRule: String, Codable, CaseIterable, Sendable {
             return "Views compare arrays element by element and objects key by key; N1QL stores them as Fleece blobs and orders them by raw bytes, after all strings. Order by the elements instead (ORDER BY key[0], key[1])."
         case .equalKeysOrder:
             return "Views order rows with equal keys by document ID; N1QL leaves their order open. Add meta().id as the last ORDER BY term."
+        case .notOrderedByKey:
+            return "Views return rows in key order; the N1QL query orders by something else (or nothing), so its order is not the view's. ORDER BY the key's expression(s), then meta().id."
         case .groupLevelWithoutCounterpart:
             return "group_level groups array keys by their first N elements; N1QL has no prefix grouping: GROUP BY the first N elements as separate expressions."
         case .multipleEmits:
@@ -84,7 +88,7 @@ public enum DifferenceRule: String, Codable, CaseIterable, Sendable {
              .groupLevelWithoutCounterpart:
             return "cbl2-format.md §9.4"
         case .nullVersusMissing: return "cbl2-format.md §9.3, §9.4"
-        case .equalKeysOrder, .multipleEmits, .staleIndex: return "cbl1-format.md §7"
+        case .equalKeysOrder, .notOrderedByKey, .multipleEmits, .staleIndex: return "cbl1-format.md §7"
         case .droppedRevisions, .designDocuments, .metaProperties: return "cbl2-format.md §8.2"
         case .unexplained: return "-"
         }

@@ -137,8 +137,9 @@ extension ComparisonReport {
         h1{font-size:1.3em} code{font:12px ui-monospace,monospace}
         .verdict{font-weight:bold;padding:.4em .7em;display:inline-block;border-radius:4px}
         .equal{background:#d8f5d8} .different{background:#fde0e0}
-        .sides{display:flex;gap:2em;align-items:flex-start} .side{flex:1;min-width:0}
-        table{border-collapse:collapse;width:100%} td,th{border-bottom:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}
+        .sides{display:flex;gap:2em;align-items:flex-start} .side{flex:1;min-width:0;overflow-x:auto}
+        table{border-collapse:collapse;width:100%;table-layout:fixed} td,th{border-bottom:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+        th:first-child,td.n{width:2.5em} td code{white-space:pre-wrap;word-break:break-all}
         td.n{color:#888;text-align:right}
         tr.d-only-in-view,tr.d-only-in-n1ql{background:#fff3c4} tr.d-key-differs,tr.d-value-differs{background:#ffe3c4}
         tr.d-order-differs{background:#e3ecff} tr.unexplained{background:#ffc9c9 !important;font-weight:bold}

@@ -28,6 +28,9 @@ public struct RowMatcher {
     public var descending = false
     /// The view query's group level (0 = none).
     public var groupLevel: UInt = 0
+    /// Whether the N1QL query orders its rows by the key (its first ORDER BY terms are the key's
+    /// expression or its elements); when not, order differences are that, not a collation rule.
+    public var orderedByKey = true
     /// The last sequence the view's stored index saw, when it is behind the database.
     public var staleIndexSequence: Int64?
     /// Facts about a document (nil when unknown).
@@ -219,6 +222,7 @@ public struct RowMatcher {
     func orderRule(first: JSONValue, second: JSONValue) -> DifferenceRule {
         let (x, y) = descending ? (second, first) : (first, second)   // view: x ≤ y ascending
         if x == y { return .equalKeysOrder }
+        if !orderedByKey { return .notOrderedByKey }
         switch (x, y) {
         case (.missing, _), (_, .missing): return .nullVersusMissing
         case (.null, _), (_, .null): return .nullOrdering

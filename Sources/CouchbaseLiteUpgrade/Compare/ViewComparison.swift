@@ -1,6 +1,7 @@
 import CouchbaseLite
 import CouchbaseLiteSwift
 import Foundation
+import JSONCore
 import SQLiteKit
 
 /// The view side of a comparison: the view's stored index (what the app's own map function
@@ -132,6 +133,7 @@ public final class ViewComparison: Sendable {
 
         var matcher = RowMatcher()
         matcher.compareValues = n1qlSide.hasValueColumn
+        matcher.orderedByKey = n1qlSide.orderedByKey
         matcher.descending = options.descending
         matcher.groupLevel = options.group ? 0 : options.groupLevel
         matcher.staleIndexSequence = viewSide.staleIndexSequence
@@ -244,13 +246,51 @@ public final class ViewComparison: Sendable {
     private struct N1QLSide {
         var rows: [ComparedRow]
         var hasValueColumn: Bool
+        var orderedByKey: Bool
+    }
+
+    /// Whether a query tree's ORDER BY starts with its `key` column's expression (or the `key`
+    /// alias, or, for an array key `[a, b]`, the terms a, b), directions and collations aside.
+    static func ordersByKey(_ tree: [String: Any]) -> Bool {
+        func strip(_ e: Any) -> JSONValue {
+            if let a = e as? [Any], let op = (a.first as? String)?.uppercased() {
+                if (op == "ASC" || op == "DESC"), a.count == 2 { return strip(a[1]) }
+                if op == "COLLATE", a.count == 3 { return strip(a[2]) }
+            }
+            return JSONValue(e)
+        }
+        guard let order = tree["ORDER_BY"] as? [Any], !order.isEmpty else { return false }
+        let terms = order.map(strip)
+        var keyExpression: JSONValue?
+        for item in tree["WHAT"] as? [Any] ?? [] {
+            if let a = item as? [Any], a.count == 3, (a[0] as? String)?.uppercased() == "AS", a[2] as? String == "key" {
+                keyExpression = strip(a[1])
+            }
+        }
+        if terms[0] == JSONValue([".key"]) { return true }
+        guard let key = keyExpression else { return false }
+        if terms[0] == key { return true }
+        if case .array(let parts) = key, parts.first == .string("[]") {
+            let elements = Array(parts.dropFirst())
+            return !elements.isEmpty && terms.count >= elements.count && Array(terms.prefix(elements.count)) == elements
+        }
+        return false
     }
 
     private func runN1QL(_ text: String, parameters: [String: Any], on db: Database) throws -> N1QLSide {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let query: Query
+        let tree: [String: Any]
         do {
-            query = trimmed.hasPrefix("{") || trimmed.hasPrefix("[") ? try db.createQuery(json: trimmed) : try db.createQuery(trimmed)
+            if trimmed.hasPrefix("{") || trimmed.hasPrefix("[") {
+                query = try db.createQuery(json: trimmed)
+                // `{…}` or LiteCore's `["SELECT", {…}]`.
+                let parsed = try? JSON.parse(trimmed)
+                tree = (parsed as? [String: Any]) ?? ((parsed as? [Any])?.last as? [String: Any]) ?? [:]
+            } else {
+                query = try db.createQuery(trimmed)
+                tree = try N1QLParser.parse(trimmed)
+            }
         } catch {
             throw ComparisonError.query("\(error)")
         }
@@ -270,7 +310,7 @@ public final class ViewComparison: Sendable {
             rows.append(ComparedRow(documentID: d["id"] as? String, key: JSONValue(d["key"]),
                                     value: columns.contains("value") ? JSONValue(d["value"]) : .null, index: i))
         }
-        return N1QLSide(rows: rows, hasValueColumn: columns.contains("value"))
+        return N1QLSide(rows: rows, hasValueColumn: columns.contains("value"), orderedByKey: Self.ordersByKey(tree))
     }
 }
 
