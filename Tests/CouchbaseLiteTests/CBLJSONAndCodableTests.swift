@@ -4,21 +4,8 @@ import XCTest
 
 /// `CBLJSON` (the 1.x JSON helper class), the `Codable` helpers on documents, revisions and query
 /// rows, and in-place edits of an unsaved revision's properties.
-final class CBLJSONAndCodableTests: XCTestCase {
-    private var dir: TempDirectory!
-    private var manager: CBLManager!
-    private var db: CBLDatabase!
-
-    override func setUpWithError() throws {
-        dir = TempDirectory()
-        manager = try CBLManager(directory: dir.url.appendingPathComponent("m").path)
-        db = try manager.databaseNamed("json")
-    }
-
-    override func tearDown() {
-        manager.close()
-        dir = nil
-    }
+final class CBLJSONAndCodableTests: SingleDatabaseTestCase {
+    override var databaseName: String { "json" }
 
     // MARK: CBLJSON
 

@@ -71,21 +71,12 @@ final class Profile: CBLModel {
     }
 }
 
-final class ModelTests: XCTestCase {
-    private var dir: TempDirectory!
-    private var manager: CBLManager!
-    private var db: CBLDatabase!
+final class ModelTests: SingleDatabaseTestCase {
+    override var databaseName: String { "todos" }
 
     override func setUpWithError() throws {
-        dir = TempDirectory()
-        manager = try CBLManager(directory: dir.url.appendingPathComponent("m").path)
-        db = try manager.databaseNamed("todos")
+        try super.setUpWithError()
         register(db)
-    }
-
-    override func tearDown() {
-        manager.close()
-        dir = nil
     }
 
     private func register(_ database: CBLDatabase) {

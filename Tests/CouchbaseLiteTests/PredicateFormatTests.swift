@@ -4,21 +4,8 @@ import XCTest
 
 /// `NSPredicate(format:)` as 1.x apps wrote it compiles with a plain `import CouchbaseLite` (Linux
 /// Foundation's own is unavailable) and evaluates on query rows, documents and dictionaries.
-final class PredicateFormatTests: XCTestCase {
-    private var dir: TempDirectory!
-    private var manager: CBLManager!
-    private var db: CBLDatabase!
-
-    override func setUpWithError() throws {
-        dir = TempDirectory()
-        manager = try CBLManager(directory: dir.url.appendingPathComponent("m").path)
-        db = try manager.databaseNamed("pred")
-    }
-
-    override func tearDown() {
-        manager.close()
-        dir = nil
-    }
+final class PredicateFormatTests: SingleDatabaseTestCase {
+    override var databaseName: String { "pred" }
 
     /// A view like app A's: key `[listID, createdAt, title]`, filtered by title with `key2 CONTAINS[cd] %@`.
     private func tasksView() throws -> CBLView {

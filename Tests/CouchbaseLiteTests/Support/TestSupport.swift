@@ -125,3 +125,22 @@ class DatabaseTestCase: XCTestCase {
         dir = nil
     }
 }
+
+/// A test case with a fresh manager (in a temporary directory) and one database, `databaseName`.
+class SingleDatabaseTestCase: XCTestCase {
+    var databaseName: String { "db" }
+    var dir: TempDirectory!
+    var manager: CBLManager!
+    var db: CBLDatabase!
+
+    override func setUpWithError() throws {
+        dir = TempDirectory()
+        manager = try CBLManager(directory: dir.url.appendingPathComponent("m").path)
+        db = try manager.databaseNamed(databaseName)
+    }
+
+    override func tearDown() {
+        manager?.close()
+        dir = nil
+    }
+}
