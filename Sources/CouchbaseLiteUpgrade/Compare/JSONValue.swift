@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// A JSON value as the comparison sees it: numbers compared by value (`1` equals `1.0`, as both
 /// 1.x views and N1QL compare them), objects by their key/value pairs, and MISSING (no value at
@@ -93,20 +94,9 @@ public indirect enum JSONValue: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// A JSON string literal, escaped by the package's JSON writer.
     static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if u.value < 0x20 { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
-            }
-        }
-        out += "\""
+        out += (try? JSON.string(s)) ?? "\"\""
     }
 }
 
