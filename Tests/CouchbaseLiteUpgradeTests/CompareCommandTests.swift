@@ -1,4 +1,5 @@
 import CouchbaseLite
+import CouchbaseLiteSwift
 import Foundation
 import JSONCore
 import XCTest
@@ -121,9 +122,17 @@ final class CompareCommandTests: XCTestCase {
         XCTAssertEqual(malformed.status, 2)
         XCTAssertTrue(malformed.stderr.contains("syntax error at line 1"), malformed.stderr)
 
-        let twoX = try run(["compare", scratch.path("nowhere.cblite2").path, "--view", "v", "--n1ql", "SELECT 1 AS key"])
+        let missing = try run(["compare", scratch.path("nowhere.cblite2").path, "--view", "v", "--n1ql", "SELECT 1 AS key"])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertEqual(missing.stderr.split(separator: "\n").count, 1, missing.stderr)
+        XCTAssertFalse(missing.stderr.contains("Fatal error") || missing.stderr.contains("Stack"), missing.stderr)
+
+        // A 2.x database where the 1.x one is expected.
+        let modern = try CouchbaseLiteSwift.Database(name: "modern", config: DatabaseConfiguration(directory: scratch.url.path))
+        try modern.close()
+        let twoX = try run(["compare", scratch.path("modern.cblite2").path, "--view", "v", "--n1ql", "SELECT 1 AS key"])
         XCTAssertEqual(twoX.status, 2)
-        XCTAssertFalse(twoX.stderr.contains("Fatal error") || twoX.stderr.contains("Stack"), twoX.stderr)
+        XCTAssertTrue(twoX.stderr.hasPrefix("cbl compare: error: modern.cblite2 is a 2.x/3.x database"), twoX.stderr)
 
         let badKey = try run(["compare", db.path, "--view", "app/byName", "--key", "alice", "--n1ql", "SELECT 1 AS key"])
         XCTAssertEqual(badKey.status, 2)
