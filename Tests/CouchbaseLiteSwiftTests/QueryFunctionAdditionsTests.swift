@@ -125,6 +125,25 @@ final class QueryFunctionAdditionsTests: XCTestCase {
         XCTAssertEqual(explicitSource.map { $0.string(forKey: "name") }, ["Zoe"], "a source-qualified path is the document's")
     }
 
+    func testExistsSubqueriesAsLiteCoreRunsThem() throws {
+        try db.inBatch {
+            try db.saveDocument(MutableDocument(id: "cfg").setString("config", forKey: "type").setBoolean(true, forKey: "enabled"))
+            try db.saveDocument(MutableDocument(id: "t1").setString("task", forKey: "type"))
+        }
+        func ids(_ n1ql: String, _ p: Parameters? = nil) throws -> [String] {
+            let q = try db.createQuery(n1ql)
+            if let p { q.parameters = p }
+            return try q.execute().map { $0.string(at: 0) ?? "?" }
+        }
+        // Uncorrelated, as LiteCore's nested parser makes them.
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE type = 'task' AND EXISTS (SELECT 1 FROM _ WHERE type = 'config' AND enabled)"),
+                       ["t1"])
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE type = 'task' AND EXISTS (SELECT 1 FROM _ WHERE type = $t)",
+                               Parameters().setString("nothing", forName: "t")), [], "the subquery's parameters are bound")
+        XCTAssertEqual(try ids("SELECT meta().id FROM _ WHERE type = 'task' AND NOT EXISTS (SELECT 1 FROM _ WHERE type = 'nothing')"),
+                       ["t1"])
+    }
+
     func testUnicodeCollationsUseICU() throws {
         try db.inBatch {
             for (i, name) in ["b", "B", "a", "á", "A", "Ä", "c"].enumerated() {

@@ -118,7 +118,10 @@ extension QueryTranslator {
                 let (base, path) = try propertyBase(p)
                 return "fl_exists(\(base), \(Self.stringLiteral(path)))"
             }
-            throw CouchbaseLiteError(.unimplemented, "EXISTS of a subquery is not supported yet")
+            if let sub = args[0] as? [Any], (sub.first as? String)?.uppercased() == "SELECT" {
+                return "EXISTS \(try subquery(sub))"
+            }
+            throw Self.invalid("EXISTS needs a property or a subquery")
         case "BETWEEN":
             try argCount(a, 3...3, rawOp)
             return "(\(try expr(args[0]))\(collateSuffix) BETWEEN \(try expr(args[1])) AND \(try expr(args[2])))"
@@ -130,6 +133,9 @@ extension QueryTranslator {
                 return "(\(lhs)\(collateSuffix) \(op) (\(items.joined(separator: ", "))))"
             }
             let contains: String
+            if let sub = args[1] as? [Any], (sub.first as? String)?.uppercased() == "SELECT" {
+                throw CouchbaseLiteError(.unimplemented, "\(op) over a subquery is not supported")
+            }
             if let p = args[1] as? [Any], let head = p.first as? String, head.hasPrefix(".") {
                 let (base, path) = try propertyBase(p)
                 contains = "fl_contains(\(base), \(Self.stringLiteral(path)), \(lhs))"
@@ -196,7 +202,7 @@ extension QueryTranslator {
             let p = try PropertyPath(parsing: path)
             return "fl_nested_value(\(try expr(args[0])), \(Self.stringLiteral(p.string)))"
         case "SELECT":
-            throw CouchbaseLiteError(.unimplemented, "Subqueries are not supported yet")
+            return try subquery(a)
         case "ANY", "EVERY", "ANY AND EVERY":
             try argCount(a, 3...3, rawOp)
             guard let name = args[0] as? String, !name.isEmpty else { throw Self.invalid("\(op) needs a variable name") }
@@ -355,5 +361,21 @@ extension QueryTranslator {
             return metaSQL(meta.column, source)
         }
         return "fl_value(\(source.prefix)body, \(Self.stringLiteral(PropertyPath(rest).string)))"
+    }
+}
+
+extension QueryTranslator {
+    /// A nested `["SELECT", {…}]` as LiteCore writes it: translated by a fresh translator over the
+    /// same collections (not correlated with the outer query's aliases), in parentheses; its
+    /// parameters, collations and collections count as the outer query's.
+    mutating func subquery(_ a: [Any]) throws -> String {
+        guard a.count == 2, let q = a[1] as? [String: Any] else { throw Self.invalid("SELECT needs a query object") }
+        var nested = QueryTranslator(table: table, deletedTable: deletedTable, resolver: resolver)
+        let out = try nested.translate(q)
+        parameters.formUnion(out.parameters)
+        collations.formUnion(out.collations)
+        usesExpiration = usesExpiration || out.usesExpiration
+        subqueryKeyStores.formUnion(out.keyStores)
+        return "(\(out.sql))"
     }
 }

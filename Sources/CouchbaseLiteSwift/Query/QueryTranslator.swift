@@ -64,6 +64,8 @@ struct QueryTranslator {
     /// ANY/EVERY variables in scope → the SQL alias of their `fl_each`.
     var variables: [String: String] = [:]
     var nextAlias = 1
+    /// The collections subqueries read (their commits change this query's results too).
+    var subqueryKeyStores: Set<KeyStore> = []
     /// The WHAT items' `AS` names and their expressions: a property path starting with one of
     /// them (outside the WHAT list) means that result column, as in LiteCore (`ORDER BY key`).
     var resultAliases: [String: Any] = [:]
@@ -256,7 +258,8 @@ struct QueryTranslator {
         if !wheres.isEmpty { sql += " WHERE " + wheres.map { "(\($0))" }.joined(separator: " AND ") }
         sql += groupSQL + orderSQL + limitSQL
         return Output(sql: sql, columnTitles: titles, parameters: parameters, collations: collations,
-                      usesExpiration: usesExpiration, keyStores: Set(sources.compactMap { $0.tables?.keyStore }),
+                      usesExpiration: usesExpiration,
+                      keyStores: Set(sources.compactMap { $0.tables?.keyStore }).union(subqueryKeyStores),
                       fullTextTables: fullTextSearches.map(\.table))
     }
 
