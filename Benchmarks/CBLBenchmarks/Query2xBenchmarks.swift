@@ -181,23 +181,8 @@ func legacyBulkInsert(dir: URL, name: String, corpus: NamesCorpus) throws -> Dur
     let manager = try CBLManager(directory: dir.path)
     defer { manager.close() }
     let db = try manager.databaseNamed(name)
-    var failure: Error?
     settleDisk()
-    let elapsed = clock.measure {
-        let ok = db.inTransaction {
-            do {
-                for i in corpus.ids.indices {
-                    try db.document(withID: corpus.ids[i])!.putProperties(corpus.properties[i])
-                }
-                return true
-            } catch {
-                failure = error
-                return false
-            }
-        }
-        if !ok && failure == nil { failure = CBLError(500, "transaction did not commit") }
-    }
-    if let failure { throw failure }
+    let elapsed = try timedPutProperties(db, ids: corpus.ids, properties: corpus.properties)
     guard db.documentCount == UInt(corpus.ids.count) else { throw CBLError(500, "1.x insert stored \(db.documentCount) docs") }
     try db.close()
     return elapsed

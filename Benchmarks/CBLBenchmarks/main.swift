@@ -207,22 +207,7 @@ func apiInsert(dir: URL, name: String, corpus: Corpus) throws -> Duration {
     let manager = try CBLManager(directory: dir.path)
     defer { manager.close() }
     let db = try manager.databaseNamed(name)
-    var failure: Error?
-    let elapsed = clock.measure {
-        let ok = db.inTransaction {
-            do {
-                for i in 0..<corpus.ids.count {
-                    try db.document(withID: corpus.ids[i])!.putProperties(corpus.properties[i])
-                }
-                return true
-            } catch {
-                failure = error
-                return false
-            }
-        }
-        if !ok && failure == nil { failure = CBLError(500, "transaction did not commit") }
-    }
-    if let failure { throw failure }
+    let elapsed = try timedPutProperties(db, ids: corpus.ids, properties: corpus.properties)
     let count = db.documentCount
     guard count == UInt(corpus.ids.count) else { throw CBLError(500, "API inserted \(count) docs, expected \(corpus.ids.count)") }
     try db.close()
@@ -504,4 +489,26 @@ if options.keep {
     print("kept: " + tempDirs.map(\.path).joined(separator: " "))
 } else {
     for dir in tempDirs { try? FileManager.default.removeItem(at: dir) }
+}
+
+/// The 1.x API's bulk path, timed: one `inTransaction`, `document(withID:)!.putProperties` per
+/// document; throws what a save threw, or when the transaction did not commit.
+func timedPutProperties(_ db: CBLDatabase, ids: [String], properties: [[String: Any]]) throws -> Duration {
+    var failure: Error?
+    let elapsed = clock.measure {
+        let ok = db.inTransaction {
+            do {
+                for i in ids.indices {
+                    try db.document(withID: ids[i])!.putProperties(properties[i])
+                }
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if !ok && failure == nil { failure = CBLError(500, "transaction did not commit") }
+    }
+    if let failure { throw failure }
+    return elapsed
 }
