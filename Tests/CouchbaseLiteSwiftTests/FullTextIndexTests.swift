@@ -49,12 +49,7 @@ final class FullTextIndexTests: XCTestCase {
     }
 
     private func sqlite(_ db: Database, _ sql: String) throws -> [String] {
-        try db.withOpenFile { file in
-            let stmt = try file.connection.prepare(sql)
-            var out: [String] = []
-            while try stmt.step() { out.append(stmt.string(0) ?? "NULL") }
-            return out
-        }
+        try db.withOpenFile { try CollectionTestSupport.strings(sql, $0.connection) }
     }
 
     private func assertError(_ code: CouchbaseLiteError.Code, _ message: String, file: StaticString = #filePath,
