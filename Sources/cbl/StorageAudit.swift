@@ -184,33 +184,19 @@ enum StorageAudit {
         let file = try bundle.openV2File()
         defer { file.close() }
         report.documents = Int(try file.liveDocumentCount())
-        // Blobs are referenced by their digest string, which Fleece stores as plain text in the
-        // bodies of every revision of every collection: the raw scan `compact` itself uses.
+        // The raw digest scan `compact` itself uses.
         var references: [String: [AuditReport.Reference]] = [:]
-        var tables: [(String, Bool)] = []
-        try file.connection.prepare("""
-            SELECT name, (SELECT count(*) FROM pragma_table_info(m.name) WHERE name='extra') FROM sqlite_master m
-            WHERE type='table' AND name LIKE 'kv\\_%' ESCAPE '\\' AND name <> 'kv_info' AND name NOT LIKE '%::%'
-            ORDER BY name
-            """).forEachRow { if let t = $0.string(0) { tables.append((t, $0.int64(1) > 0)) } }
-        for (table, hasExtra) in tables {
+        try file.forEachBlobReference { table, documentID, digests in
             let collection = collectionName(table)
-            try file.connection.prepare("SELECT key, body\(hasExtra ? ", extra" : "") FROM \(quoteIdentifier(table)) ORDER BY key")
-                .forEachRow { row in
-                    var digests = Set<String>()
-                    for column in 1...(hasExtra ? 2 : 1) {
-                        row.withBytes(Int32(column)) { if let b = $0 { Database.collectDigests(in: b, into: &digests) } }
-                    }
-                    for digest in digests {
-                        references[digest, default: []].append(.init(documentID: row.string(0) ?? "", revisionID: nil,
-                                                                     attachment: nil, collection: collection))
-                    }
-                }
+            for digest in digests {
+                references[digest, default: []].append(.init(documentID: documentID, revisionID: nil,
+                                                             attachment: nil, collection: collection))
+            }
         }
         var files: [String: String] = [:]      // digest → file name
         for name in (try? FileManager.default.contentsOfDirectory(atPath: bundle.blobDirectory.path)) ?? []
-        where name.hasSuffix(".blob") && !name.hasPrefix(".") {
-            files["sha1-" + String(name.dropLast(5)).replacingOccurrences(of: "_", with: "/")] = name
+        where !name.hasPrefix(".") {
+            if let digest = BlobStore.digest(forFileName: name) { files[digest] = name }
         }
         report.blobFiles = files.count
         report.referencedBlobs = references.count

@@ -88,9 +88,8 @@ extension Database {
     }
 
     /// Deletes the files in `Attachments/` that no revision of any document in any collection
-    /// mentions. A blob is referenced by its `sha1-…` digest string, which Fleece stores as
-    /// plain UTF-8 in the body (and in the rev tree's older bodies), so the scan reads raw
-    /// bytes: it can only keep too much, never delete a blob a document still names.
+    /// mentions (see `DataFile.forEachBlobReference`: the scan can only keep too much, never
+    /// delete a blob a document still names).
     static func deleteUnreferencedBlobs(_ file: DataFile) throws {
         let fm = FileManager.default
         let dir = file.blobStore.directory
@@ -98,54 +97,11 @@ extension Database {
             return
         }
         var referenced = Set<String>()
-        let connection = file.connection
-        var tables: [(String, Bool)] = []
-        try connection.prepare("""
-            SELECT name, (SELECT count(*) FROM pragma_table_info(m.name) WHERE name='extra') FROM sqlite_master m
-            WHERE type='table' AND name LIKE 'kv\\_%' ESCAPE '\\' AND name <> 'kv_info' AND name NOT LIKE '%::%'
-            """).forEachRow { row in
-            if let t = row.string(0) { tables.append((t, row.int64(1) > 0)) }
-        }
-        for (table, hasExtra) in tables {
-            let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            try connection.prepare("SELECT body\(hasExtra ? ", extra" : "") FROM \(quoted)").forEachRow { row in
-                for column in 0..<(hasExtra ? 2 : 1) {
-                    row.withBytes(Int32(column)) { if let b = $0 { Self.collectDigests(in: b, into: &referenced) } }
-                }
-            }
-        }
-        for name in names where name.hasSuffix(".blob") {
-            let digest = "sha1-" + String(name.dropLast(5)).replacingOccurrences(of: "_", with: "/")
-            if !referenced.contains(digest) {
+        try file.forEachBlobReference { _, _, digests in referenced.formUnion(digests) }
+        for name in names {
+            if let digest = BlobStore.digest(forFileName: name), !referenced.contains(digest) {
                 try? fm.removeItem(at: dir.appendingPathComponent(name))
             }
-        }
-    }
-
-    /// Every `sha1-` followed by 28 Base64 characters in `bytes`.
-    package static func collectDigests(in bytes: UnsafeRawBufferPointer, into out: inout Set<String>) {
-        let n = bytes.count
-        guard n >= 33 else { return }
-        let prefix: [UInt8] = Array("sha1-".utf8)
-        var i = 0
-        while i + 33 <= n {
-            if bytes[i] == prefix[0], bytes[i + 1] == prefix[1], bytes[i + 2] == prefix[2],
-               bytes[i + 3] == prefix[3], bytes[i + 4] == prefix[4] {
-                let start = i + 5
-                var ok = true
-                for k in start..<(start + 28) {
-                    let c = bytes[k]
-                    let isB64 = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57)
-                        || c == 43 || c == 47 || (c == 61 && k >= start + 27)
-                    if !isB64 { ok = false; break }
-                }
-                if ok {
-                    out.insert("sha1-" + String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + 28)]), as: UTF8.self))
-                    i = start + 28
-                    continue
-                }
-            }
-            i += 1
         }
     }
 }

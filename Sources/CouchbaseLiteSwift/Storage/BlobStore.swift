@@ -22,6 +22,13 @@ package struct BlobStore: Sendable {
         "sha1-" + Data(key).base64EncodedString()
     }
 
+    /// The digest a blob file in `Attachments/` is named after (`<base64 with _ for />.blob`),
+    /// or nil for other files.
+    package static func digest(forFileName name: String) -> String? {
+        guard name.hasSuffix(".blob") else { return nil }
+        return "sha1-" + String(name.dropLast(5)).replacingOccurrences(of: "_", with: "/")
+    }
+
     package static func fileName(forKey key: [UInt8]) -> String {
         Data(key).base64EncodedString().replacingOccurrences(of: "/", with: "_") + ".blob"
     }
