@@ -200,7 +200,6 @@ extension DataFile {
         }
     }
 
-    static func quoted(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
+    /// An identifier in double quotes (the same quoting as key-store tables).
+    static func quoted(_ identifier: String) -> String { KeyStore.quoted(identifier) }
 }
