@@ -1,5 +1,6 @@
 import CouchbaseLite
 import CouchbaseLiteSwift
+import CBLTestSupport
 import Foundation
 import JSONCore
 import XCTest
@@ -13,10 +14,7 @@ final class CompareCommandTests: XCTestCase {
     override func tearDown() { scratch = nil }
 
     private func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let bundle = Bundle(for: CompareCommandTests.self).bundleURL
-        let candidates = [bundle.deletingLastPathComponent(), bundle, SharedFixtures.repoRoot.appendingPathComponent(".build/debug")]
-        guard let exe = candidates.map({ $0.appendingPathComponent("cbl") })
-            .first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+        guard let exe = BuiltExecutable.find("cbl") else {
             throw XCTSkip("cbl executable not found; build with `swift build --build-tests`")
         }
         let process = Process()

@@ -1,3 +1,4 @@
+import CBLTestSupport
 import Foundation
 import XCTest
 
@@ -130,10 +131,7 @@ final class SamplesTests: XCTestCase {
 
     /// The sample's executable next to the test bundle (`.build/debug/NAME`), or a skip.
     private func sampleExecutable(_ name: String) throws -> URL {
-        let bundle = Bundle(for: SamplesTests.self).bundleURL
-        let candidates = [bundle.deletingLastPathComponent(), bundle, SharedFixtures.repoRoot.appendingPathComponent(".build/debug")]
-        guard let url = candidates.map({ $0.appendingPathComponent(name) })
-            .first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+        guard let url = BuiltExecutable.find(name) else {
             throw XCTSkip("\(name) is not built; build with `swift build --build-tests`")
         }
         return url

@@ -1,3 +1,4 @@
+import CBLTestSupport
 import Foundation
 import XCTest
 @testable import CouchbaseLiteSwift
@@ -6,11 +7,7 @@ import XCTest
 /// `cbl upgrade`: converts, prints the summary, writes the JSON report; refusals exit non-zero.
 final class UpgradeCommandTests: XCTestCase {
     private func cblExecutable() throws -> URL {
-        let bundle = Bundle(for: UpgradeCommandTests.self).bundleURL
-        let candidates = [bundle.deletingLastPathComponent(), bundle,
-                          SharedFixtures.repoRoot.appendingPathComponent(".build/debug")]
-        guard let url = candidates.map({ $0.appendingPathComponent("cbl") })
-            .first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+        guard let url = BuiltExecutable.find("cbl") else {
             throw XCTSkip("cbl executable not found; build with `swift build --build-tests`")
         }
         return url
