@@ -32,19 +32,12 @@ public class Fragment: DictionaryFragment, ArrayFragment, @unchecked Sendable {
     /// Whether there is a value here (null counts as one).
     public var exists: Bool { value != nil }
     public var string: String? { value as? String }
-    public var number: NSNumber? { MutableValues.number(scalar) }
-    public var int: Int { Int(truncatingIfNeeded: MutableValues.int64(scalar)) }
-    public var int64: Int64 { MutableValues.int64(scalar) }
-    public var float: Float { Float(MutableValues.double(scalar)) }
-    public var double: Double { MutableValues.double(scalar) }
-    public var boolean: Bool { MutableValues.boolean(scalar) }
-
-    /// The value with read-only objects' `Int` numbers widened as mutable storage keeps them.
-    private var scalar: Any? {
-        let v = value
-        if let i = v as? Int, !(v is Bool) { return Int64(i) }
-        return v
-    }
+    public var number: NSNumber? { MutableValues.number(value) }
+    public var int: Int { Int(truncatingIfNeeded: MutableValues.int64(value)) }
+    public var int64: Int64 { MutableValues.int64(value) }
+    public var float: Float { Float(MutableValues.double(value)) }
+    public var double: Double { MutableValues.double(value) }
+    public var boolean: Bool { MutableValues.boolean(value) }
     /// An ISO-8601 string as a `Date`.
     public var date: Date? { MutableValues.date(value) }
     public var blob: Blob? { value as? Blob }

@@ -84,6 +84,7 @@ enum MutableValues {
     static func int64(_ v: Any?) -> Int64 {
         switch v {
         case let n as Int64: return n
+        case let n as Int: return Int64(n)
         case let n as UInt64: return Int64(truncatingIfNeeded: n)
         case let d as Double: return d.isFinite ? Int64(exactly: d.rounded(.towardZero)) ?? 0 : 0
         case let f as Float: return f.isFinite ? Int64(exactly: Double(f).rounded(.towardZero)) ?? 0 : 0
@@ -95,6 +96,7 @@ enum MutableValues {
     static func double(_ v: Any?) -> Double {
         switch v {
         case let n as Int64: return Double(n)
+        case let n as Int: return Double(n)
         case let n as UInt64: return Double(n)
         case let d as Double: return d
         case let f as Float: return Double(f)
@@ -106,6 +108,7 @@ enum MutableValues {
     static func number(_ v: Any?) -> NSNumber? {
         switch v {
         case let n as Int64: return NSNumber(value: n)
+        case let n as Int: return NSNumber(value: n)
         case let n as UInt64: return NSNumber(value: n)
         case let d as Double: return NSNumber(value: d)
         case let f as Float: return NSNumber(value: f)
@@ -119,6 +122,7 @@ enum MutableValues {
         case nil, is NSNull: return false
         case let b as Bool: return b
         case let n as Int64: return n != 0
+        case let n as Int: return n != 0
         case let n as UInt64: return n != 0
         case let d as Double: return d != 0
         case let f as Float: return f != 0
