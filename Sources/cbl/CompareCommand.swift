@@ -74,28 +74,19 @@ struct Compare: ParsableCommand {
     }
 
     func run() throws {
-        do {
-            if suggest { return try runSuggestion() }
-            let report = try compare()
-            if let html {
-                try Data(report.html().utf8).write(to: URL(fileURLWithPath: html))
-            }
-            if json {
-                FileHandle.standardOutput.write(try report.jsonData())
-                print()
-            } else {
-                print(report.terminalText(color: !noColor && isatty(STDOUT_FILENO) != 0), terminator: "")
-            }
-            if !report.isEqual { throw ExitCode(1) }
-        } catch let e as ExitCode {
-            throw e
-        } catch {
-            FileHandle.standardError.write(Data("cbl compare: error: \(Self.message(error))\n".utf8))
-            throw ExitCode(2)
+        if suggest { return try runSuggestion() }
+        let report = try compare()
+        if let html {
+            try Data(report.html().utf8).write(to: URL(fileURLWithPath: html))
         }
+        if json {
+            FileHandle.standardOutput.write(try report.jsonData())
+            print()
+        } else {
+            print(report.terminalText(color: !noColor && isatty(STDOUT_FILENO) != 0), terminator: "")
+        }
+        if !report.isEqual { throw ExitCode(ExitStatus.problemFound) }
     }
-
-    static func message(_ error: Error) -> String { "\(error)" }
 
     private func runSuggestion() throws {
         var description: MapDescription?
@@ -126,7 +117,7 @@ struct Compare: ParsableCommand {
             print(s.verified ? "verified: the query gives the view's rows in the view's order" : "NOT verified: \(s.report.differences.count) differences remain")
             for note in s.notes { print("note:   \(note)") }
         }
-        if !s.verified { throw ExitCode(1) }
+        if !s.verified { throw ExitCode(ExitStatus.problemFound) }
     }
 
     private func comparison() -> ViewComparison {
