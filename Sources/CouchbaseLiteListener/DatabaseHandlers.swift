@@ -31,8 +31,9 @@ extension RESTRouter {
             let db = try openDatabase(name)
             try requireJSONBody(request)
             let body = try JSONText.parseObject(request.body, what: "Document")
+            if let id = body["_id"] { try Self.validateDocumentID(id) }
             let docID = (body["_id"] as? String) ?? CBLDatabase.syncGenerateDocumentID()
-            if body["_id"] != nil && !(body["_id"] is String) { throw RESTError(400, "bad_request", "Document id must be a string") }
+            if request.query["batch"] == "ok" { return try batchSave(db, docID: docID, body: body) }
             let (revID, status) = try saveDocument(db, docID: docID, body: body, request: request)
             return .json(status, ["ok": true, "id": docID, "rev": revID],
                          headers: [("Location", state.absoluteURL(request, path: [name, docID])), ("ETag", "\"\(revID)\"")])
@@ -43,7 +44,7 @@ extension RESTRouter {
 
     func databaseInfo(_ db: CBLDatabase) -> [String: Any] {
         let seq = Int(db.lastSequenceNumber)
-        let size = Int(db.syncDiskSize)
+        let sizes = db.syncDataSizes
         return [
             "db_name": db.name,
             "doc_count": Int(db.documentCount),
@@ -51,9 +52,9 @@ extension RESTRouter {
             "update_seq": seq,
             "committed_update_seq": seq,
             "purge_seq": 0,
-            "disk_size": size,
-            "sizes": ["file": size, "active": size, "external": size],
-            "data_size": size,
+            "disk_size": Int(sizes.file),
+            "sizes": ["file": Int(sizes.file), "active": Int(sizes.active), "external": Int(sizes.external)],
+            "data_size": Int(sizes.active),
             "instance_start_time": state.instanceStartTime,
             "disk_format_version": 102,
             "compact_running": false,
@@ -62,45 +63,26 @@ extension RESTRouter {
 
     // MARK: _all_docs
 
+    /// `_all_docs`, and `_design_docs` (`prefix` `_design/`). With `keys`, rows come in the
+    /// order of the keys (reversed by `descending`) before `skip` and `limit`, and a key that is
+    /// not a string, or names no document, is a `{"key":…,"error":"not_found"}` row, as CouchDB has them.
     func allDocs(_ db: CBLDatabase, _ request: RESTRequest, prefix: String? = nil) throws -> RESTResponse {
         try requireMethod(request, "GET", "POST")
         let (_, q, keys) = try rowQueryParameters(request)
-        let query = db.createAllDocumentsQuery()
+        try checkDocumentIDRange(q, keys: keys)
         let includeDocs = try q.bool("include_docs")
         let conflicts = try q.bool("conflicts")
+        let query = db.createAllDocumentsQuery()
         query.prefetch = includeDocs
-        let skip = try applyRowOptions(q, keys: keys, to: query)
         if try q.bool("only_conflicts") {
             query.allDocsMode = .onlyConflicts
         } else if conflicts {
             query.allDocsMode = .showConflicts
         }
-        if let prefix, keys == nil {
-            if query.startKey == nil || (query.startKey as? String).map({ $0 < prefix }) == true { query.startKey = prefix }
-            let end = prefix + "\u{FFFF}"
-            if query.endKey == nil || (query.endKey as? String).map({ $0 > end }) == true { query.endKey = end }
-            if query.descending { swap(&query.startKey, &query.endKey) }
-        }
-        let result = try query.run()
-        // CouchDB's offset counts the rows before the start key (and those skipped).
-        var offset = skip
-        if keys == nil, prefix == nil, let start = query.startKey {
-            let before = db.createAllDocumentsQuery()
-            before.descending = query.descending
-            before.allDocsMode = query.allDocsMode
-            before.endKey = start
-            before.inclusiveEnd = false
-            offset += Int(try before.run().count)
-        }
-        var rows: [Any] = []
-        for row in result {
-            let key = row.key ?? NSNull()
-            guard let docID = row.sourceDocumentID, let value = row.value as? [String: Any] else {
-                rows.append(["key": key, "error": "not_found"])
-                continue
-            }
-            if let prefix, !docID.hasPrefix(prefix) { continue }
-            var out: [String: Any] = ["id": docID, "key": key, "value": value]
+
+        func rowJSON(_ row: CBLQueryRow) -> [String: Any]? {
+            guard let docID = row.sourceDocumentID, let value = row.value as? [String: Any] else { return nil }
+            var out: [String: Any] = ["id": docID, "key": docID, "value": value]
             if includeDocs {
                 if value["deleted"] as? Bool == true {
                     out["doc"] = NSNull()
@@ -112,53 +94,254 @@ extension RESTRouter {
                     out["doc"] = doc
                 }
             }
-            rows.append(out)
+            return out
+        }
+
+        var rows: [Any] = []
+        var offset: Any = NSNull()
+        var updateSeq = Int(db.lastSequenceNumber)
+        if let keys {
+            let skip = try q.int("skip") ?? 0
+            let limit = try q.int("limit")
+            var seen = Set<String>()
+            query.keys = keys.compactMap { $0 as? String }.filter { seen.insert($0).inserted }
+            let result = try query.run()
+            updateSeq = Int(result.sequenceNumber)
+            var found: [String: [String: Any]] = [:]
+            for row in result {
+                if let out = rowJSON(row), let id = out["id"] as? String { found[id] = out }
+            }
+            var ordered = try q.bool("descending") ? Array(keys.reversed()) : keys
+            ordered = Array(ordered.dropFirst(skip))
+            if let limit { ordered = Array(ordered.prefix(limit)) }
+            rows = ordered.map { key in
+                if let id = key as? String, let row = found[id] { return row }
+                return ["key": key, "error": "not_found"] as [String: Any]
+            }
+        } else {
+            let skip = try applyRowOptions(q, keys: nil, to: query)
+            if let prefix { Self.clamp(query, toPrefix: prefix) }
+            let result = try query.run()
+            updateSeq = Int(result.sequenceNumber)
+            // CouchDB's offset counts the rows before the start key (and those skipped).
+            var rowsBefore = skip
+            if prefix == nil, let start = query.startKey {
+                let before = db.createAllDocumentsQuery()
+                before.descending = query.descending
+                before.allDocsMode = query.allDocsMode
+                before.endKey = start
+                before.inclusiveEnd = false
+                rowsBefore += Int(try before.run().count)
+            }
+            offset = rowsBefore
+            for row in result {
+                guard let out = rowJSON(row) else { continue }
+                if let prefix, let id = out["id"] as? String, !id.hasPrefix(prefix) { continue }
+                rows.append(out)
+            }
         }
         var response: [String: Any] = [
-            "total_rows": Int(db.documentCount),
-            "offset": keys == nil ? offset as Any : NSNull(),
+            "total_rows": try prefix.map { try Self.countDocuments(db, prefix: $0) } ?? Int(db.documentCount),
+            "offset": offset,
             "rows": rows,
         ]
-        if try q.bool("update_seq") { response["update_seq"] = Int(result.sequenceNumber) }
+        if try q.bool("update_seq") { response["update_seq"] = updateSeq }
         return .json(200, response)
+    }
+
+    /// Narrows a query's key range to the IDs starting with `prefix`; `startkey` is the high
+    /// end when descending, and `inclusive_end` keeps applying to the caller's end key.
+    static func clamp(_ query: CBLQuery, toPrefix prefix: String) {
+        let low = prefix, high = prefix + "\u{FFFF}"
+        var lower = (query.descending ? query.endKey : query.startKey) as? String
+        var upper = (query.descending ? query.startKey : query.endKey) as? String
+        if lower.map({ $0 < low }) ?? true { lower = low }
+        if upper.map({ $0 > high }) ?? true { upper = high }
+        if query.descending {
+            query.startKey = upper
+            query.endKey = lower
+        } else {
+            query.startKey = lower
+            query.endKey = upper
+        }
+    }
+
+    /// Live documents whose IDs start with `prefix` (`_design_docs`' `total_rows`).
+    static func countDocuments(_ db: CBLDatabase, prefix: String) throws -> Int {
+        let query = db.createAllDocumentsQuery()
+        query.startKey = prefix
+        query.endKey = prefix + "\u{FFFF}"
+        return Int(try query.run().count)
+    }
+
+    /// The option checks couch_mrview_util:validate_args makes before any row is read, as
+    /// `400 query_parse_error` (parameters of the wrong type fail as they are read).
+    func validateRowOptions(_ q: QueryParams, keys: [Any]?) throws {
+        if keys != nil, q["key"] != nil || q["startkey"] != nil || q["start_key"] != nil
+            || q["endkey"] != nil || q["end_key"] != nil {
+            throw RESTError.queryParse("`keys` is incompatible with `key`, `start_key` and `end_key`")
+        }
+        for name in ["descending", "inclusive_end", "include_docs", "conflicts", "update_seq", "group", "reduce", "sorted"] {
+            _ = try q.bool(name)
+        }
+        for name in ["limit", "skip", "group_level"] { _ = try q.int(name) }
+        for name in ["key", "startkey", "start_key", "endkey", "end_key"] { _ = try q.json(name) }
+    }
+
+    /// A range of document IDs whose ends are in the wrong order for the direction matches
+    /// nothing: CouchDB says so rather than answering no rows (IDs collate raw, so the check
+    /// is exact here; view keys collate otherwise and are not checked).
+    func checkDocumentIDRange(_ q: QueryParams, keys: [Any]?) throws {
+        if keys == nil, q["key"] == nil,
+           let start = try q.json("startkey") ?? q.json("start_key"),
+           let end = try q.json("endkey") ?? q.json("end_key"),
+           let s = start as? String, let e = end as? String {
+            let descending = try q.bool("descending")
+            if descending ? s < e : s > e {
+                throw RESTError.queryParse("No rows can match your key range, reverse your start_key and end_key or set descending=\(descending ? "false" : "true")")
+            }
+        }
+    }
+
+    // MARK: _local_docs
+
+    /// `/{db}/_local_docs`: the local documents as `_all_docs` rows (CouchDB 3 answers
+    /// `total_rows` and `offset` null here).
+    func localDocs(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
+        try requireMethod(request, "GET", "POST")
+        let (_, q, keys) = try rowQueryParameters(request)
+        try checkDocumentIDRange(q, keys: keys)
+        let includeDocs = try q.bool("include_docs")
+        let descending = try q.bool("descending")
+        let inclusiveEnd = try q.bool("inclusive_end", default: true)
+        let skip = try q.int("skip") ?? 0
+        let limit = try q.int("limit")
+        let all = try db.allLocalDocuments()
+        func row(_ doc: (docID: String, revID: String, json: [UInt8])) -> [String: Any] {
+            var out: [String: Any] = ["id": doc.docID, "key": doc.docID, "value": ["rev": doc.revID]]
+            if includeDocs {
+                var body = (try? JSONText.parseObject(doc.json)) ?? [:]
+                body["_id"] = doc.docID
+                body["_rev"] = doc.revID
+                out["doc"] = body
+            }
+            return out
+        }
+        var rows: [Any]
+        if let keys {
+            var byID: [String: (docID: String, revID: String, json: [UInt8])] = [:]
+            for doc in all { byID[doc.docID] = doc }
+            rows = (descending ? Array(keys.reversed()) : keys).map { key in
+                if let id = key as? String, let doc = byID[id] { return row(doc) }
+                return ["key": key, "error": "not_found"] as [String: Any]
+            }
+        } else {
+            var docs = descending ? Array(all.reversed()) : all
+            let single = try q.json("key").map { $0 as? String ?? "" }
+            let start = try single ?? (q.json("startkey") ?? q.json("start_key")) as? String
+            let end = try single ?? (q.json("endkey") ?? q.json("end_key")) as? String
+            func before(_ a: String, _ b: String) -> Bool { descending ? a > b : a < b }
+            docs = docs.filter { doc in
+                if let start, before(doc.docID, start) { return false }
+                if let end { return inclusiveEnd ? !before(end, doc.docID) : before(doc.docID, end) }
+                return true
+            }
+            rows = docs.map(row)
+        }
+        rows = Array(rows.dropFirst(skip))
+        if let limit { rows = Array(rows.prefix(limit)) }
+        return .json(200, ["total_rows": NSNull(), "offset": NSNull(), "rows": rows])
+    }
+
+    // MARK: _revs_limit
+
+    /// `GET|PUT /{db}/_revs_limit`: how many generations of history each document keeps, which
+    /// 1.x stores as `maxRevTreeDepth` (`info.max_revs`) and prunes to on every edit.
+    func revsLimit(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
+        switch request.method {
+        case "GET", "HEAD":
+            return .json(200, Int(db.maxRevTreeDepth))
+        case "PUT":
+            guard let limit = try JSONText.parse(request.body) as? Int, limit > 0 else {
+                throw RESTError(400, "bad_request", "Rev limit has to be an integer")
+            }
+            db.maxRevTreeDepth = UInt(limit)
+            return .json(200, ["ok": true])
+        default:
+            throw RESTError.methodNotAllowed("PUT,GET")
+        }
     }
 
     // MARK: _bulk_docs
 
+    /// `POST /{db}/_bulk_docs`. Every document is checked (ID, special members, `_rev`) before
+    /// any is saved, and a bad one fails the whole request, as in CouchDB. `_local/` documents
+    /// are saved as local documents. `all_or_nothing: true` saves every document or none: a
+    /// failure rolls the batch back and answers `417` with the failures.
     func bulkDocs(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
         try requireMethod(request, "POST")
         try requireJSONBody(request)
         let body = try JSONText.parseObject(request.body)
-        guard let docs = body["docs"] as? [Any] else {
+        guard let docsValue = body["docs"] else {
             throw RESTError(400, "bad_request", "POST body must include `docs` parameter.")
         }
-        if body["all_or_nothing"] as? Bool == true {
-            throw RESTError(501, "not_implemented", "all_or_nothing is not supported: each document is saved on its own")
+        guard let docs = docsValue as? [Any] else {
+            throw RESTError(400, "bad_request", "`docs` parameter must be an array.")
         }
-        let newEdits = try (body["new_edits"] as? Bool) ?? (QueryParams(values: request.query).bool("new_edits", default: true))
-        var results: [Any] = []
-        db.inTransaction {
-            for item in docs {
-                guard let doc = item as? [String: Any] else {
-                    results.append(["error": "bad_request", "reason": "Document must be a JSON object"])
-                    continue
-                }
+        let newEdits: Bool
+        switch body["new_edits"] {
+        case nil: newEdits = try QueryParams(values: request.query).bool("new_edits", default: true)
+        case let flag as Bool: newEdits = flag
+        default: throw RESTError(400, "bad_request", "`new_edits` parameter must be a boolean.")
+        }
+        let allOrNothing = body["all_or_nothing"] as? Bool == true
+        var bodies: [[String: Any]] = []
+        for item in docs {
+            guard let doc = item as? [String: Any] else {
+                throw RESTError(400, "bad_request", "Document must be a JSON object")
+            }
+            if let id = doc["_id"] { try Self.validateDocumentID(id) }
+            bodies.append(doc)
+        }
+
+        var results: [[String: Any]] = []
+        var failed = false
+        let saveAll = {
+            for doc in bodies {
                 let docID = (doc["_id"] as? String) ?? (newEdits ? CBLDatabase.syncGenerateDocumentID() : "")
                 do {
-                    if newEdits {
-                        let (revID, _) = try saveDocument(db, docID: docID, body: doc, request: nil)
+                    if docID.hasPrefix("_local/") {
+                        var props = doc
+                        props["_id"] = nil
+                        props["_rev"] = nil
+                        let revID = try db.syncPutLocalDocument(props, withID: docID, prevRevID: doc["_rev"] as? String)
+                        results.append(["ok": true, "id": docID, "rev": revID])
+                    } else if newEdits {
+                        let (revID, _) = try self.saveDocument(db, docID: docID, body: doc, request: nil)
                         results.append(["ok": true, "id": docID, "rev": revID])
                     } else {
-                        try insertWithHistory(db, docID: docID, body: doc)
+                        try self.insertWithHistory(db, docID: docID, body: doc)
                     }
                 } catch {
+                    failed = true
                     let e = RESTError.from(error)
                     var entry: [String: Any] = ["id": docID, "error": e.error, "reason": e.reason]
                     if !newEdits, let rev = doc["_rev"] as? String { entry["rev"] = rev }
                     results.append(entry)
                 }
             }
-            return true
+        }
+        if allOrNothing {
+            db.inTransaction {
+                saveAll()
+                return !failed
+            }
+            if failed { return .json(417, results.filter { $0["error"] != nil }) }
+        } else {
+            db.inTransaction {
+                saveAll()
+                return true
+            }
         }
         return .json(201, results)
     }
