@@ -55,7 +55,9 @@ extension RESTRouter {
             "disk_size": Int(sizes.file),
             "sizes": ["file": Int(sizes.file), "active": Int(sizes.active), "external": Int(sizes.external)],
             "data_size": Int(sizes.active),
-            "instance_start_time": state.instanceStartTime,
+            // As `_ensure_full_commit` answers (CouchDB 2.x–3.3 always said "0"): a replicator
+            // compares the two to notice a restarted database, and takes "0" as "unchanged".
+            "instance_start_time": "0",
             "disk_format_version": 102,
             "compact_running": false,
         ]

@@ -139,8 +139,8 @@ final class ListenerAttachmentTests: ListenerTestCase {
         XCTAssertEqual(try get("/db/mp/a.bin").text, "AAAA")
         XCTAssertEqual(try get("/db/mp/b.txt").text, "BBB")
 
-        // Unnamed parts follow the attachments in name order.
-        let unnamed = "--X\r\nContent-Type: application/json\r\n\r\n{\"_attachments\":{\"z\":{\"follows\":true},\"y\":{\"follows\":true}}}\r\n--X\r\n\r\nfor-y\r\n--X\r\n\r\nfor-z\r\n--X--\r\n"
+        // Unnamed parts follow the attachments in the order the JSON lists them, as CouchDB matches them.
+        let unnamed = "--X\r\nContent-Type: application/json\r\n\r\n{\"_attachments\":{\"z\":{\"follows\":true},\"y\":{\"follows\":true}}}\r\n--X\r\n\r\nfor-z\r\n--X\r\n\r\nfor-y\r\n--X--\r\n"
         expect(try request("PUT", "/db/mp2", body: Array(unnamed.utf8), headers: ["Content-Type": "multipart/related; boundary=X"]), 201)
         XCTAssertEqual(try get("/db/mp2/y").text, "for-y")
         XCTAssertEqual(try get("/db/mp2/z").text, "for-z")
