@@ -313,11 +313,7 @@ extension RESTRouter {
                 let docID = (doc["_id"] as? String) ?? (newEdits ? CBLDatabase.syncGenerateDocumentID() : "")
                 do {
                     if docID.hasPrefix("_local/") {
-                        var props = doc
-                        props["_id"] = nil
-                        props["_rev"] = nil
-                        let revID = try db.syncPutLocalDocument(props, withID: docID, prevRevID: doc["_rev"] as? String)
-                        results.append(["ok": true, "id": docID, "rev": revID])
+                        results.append(["ok": true, "id": docID, "rev": try self.saveLocalDocument(db, docID: docID, body: doc)])
                     } else if newEdits {
                         let (revID, _) = try self.saveDocument(db, docID: docID, body: doc, request: nil)
                         results.append(["ok": true, "id": docID, "rev": revID])
@@ -346,6 +342,22 @@ extension RESTRouter {
             }
         }
         return .json(201, results)
+    }
+
+    /// A `_local/` document of a `_bulk_docs` request: written, or deleted (`_deleted`, CouchDB's
+    /// revision `0-0`); a stale or unknown `_rev` is a conflict, as for `PUT /{db}/_local/{id}`.
+    func saveLocalDocument(_ db: CBLDatabase, docID: String, body: [String: Any]) throws -> String {
+        let prevRevID = body["_rev"] as? String
+        do {
+            if body["_deleted"] as? Bool == true {
+                try db.syncDeleteLocalDocument(withID: docID, revID: prevRevID)
+                return "0-0"
+            }
+            let props = body.filter { !["_id", "_rev", "_deleted"].contains($0.key) }
+            return try db.syncPutLocalDocument(props, withID: docID, prevRevID: prevRevID)
+        } catch let e as CBLError where e.code == 404 {
+            throw RESTError.conflict
+        }
     }
 
     // MARK: _bulk_get

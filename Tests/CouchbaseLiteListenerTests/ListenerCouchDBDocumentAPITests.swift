@@ -500,6 +500,11 @@ final class ListenerCouchDBDocumentAPITests: ListenerTestCase {
         XCTAssertTrue(jsonEqual(local.json, [["ok": true, "id": "_local/bar", "rev": "1-local"]]))
         XCTAssertEqual(try get("/db/_local/bar").dict["v"] as? Int, 1)
         XCTAssertEqual(try get("/db/_all_docs").dict["total_rows"] as? Int, 2)
+        let stale = try request("POST", "/db/_bulk_docs", json: ["docs": [["_id": "_local/bar", "_rev": "9-local", "v": 2]]])
+        XCTAssertEqual((stale.array.first as? [String: Any])?["error"] as? String, "conflict")
+        let removed = try request("POST", "/db/_bulk_docs", json: ["docs": [["_id": "_local/bar", "_rev": "1-local", "_deleted": true]]])
+        XCTAssertTrue(jsonEqual(removed.json, [["ok": true, "id": "_local/bar", "rev": "0-0"]]))
+        expectError(try get("/db/_local/bar"), 404, "not_found")
     }
 
     /// batch_save_test: `batch=ok` answers 202 `{"ok":true,"id":…}`, and a batch write that
