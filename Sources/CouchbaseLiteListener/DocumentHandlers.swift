@@ -298,6 +298,10 @@ extension RESTRouter {
             return RESTResponse(status: 200, headers: [("Content-Type", contentType)] + headers, body: Array(content))
         case "PUT":
             let contentType = request.header("content-type")
+            // CouchDB opens the named revision first: one the document lacks is `409 not_found missing_rev`.
+            if let revParam, try db.syncRevision(docID: docID, revID: revParam) == nil {
+                throw RESTError(409, "not_found", "missing_rev")
+            }
             let newRev = try db.syncPutAttachment(docID: docID, prevRevID: revParam, name: name,
                                                   contentType: contentType, content: Data(request.body))
             return .json(201, ["ok": true, "id": docID, "rev": newRev],
@@ -305,7 +309,6 @@ extension RESTRouter {
                                    ("Location", state.absoluteURL(request, path: [db.name, docID, name]))])
         case "DELETE":
             guard let revParam else { throw RESTError.conflict }
-            // CouchDB: a revision the document does not have is `409 not_found missing_rev`.
             guard try db.syncRevision(docID: docID, revID: revParam) != nil else {
                 throw RESTError(409, "not_found", "missing_rev")
             }

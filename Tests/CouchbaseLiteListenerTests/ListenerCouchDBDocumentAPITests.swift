@@ -125,6 +125,10 @@ final class ListenerCouchDBDocumentAPITests: ListenerTestCase {
         expectError(try request("DELETE", "/db/here"), 409, "conflict")
         // attachments_test "delete attachment": an unknown revision is 409 not_found/missing_rev.
         expectError(try request("DELETE", "/db/here/att.txt?rev=4-garbage"), 409, "not_found", "missing_rev")
+        expectError(try request("PUT", "/db/here/att.txt?rev=1-adae8575ecea588919bd08eb020c708e", body: Array("x".utf8),
+                                headers: ["Content-Type": "text/plain"]), 409, "not_found", "missing_rev")
+        expectError(try request("PUT", "/db/here/att.txt", body: Array("x".utf8), headers: ["Content-Type": "text/plain"]),
+                    409, "conflict")
     }
 
     /// invalid_docids_test and couch_doc:validate_docid: each invalid ID with CouchDB's reason.
