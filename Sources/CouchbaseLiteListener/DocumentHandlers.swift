@@ -87,11 +87,19 @@ extension RESTRouter {
             }
             // couch_att: inline data that is not base64 is the client's error, named as CouchDB names it.
             for (name, meta) in atts {
+                try Self.validateAttachmentName(name)
                 // Strict base64 (line breaks aside), as Erlang's base64:decode is.
                 if let data = (meta as? [String: Any])?["data"] as? String, !Self.isStrictBase64(data) {
                     throw RESTError(400, "bad_request", "Invalid attachment data for \(name)")
                 }
             }
+        }
+    }
+
+    /// chttpd_db:validate_attachment_name: names starting with `_` are reserved.
+    static func validateAttachmentName(_ name: String) throws {
+        if name.hasPrefix("_") {
+            throw RESTError(400, "bad_request", "Attachment name '\(name)' starts with prohibited character '_'")
         }
     }
 
@@ -297,6 +305,7 @@ extension RESTRouter {
             }
             return RESTResponse(status: 200, headers: [("Content-Type", contentType)] + headers, body: Array(content))
         case "PUT":
+            try Self.validateAttachmentName(name)
             let contentType = request.header("content-type")
             // CouchDB opens the named revision first: one the document lacks is `409 not_found missing_rev`.
             if let revParam, try db.syncRevision(docID: docID, revID: revParam) == nil {

@@ -438,6 +438,16 @@ final class ListenerCouchDBDocumentAPITests: ListenerTestCase {
                                 headers: ["Content-Type": "text/plain;charset=utf-8"]),
                     400, "illegal_docid", "Only reserved document ids may start with underscore.")
         XCTAssertEqual(try get("/db/_nonexistant/attachment.txt").status, 404)
+
+        // attachment_names_test: names starting with `_` are refused.
+        let reason = "Attachment name '_foo.txt' starts with prohibited character '_'"
+        expectError(try request("PUT", "/db/bin_doc2", json: ["_attachments": ["_foo.txt": ["content_type": "text/plain", "data": data]]]),
+                    400, "bad_request", reason)
+        expectError(try request("POST", "/db", json: ["_id": "bin_doc2", "_attachments": ["_foo.txt": ["data": data]]]),
+                    400, "bad_request", reason)
+        expectError(try request("PUT", "/db/bin_doc3/_foo.txt", body: Array("x".utf8), headers: ["Content-Type": "text/plain"]),
+                    400, "bad_request", reason)
+        XCTAssertEqual(try get("/db/bin_doc2/_foo.txt").status, 404)
     }
 
     /// attachments_multipart_test: parts without names go to the `follows` attachments in the
