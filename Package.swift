@@ -55,6 +55,7 @@ let package = Package(
             dependencies: [
                 "SQLiteKit", "CJSONCollation", "JSONCore", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
