@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "JSONCore"),
 
         // The SQLite C functions as a table, for the system libsqlite3 or SQLCipher (Debian: libsqlcipher0,
-        // loaded at run time with dlmopen in its own namespace, only for encrypted databases).
+        // loaded at run time with RTLD_LOCAL|RTLD_DEEPBIND, only for encrypted databases).
         .target(name: "CSQLiteAPI", dependencies: ["CSQLite"], linkerSettings: [.linkedLibrary("dl")]),
 
         // Thin Swift layer over the SQLite C API: the only code that calls sqlite3_*.

@@ -1,5 +1,5 @@
 // Encryption benchmarks (`--only encryption`): the 1.x API on a SQLCipher-encrypted database
-// (Debian's libsqlcipher0, loaded in its own namespace) against the same work on a plain one,
+// (Debian's libsqlcipher0, loaded with its symbols kept local) against the same work on a plain one,
 // in paired rounds adjacent in time; and opening a database with a password.
 
 import CouchbaseLite

@@ -67,9 +67,17 @@ static int cipher_enable_fts3_tokenizer(sqlite3 *db) {
 static void load_cipher_api(void) {
     const char *path = getenv("CBL_SQLCIPHER_LIBRARY");
     if (path == NULL || *path == 0) path = "libsqlcipher.so.0";
-    /* A new link-map namespace: SQLCipher and its own libcrypto resolve their sqlite3_* calls to
-       themselves, and nothing of it leaks into the global scope the system libsqlite3 lives in. */
-    void *lib = dlmopen(LM_ID_NEWLM, path, RTLD_NOW | RTLD_LOCAL);
+    /* RTLD_LOCAL keeps SQLCipher's sqlite3_* names out of the global scope (the package's own calls
+       still reach the system libsqlite3), and RTLD_DEEPBIND makes SQLCipher's calls to its own
+       exported functions bind to itself rather than to the system library loaded first.
+       dlmopen(LM_ID_NEWLM) isolates more, but loads a second libc whose pthread keys collide with the
+       first one's per-thread slots: OpenSSL's thread-local state then breaks (a crash in
+       CRYPTO_THREAD_read_lock under the Swift runtime on the first key derivation). It stays available
+       with CBL_SQLCIPHER_LOAD=dlmopen for comparison. */
+    const char *how = getenv("CBL_SQLCIPHER_LOAD");
+    void *lib = (how != NULL && strcmp(how, "dlmopen") == 0)
+        ? dlmopen(LM_ID_NEWLM, path, RTLD_NOW | RTLD_LOCAL)
+        : dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
     if (lib == NULL) {
         const char *why = dlerror();
         snprintf(cipher_error, sizeof cipher_error,

@@ -2,8 +2,8 @@ import CSQLite
 import CSQLiteAPI
 
 /// The SQLite library a connection runs on: the system's libsqlite3 (every unencrypted database),
-/// or SQLCipher, which 1.x used for encrypted databases, loaded at run time in a namespace of its
-/// own (`dlmopen`) because it exports the same `sqlite3_*` names. See `CSQLiteAPI.h`.
+/// or SQLCipher, which 1.x used for encrypted databases, loaded at run time with its symbols kept
+/// local (`RTLD_LOCAL | RTLD_DEEPBIND`) because it exports the same `sqlite3_*` names. See `CSQLiteAPI.h`.
 public struct SQLiteLibrary: @unchecked Sendable, Equatable {
     let api: UnsafePointer<csqlite_api>
 

@@ -4,9 +4,9 @@
  * One table of the SQLite C functions SQLiteKit calls, so that a connection can run on either of two
  * SQLite libraries in the same process:
  *   - the system libsqlite3 (linked as usual; every unencrypted database), or
- *   - SQLCipher (libsqlcipher.so.0), loaded at run time in a link-map namespace of its own
- *     (dlmopen(LM_ID_NEWLM)), because it exports the very same sqlite3_* names and would otherwise
- *     bind its internal calls to the system library's copies (or the other way round).
+ *   - SQLCipher (libsqlcipher.so.0), loaded at run time with dlopen(RTLD_LOCAL | RTLD_DEEPBIND),
+ *     because it exports the very same sqlite3_* names and would otherwise bind its internal calls to
+ *     the system library's copies (or the other way round); see csqlite_api.c for why not dlmopen.
  * Values created by one library (statements, sqlite3_value, sqlite3_context) must only be handed to
  * functions of the same table: each SQLiteConnection keeps the table it was opened with.
  */
@@ -84,7 +84,7 @@ typedef struct csqlite_api {
 /// The system libsqlite3's table.
 const csqlite_api * _Nonnull csqlite_system_api(void);
 
-/// SQLCipher's table, loading libsqlcipher.so.0 in its own namespace on first use. NULL when it
+/// SQLCipher's table, loading libsqlcipher.so.0 (symbols kept local) on first use. NULL when it
 /// cannot be loaded; then `error` (if not NULL) holds why, NUL-terminated, truncated to `error_size`.
 const csqlite_api * _Nullable csqlite_sqlcipher_api(char * _Nullable error, size_t error_size);
 

@@ -47,7 +47,6 @@ extension CBLDatabase {
                     }
                     lock.lock()
                     storeIfOpen = reopened
-                    documentCache.removeAll()
                     lock.unlock()
                     return (reopened.connection, reopened.openReader)
                 }

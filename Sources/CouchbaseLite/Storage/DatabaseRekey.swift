@@ -79,12 +79,13 @@ enum DatabaseRekey {
         }
         let counts: [Int64]
         do {
+            // `create` because an attached file is opened with the main file's flags (the target is new).
             let connection: SQLiteConnection
             if let oldKey {
-                connection = try SQLiteConnection(path: source, mode: .init(readOnly: false, create: false),
+                connection = try SQLiteConnection(path: source, mode: .init(readOnly: false, create: true),
                                                   rawKey: [UInt8](oldKey.keyData))
             } else {
-                connection = try SQLiteConnection(path: source, mode: .init(readOnly: false, create: false), library: cipher)
+                connection = try SQLiteConnection(path: source, mode: .init(readOnly: false, create: true), library: cipher)
             }
             defer { connection.close() }
             try SQLiteStore.registerCollations(on: connection)
