@@ -38,8 +38,9 @@ extension SQLiteConnection {
         if major >= 4 { try execute("PRAGMA cipher_compatibility = 3") }
         // Every page read from the file is decrypted and checked (HMAC), and 1.x's pages are 1 KiB,
         // a quarter of SQLite's default: a larger page cache (at most 64 MiB instead of 2, allocated
-        // only as pages are used) saves most re-decryptions and spills of a big transaction. Debian builds SQLCipher with secure_delete
-        // on; freed pages of an encrypted file hold only ciphertext, so zeroing them buys nothing.
+        // only as pages are used) saves most re-decryptions and spills of a big transaction.
+        // Debian builds SQLCipher with secure_delete on; freed pages of an encrypted file hold only
+        // ciphertext, so zeroing them buys nothing.
         try execute("PRAGMA cache_size = -65536")
         try execute("PRAGMA secure_delete = OFF")
     }
