@@ -84,6 +84,7 @@ if args.count == 6, args[1] == "rekey" {
     do {
         let manager = try CBLManager(directory: args[2])
         let options = CBLDatabaseOptions()
+        options.create = true
         options.encryptionKey = args[4] == "-" ? nil : args[4]
         let db = try manager.openDatabaseNamed(args[3], with: options)
         emit("OPEN")

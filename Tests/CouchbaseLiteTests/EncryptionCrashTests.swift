@@ -57,6 +57,31 @@ final class EncryptionCrashTests: XCTestCase {
         XCTAssertEqual(outcomes.values.reduce(0, +), max(totalTrials, changes.count))
     }
 
+    /// Without libsqlcipher (here: CBL_SQLCIPHER_LIBRARY naming a missing file) a key is a clear 501,
+    /// not a crash, and plain databases keep working.
+    func testMissingSQLCipherFailsClearly() throws {
+        let writer = try XCTUnwrap(CrashWriterLocator.find(), "CBLCrashWriter executable not found")
+        let root = TempDirectory("cbl-no-sqlcipher")
+        for (old, new) in [("-", "pw"), ("pw", "-")] {
+            let process = Process()
+            process.executableURL = writer
+            process.arguments = ["rekey", root.path, "db\(old == "-" ? 1 : 2)", old, new]
+            var environment = ProcessInfo.processInfo.environment
+            environment["CBL_SQLCIPHER_LIBRARY"] = "/nonexistent/libsqlcipher.so.0"
+            process.environment = environment
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = out
+            try process.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationReason, .exit, text)
+            XCTAssertEqual(process.terminationStatus, 4, text)
+            XCTAssertTrue(text.contains("501") && text.contains("SQLCipher is not available"), text)
+            XCTAssertEqual(text.contains("OPEN"), old == "-", "a plain database still opens: \(text)")
+        }
+    }
+
     // MARK: Helpers
 
     private func makeTemplate(at directory: URL, key: String?) throws {
