@@ -91,7 +91,7 @@ extension RESTRouter {
                 } else {
                     throw RESTError(400, "bad_request", "filter=_doc_ids needs a `doc_ids` list")
                 }
-            } else if db.filterNamed(filter) != nil {
+            } else if try db.filterNamedOrCompiled(filter) != nil {   // or a design document's (JavaScript) filter
                 options.filterName = filter
                 options.filterParams = params
             } else {
@@ -110,7 +110,7 @@ extension RESTRouter {
     /// The change rows after `options.since`, and the `last_seq` to report.
     func changeRows(_ db: CBLDatabase, _ options: ChangesOptions) throws -> ([[String: Any]], Int64) {
         let lastSequence = db.lastSequenceNumber
-        let filter = options.filterName.flatMap(db.filterNamed)
+        let filter = try options.filterName.flatMap(db.filterNamedOrCompiled)
         let changes = try db.syncChanges(since: options.since, limit: filter == nil ? options.limit : nil,
                                          descending: options.descending, allLeaves: options.allLeaves,
                                          docIDs: options.docIDs, activeOnly: options.activeOnly,
