@@ -15,7 +15,7 @@ final class JSMapFunction: CBLJSONMapFunction, @unchecked Sendable {
 
     func map(json: UnsafeRawBufferPointer) throws -> [UInt8]? {
         do {
-            return try sandbox.call(.map, json: json) ?? Array("[]".utf8)
+            return try sandbox.call(.map, json: json) ?? []
         } catch JSFailure.threw(let message) {
             // CouchDB skips a document its map function throws on, logs it, and goes on.
             failures.increment()
@@ -32,11 +32,13 @@ final class JSMapFunction: CBLJSONMapFunction, @unchecked Sendable {
     var block: CBLMapBlock {
         { [self] doc, emit in
             guard let json = try? JSON.data(doc, sortedKeys: false),
-                  let emitted = try? json.withUnsafeBytes({ try map(json: $0) }),
-                  let flat = try? JSON.parse(emitted) as? [Any] else { return }
+                  let emitted = try? json.withUnsafeBytes({ try map(json: $0) }) else { return }
+            let lines = emitted.split(separator: UInt8(ascii: "\n"))
             var i = 0
-            while i + 1 < flat.count {
-                emit(flat[i], flat[i + 1] is NSNull ? nil : flat[i + 1])
+            while i + 1 < lines.count {
+                if let key = try? JSON.parse(Array(lines[i])), let value = try? JSON.parse(Array(lines[i + 1])) {
+                    emit(key, value is NSNull ? nil : value)
+                }
                 i += 2
             }
         }

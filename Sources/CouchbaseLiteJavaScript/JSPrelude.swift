@@ -65,9 +65,17 @@ enum JSPrelude {
       __fn = f;
       return null;
     }
+    // The rows as one text: each key and value as JSON on its own line (JSON text never holds a
+    // raw newline), so Swift takes them apart without parsing them.
     function __map(doc) {
-      __rows = [];
-      try { __fn(doc); return JSON.stringify(__rows); } finally { __rows = null; }
+      var rows = __rows = [];
+      try { __fn(doc); } finally { __rows = null; }
+      var out = '';
+      for (var i = 0; i < rows.length; i++) {
+        var text = JSON.stringify(rows[i]);
+        out += (text === undefined ? 'null' : text) + '\n';
+      }
+      return out;
     }
     function __reduce(args) {
       var keys = args[2] ? null : args[0].map(function (k) { return [k, null]; });

@@ -24,9 +24,16 @@ final class Watchdog: @unchecked Sendable {
         self.limits = limits
     }
 
+    private var residentReadAt: TimeInterval = -1
+
     func begin() {
         start = ProcessInfo.processInfo.systemUptime
-        startResident = Self.residentBytes()
+        // Reading /proc costs more than a typical map call: the baseline is refreshed at most
+        // every tick (growth within a tick of calls stays far below any useful limit).
+        if start - residentReadAt > Self.tick {
+            startResident = Self.residentBytes()
+            residentReadAt = start
+        }
         reason = nil
     }
 

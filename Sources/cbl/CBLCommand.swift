@@ -137,10 +137,7 @@ struct Serve: ParsableCommand {
     var javascript = true
 
     func run() throws {
-        if javascript {
-            CBLView.setCompiler(CBLJSViewCompiler())
-            CBLDatabase.setFilterCompiler(CBLJSFilterCompiler())
-        }
+        if javascript { CBLRegisterJSViewCompiler() }
         var options = CBLManagerOptions(readOnly: readonly, fileProtection: [])
         let manager = try CBLManager(directory: directory, options: &options)
         let listener = CBLListener(manager: manager, port: port)

@@ -67,7 +67,9 @@ public final class CBLView: NSObject, @unchecked Sendable {
     /// Defines the view's map and reduce functions.
     @discardableResult
     public func setMapBlock(_ mapBlock: @escaping CBLMapBlock, reduce reduceBlock: CBLReduceBlock?, version: String) -> Bool {
-        setMap(CBLCompiledMap(block: mapBlock), reduce: reduceBlock, version: version)
+        // The app's own functions take over from a design document's (the listener stops recompiling it).
+        database.forgetDesignDocumentView(named: name)
+        return setMap(CBLCompiledMap(block: mapBlock), reduce: reduceBlock, version: version)
     }
 
     /// Defines the view's functions from a compiler's output (the JSON form, if any, is what the indexer runs).

@@ -62,6 +62,12 @@ extension CBLDatabase {
         return designDocumentCache.views[name] != nil
     }
 
+    /// Forgets that the view `name` came from a design document (its functions were set in Swift).
+    func forgetDesignDocumentView(named name: String) {
+        lock.lock(); defer { lock.unlock() }
+        designDocumentCache.views[name] = nil
+    }
+
     /// The filter `design/filter` defined in `_design/design` (`filters.filter`), compiled with
     /// ``CBLDatabase/filterCompiler()``; nil when there is no compiler, design document or filter.
     /// Throws when the source does not compile.

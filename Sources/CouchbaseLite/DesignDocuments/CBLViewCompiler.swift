@@ -30,8 +30,8 @@ public protocol CBLFilterCompiler: AnyObject, Sendable {
 /// text: the path compiled views take, so that indexing never builds Swift dictionaries.
 public protocol CBLJSONMapFunction: AnyObject, Sendable {
     /// Maps one document (`json`: its properties with `_id` and `_rev`). Returns the emitted rows
-    /// as a JSON array `[key0, value0, key1, value1, …]` (UTF-8), or nil when the function threw
-    /// for this document (CouchDB skips it). Throws a `CBLError` when the function cannot run
+    /// as UTF-8 lines, each a JSON text ending in `\n`: key, value, key, value, … (`null` for no
+    /// value); or nil when the function threw for this document (CouchDB skips it). Throws a `CBLError` when the function cannot run
     /// at all (time or memory limit exceeded): the index update then fails with that error.
     func map(json: UnsafeRawBufferPointer) throws -> [UInt8]?
 }

@@ -186,26 +186,45 @@ final class ViewMapper: @unchecked Sendable {
         }
     }
 
-    /// Appends the rows a JSON map function emitted (`[key0, value0, key1, value1, …]`),
-    /// re-encoded canonically (sorted object keys) as every index row is.
+    /// Appends the rows a JSON map function emitted (key and value JSON texts, one per line).
+    /// Texts without an object are already canonical and are copied as they are; those with one
+    /// are re-encoded with sorted keys, as every index row is.
     private func appendRows(_ emitted: [UInt8]) throws {
-        if emitted.count <= 2 { return }   // "[]"
-        guard let flat = try JSON.parse(emitted) as? [Any] else {
-            throw CBLError(500, "View '\(targets[target].name)': the map function's rows are not an array")
-        }
-        var i = 0
-        while i + 1 < flat.count {
-            let mark = out.text.byteCount
-            do {
-                try out.text.write(flat[i], sortedKeys: true)
-                let keyEnd = out.text.byteCount
-                if !(flat[i + 1] is NSNull) { try out.text.write(flat[i + 1], sortedKeys: true) }
-                out.rows.append(EmittedRows.Row(target: target, sequence: sequence, keyEnd: keyEnd, valueEnd: out.text.byteCount))
-            } catch {
-                out.text.truncate(to: mark)
-                throw error
+        let newline = UInt8(ascii: "\n"), brace = UInt8(ascii: "{")
+        try emitted.withUnsafeBufferPointer { all in
+            var start = 0
+            var keyEnd = -1
+            var mark = out.text.byteCount
+            var sawBrace = false
+            for i in 0..<all.count {
+                let byte = all[i]
+                if byte == brace { sawBrace = true; continue }
+                guard byte == newline else { continue }
+                let text = UnsafeBufferPointer(rebasing: all[start..<i])
+                if keyEnd < 0 {
+                    mark = out.text.byteCount
+                    try write(text, canonicalizing: sawBrace)
+                    keyEnd = out.text.byteCount
+                } else {
+                    // `null` (no value, or emit(key, null)) is stored as SQL NULL, as 1.x does.
+                    if !(text.count == 4 && text.elementsEqual("null".utf8)) {
+                        do { try write(text, canonicalizing: sawBrace) } catch { out.text.truncate(to: mark); throw error }
+                    }
+                    out.rows.append(EmittedRows.Row(target: target, sequence: sequence, keyEnd: keyEnd, valueEnd: out.text.byteCount))
+                    keyEnd = -1
+                }
+                sawBrace = false
+                start = i + 1
             }
-            i += 2
+            if keyEnd >= 0 { out.text.truncate(to: mark) }
+        }
+    }
+
+    private func write(_ text: UnsafeBufferPointer<UInt8>, canonicalizing: Bool) throws {
+        if canonicalizing {
+            try out.text.write(try JSON.parse(UnsafeRawBufferPointer(text)), sortedKeys: true)
+        } else {
+            out.text.writeRaw(text)
         }
     }
 
