@@ -103,6 +103,32 @@ final class JavaScriptCompilerTests: XCTestCase {
         XCTAssertEqual(try mapOnly.run().count, 3)
     }
 
+    func testRereduceOverMoreRowsThanOneReduceCall() throws {
+        let manager = try CBLManager(directory: FileManager.default.temporaryDirectory
+            .appendingPathComponent("cbl-js-\(UUID().uuidString)").path)
+        defer { manager.close() }
+        let db = try manager.databaseNamed("db")
+        CBLView.setCompiler(CBLJSViewCompiler())
+        defer { CBLView.setCompiler(nil) }
+        XCTAssertTrue(db.inTransaction {
+            for i in 0..<10_001 { _ = try? db.document(withID: "d\(i)")!.putProperties(["g": i % 2]) }
+            return true
+        })
+        try db.document(withID: "_design/big")!.putProperties(["views": ["byG": [
+            "map": "function(doc) { emit(doc.g, 1); }",
+            "reduce": "function(keys, values, rereduce) { return rereduce ? {n: sum(values.map(function (v) { return v.n; })), re: true} : {n: values.length, re: false}; }",
+        ]]])
+        let view = try XCTUnwrap(db.compileDesignDocumentView(named: "big/byG"))
+        let total = try XCTUnwrap(Array(try view.createQuery().run()).first?.value as? [String: Any])
+        XCTAssertEqual(total["n"] as? Int, 10_001)
+        XCTAssertEqual(total["re"] as? Bool, true)   // more rows than one reduce call takes: re-reduced
+        let grouped = view.createQuery()
+        grouped.groupLevel = 1
+        let groups = Array(try grouped.run()).map { (($0.key as? Int) ?? -1, ($0.value as? [String: Any])?["n"] as? Int ?? -1) }
+        XCTAssertEqual(groups.map(\.0), [0, 1])
+        XCTAssertEqual(groups.map(\.1), [5_001, 5_000])
+    }
+
     func testValidationOutcomes() throws {
         let compiler = CBLJSFilterCompiler()
         let validate = try XCTUnwrap(try compiler.compileValidateDocUpdate("""
