@@ -656,9 +656,9 @@ final class ListenerReplicateTests: ReplicationTestCase {
 
         let denied = try request("POST", "/_replicate", json: ["source": "here", "target": "\(remoteBase)/there"])
         expectError(denied, 401, "unauthorized")
-        // Remote → remote runs as a service (ListenerRelayReplicationTests); a missing source is 404.
+        // Remote → remote runs as a service (ListenerRelayReplicationTests): the remote's refusal is the answer.
         expectError(try request("POST", "/_replicate", json: ["source": "\(remoteBase)/x", "target": "\(remoteBase)/y"]),
-                    404, "not_found")
+                    401, "unauthorized")
     }
 
     func testContinuousReplicationIsListedAndCancelled() throws {
