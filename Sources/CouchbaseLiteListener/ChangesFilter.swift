@@ -12,8 +12,9 @@ enum ChangesFilter: Sendable {
     case designDocuments
     /// `_view` with `view=design/view`: documents for which the view's map emits a row.
     case view(String)
-    /// `_selector`: documents a Mango selector matches.
-    case selector(MangoSelector)
+    /// `_selector`: documents a Mango selector matches; with `fields`, included documents hold
+    /// only those fields (CouchDB's `fields` of the POST body).
+    case selector(MangoSelector, fields: MangoFields?)
     /// A filter function `design/filter`, and the request parameters it receives as `req.query`.
     case named(String, parameters: [String: String])
 }
@@ -77,7 +78,8 @@ extension RESTRouter {
                 throw RESTError(400, "bad_request", "Selector must be specified in POST payload")
             }
             do {
-                return .selector(try MangoSelector(body["selector"] as Any))
+                let selector = try MangoSelector(body["selector"] as Any)
+                return .selector(selector, fields: try body["fields"].map { try MangoFields($0) })
             } catch let error as MangoError {
                 // CouchDB's `_changes` reports selector errors as `bad_request` with Mango's reason.
                 throw RESTError(400, "bad_request", error.reason)
@@ -102,7 +104,7 @@ extension RESTRouter {
             return nil
         case .designDocuments?:
             return { docID, _, _ in docID.hasPrefix("_design/") }
-        case .selector(let selector)?:
+        case .selector(let selector, _)?:
             return { _, _, document in selector.matches(try document()) }
         case .view(let name)?:
             guard let map = try changesViewMap(db, name) else { throw RESTError(404, "not_found", "missing") }

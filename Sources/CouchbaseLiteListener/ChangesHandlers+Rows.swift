@@ -72,7 +72,11 @@ extension RESTRouter {
             "changes": revIDs.map { ["rev": $0] },
         ]
         if change.deleted { row["deleted"] = true }
-        if options.includeDocs { row["doc"] = try changeDocument(db, change, options) }
+        if options.includeDocs {
+            var doc = try changeDocument(db, change, options)
+            if case .selector(_, let fields?)? = options.filter { doc = fields.extract(from: doc) }
+            row["doc"] = doc
+        }
         return row
     }
 

@@ -147,6 +147,14 @@ final class ListenerChangesFeedTests: ListenerTestCase {
         XCTAssertEqual(ids(deep), ["d1", "d8", "d9"])
         XCTAssertEqual((results(deep).first?["doc"] as? [String: Any])?["n"] as? Int, 1)
 
+        // `fields` trims the included documents.
+        let trimmed = try request("POST", "/db/_changes?filter=_selector&include_docs=true",
+                                  json: ["selector": ["n": 3], "fields": ["n", "tags.0", "nope"]])
+        XCTAssertEqual(ids(trimmed), ["d3"])
+        XCTAssertTrue(jsonEqual(results(trimmed).first?["doc"], ["n": 3, "tags": ["0": "low"]]), trimmed.text)
+        expectError(try request("POST", "/db/_changes?filter=_selector", json: ["selector": ["n": 3], "fields": "n"]),
+                    400, "bad_request", "Selector error: fields must be JSON array")
+
         expectError(try get("/db/_changes?filter=_selector"), 400, "bad_request", "Selector must be specified in POST payload")
         expectError(try request("POST", "/db/_changes?filter=_selector", json: ["selector": ["n": ["$foo": 1]]]),
                     400, "bad_request", "Invalid operator: $foo")
