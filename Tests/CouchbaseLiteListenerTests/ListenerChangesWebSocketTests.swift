@@ -113,6 +113,29 @@ final class ListenerChangesWebSocketTests: ListenerTestCase {
         XCTAssertEqual(reason, "400 bad_request: Malformed sequence supplied in 'since' parameter.")
     }
 
+    /// Stopping the listener ends open WebSocket feeds promptly (the socket closes; stop() returns).
+    func testStoppingTheListenerEndsWebSocketFeeds() async throws {
+        let port = listener.port
+        let logger = self.logger
+        let listener = self.listener!
+        let start = Date()
+        let messages = try await withTimeout(15) { () -> [String] in
+            let received = LockedBox<[String]>([])
+            _ = try? await WebSocketClient.connect(url: "ws://127.0.0.1:\(port)/db/_changes?feed=websocket", logger: logger) {
+                inbound, outbound, _ in
+                try await outbound.write(.text(#"{"heartbeat": 100}"#))
+                for try await message in inbound.messages(maxSize: 1 << 20) {
+                    guard case .text(let text) = message else { continue }
+                    received.update { $0.append(text) }
+                    if text == "[]" { DispatchQueue.global().async { listener.stop() } }
+                }
+            }
+            return received.value
+        }
+        XCTAssertEqual(messages, ["[]"])
+        XCTAssertLessThan(Date().timeIntervalSince(start), 10)
+    }
+
     func testUpgradeIsAuthenticatedAndNeedsGET() async throws {
         let upgrade = ["Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
                        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="]
