@@ -174,7 +174,8 @@ let package = Package(
                            "CBLCrashWriter",
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                           .product(name: "HTTPTypes", package: "swift-http-types")],
+                           .product(name: "HTTPTypes", package: "swift-http-types"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl")],
             exclude: ["Resources"]
         ),
     ]

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdWSClient
 import Logging
+import NIOSSL
 import XCTest
 
 /// `_changes?feed=websocket` (issue 18 B8) as 1.x's WebSocket change tracker uses it: options in
@@ -111,6 +112,38 @@ final class ListenerChangesWebSocketTests: ListenerTestCase {
             return frame?.reason
         }
         XCTAssertEqual(reason, "400 bad_request: Malformed sequence supplied in 'since' parameter.")
+    }
+
+    /// Over HTTPS (the anonymous identity) the feed is `wss:`.
+    func testSecureWebSocketFeed() async throws {
+        listener.stop()
+        let secure = CBLListener(manager: manager, port: 0)
+        secure.bindAddress = "127.0.0.1"
+        try secure.setAnonymousSSLIdentity(label: "WebSocket Test")
+        try secure.start()
+        defer { secure.stop() }
+        try db.document(withID: "s")!.putProperties(["tls": true])
+        let port = secure.port
+        let logger = self.logger
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .none
+        let configuration = tls
+        let messages = try await withTimeout(15) { () -> [String] in
+            let received = LockedBox<[String]>([])
+            try await WebSocketClient.connect(url: "wss://127.0.0.1:\(port)/db/_changes?feed=websocket",
+                                              configuration: .init(closeTimeout: .seconds(2), sniHostname: "localhost"),
+                                              tlsConfiguration: configuration, logger: logger) { inbound, outbound, _ in
+                try await outbound.write(.text("{}"))
+                for try await message in inbound.messages(maxSize: 1 << 20) {
+                    if case .text(let text) = message { received.update { $0.append(text) } }
+                    if received.value.count == 2 { try await outbound.close(.normalClosure, reason: nil) }
+                }
+            }
+            return received.value
+        }
+        XCTAssertEqual(messages.count, 2, "\(messages)")
+        XCTAssertEqual(rows(messages.first ?? "").first?["id"] as? String, "s")
+        XCTAssertEqual(messages.last, "[]")
     }
 
     /// Stopping the listener ends open WebSocket feeds promptly (the socket closes; stop() returns).
