@@ -63,8 +63,9 @@ enum ChangesWebSocket {
             }
             var headers = request.headers
             headers["content-type"] = "application/json"
-            let optionsRequest = RESTRequest(method: "POST", segments: request.segments, query: request.query,
-                                             headers: headers, body: body, user: request.user)
+            var optionsRequest = RESTRequest(method: "POST", segments: request.segments, query: request.query,
+                                             headers: headers, body: body)
+            optionsRequest.user = request.user
             let db = initial.database
             let parsed = await router.state.onWorker { () -> Result<ChangesOptions, RESTError> in
                 do { return .success(try router.changesOptions(db, optionsRequest)) } catch { return .failure(RESTError.from(error)) }
