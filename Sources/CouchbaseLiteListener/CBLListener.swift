@@ -302,9 +302,11 @@ final class ListenerState: @unchecked Sendable {
         let allowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))
         let escaped = path.map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0 }
         let relative = "/" + escaped.joined(separator: "/")
-        guard let host = request.header("host"), !host.isEmpty,
+        // A proxy's `X-Forwarded-Host` / `X-Forwarded-Proto` name the address clients use (chttpd's absolute_uri).
+        guard let host = request.header("x-forwarded-host") ?? request.header("host"), !host.isEmpty,
               host.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) }) else { return relative }
-        return "http://\(host)\(relative)"
+        let scheme = request.header("x-forwarded-ssl") == "on" || request.header("x-forwarded-proto") == "https" ? "https" : "http"
+        return "\(scheme)://\(host)\(relative)"
     }
 
     // MARK: Authentication

@@ -12,6 +12,26 @@ struct ListenerResponder: HTTPResponder {
     let router: RESTRouter
 
     func respond(to request: Request, context: Context) async throws -> Response {
+        var response = await answer(request)
+        // Every answer names its request, as CouchDB's do (the client's own ID when it sent a
+        // plausible one), and says how long reading the body took (always 0 here: bodies are
+        // read before the handler runs).
+        response.headers[HTTPField.Name("X-Couch-Request-ID")!] = Self.requestID(request.headers[HTTPField.Name("X-Couch-Request-ID")!])
+        response.headers[HTTPField.Name("X-CouchDB-Body-Time")!] = "0"
+        return response
+    }
+
+    /// CouchDB's `nonce`: the client's `X-Couch-Request-ID` when it is at most 36 characters of
+    /// `[0-9A-Za-z-]`, else 10 random hex digits.
+    static func requestID(_ given: String?) -> String {
+        if let given, !given.isEmpty, given.count <= 36,
+           given.unicodeScalars.allSatisfy({ ($0.isASCII && CharacterSet.alphanumerics.contains($0)) || $0 == "-" }) {
+            return given
+        }
+        return (0..<5).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
+    private func answer(_ request: Request) async -> Response {
         let maxBody = router.state.maxBodySize
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBody {
             return Self.response(.error(Self.tooLarge(maxBody)))
@@ -28,7 +48,7 @@ struct ListenerResponder: HTTPResponder {
 
         let syncRequest: RESTRequest
         do {
-            let (segments, query) = try RESTRequest.parseTarget(request.head.path ?? "/")
+            let (segments, query, nonUTF8) = try RESTRequest.parseTargetMarkingNonUTF8(request.head.path ?? "/")
             var headers: [String: String] = [:]
             for field in request.headers {
                 let name = field.name.canonicalName
@@ -36,8 +56,14 @@ struct ListenerResponder: HTTPResponder {
             }
             // HTTPTypes keeps `Host` as the request's authority, not as a header field.
             if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
-            syncRequest = RESTRequest(method: request.method.rawValue, segments: segments, query: query,
-                                      headers: headers, body: bytes)
+            // `X-HTTP-Method-Override` lets a client limited to GET and POST send any method,
+            // on POST only (CouchDB's couch_httpd).
+            var method = request.method.rawValue
+            if method == "POST", let override = headers["x-http-method-override"], !override.isEmpty {
+                method = override.uppercased()
+            }
+            syncRequest = RESTRequest(method: method, segments: segments, query: query,
+                                      headers: headers, body: bytes, nonUTF8Segments: nonUTF8)
         } catch {
             return Self.response(.error(RESTError.from(error)))
         }

@@ -100,6 +100,7 @@ extension RESTRouter {
             guard let array = k as? [Any] else { throw RESTError.queryParse("`keys` must be an array") }
             keys = array
         }
+        try validateRowOptions(q, keys: keys)
         return (params, q, keys)
     }
 
