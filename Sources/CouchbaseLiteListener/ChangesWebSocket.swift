@@ -63,9 +63,10 @@ enum ChangesWebSocket {
             }
             var headers = request.headers
             headers["content-type"] = "application/json"
-            var optionsRequest = RESTRequest(method: "POST", segments: request.segments, query: request.query,
-                                             headers: headers, body: body)
-            optionsRequest.user = request.user
+            var withBody = RESTRequest(method: "POST", segments: request.segments, query: request.query,
+                                       headers: headers, body: body)
+            withBody.user = request.user
+            let optionsRequest = withBody
             let db = initial.database
             let parsed = await router.state.onWorker { () -> Result<ChangesOptions, RESTError> in
                 do { return .success(try router.changesOptions(db, optionsRequest)) } catch { return .failure(RESTError.from(error)) }
