@@ -19,6 +19,16 @@ enum ChangesFilter: Sendable {
     case named(String, parameters: [String: String])
 }
 
+extension ChangesFilter {
+    /// Whether the filter reads revision bodies (else the feed need not load them).
+    var readsDocuments: Bool {
+        switch self {
+        case .view, .selector: return true
+        case .documentIDs, .designDocuments, .named: return false
+        }
+    }
+}
+
 /// Decides whether one revision of a changed document passes a filter; `document` gives the
 /// revision's body as CouchDB hands it to filters (`_id`, `_rev`, `_deleted`, stubs).
 typealias ChangesRevisionTest = (_ docID: String, _ revID: String, _ document: () throws -> [String: Any]) throws -> Bool

@@ -12,7 +12,7 @@ extension RESTRouter {
         let lastSequence = db.lastSequenceNumber
         let test = try changesFilterTest(db, options.filter)
         // Filters see the winner's body; other leaves are read when `style=all_docs` asks for them.
-        let needBodies = options.includeDocs || test != nil
+        let needBodies = options.includeDocs || (test != nil && options.filter?.readsDocuments == true)
         var rows: [[String: Any]] = []
         var limited = false
         var since = options.since
