@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
@@ -59,6 +60,7 @@ let package = Package(
             dependencies: [
                 "SQLiteKit", "CJSONCollation", "JSONCore", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -86,9 +88,11 @@ let package = Package(
         .target(
             name: "CouchbaseLiteListener",
             dependencies: [
-                "CouchbaseLite", "JSONCore",
+                "CouchbaseLite", "JSONCore", "CJSONCollation",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
+                // `_changes?feed=websocket` (the 1.x listener's and Sync Gateway 1.x's WebSocket feed).
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -180,7 +184,10 @@ let package = Package(
             name: "CouchbaseLiteListenerTests",
             dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "CouchbaseLiteJavaScript", "JSONCore", "SQLiteKit", "cbl", "CBLTestSupport",
                            "CBLCrashWriter",
-                           .product(name: "Crypto", package: "swift-crypto")],
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                           .product(name: "HTTPTypes", package: "swift-http-types"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl")],
             exclude: ["Resources"]
         ),
     ]

@@ -1,7 +1,9 @@
 import CouchbaseLite
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOPosix
@@ -159,18 +161,22 @@ public final class CBLListener: @unchecked Sendable {
         let onRunning: @Sendable (any Channel) async -> Void = { channel in
             started.finish(.success(UInt16(channel.localAddress?.port ?? 0)))
         }
+        // HTTP/1 with the WebSocket upgrade of `_changes?feed=websocket` (ChangesWebSocket).
+        let http: HTTPServerBuilder = .http1WebSocketUpgrade { head, _, _ in
+            await ChangesWebSocket.shouldUpgrade(head, router: router)
+        }
         let app: Application<ListenerResponder>
         if let tlsIdentity {
             do {
                 app = Application(responder: ListenerResponder(router: router),
-                                  server: try .tls(.http1(), tlsConfiguration: tlsIdentity.serverConfiguration()),
+                                  server: try .tls(http, tlsConfiguration: tlsIdentity.serverConfiguration()),
                                   configuration: configuration, onServerRunning: onRunning, logger: logger)
             } catch {
                 throw CBLError(500, "Cannot use the SSL identity: \(error)")
             }
         } else {
-            app = Application(responder: ListenerResponder(router: router), configuration: configuration,
-                              onServerRunning: onRunning, logger: logger)
+            app = Application(responder: ListenerResponder(router: router), server: http,
+                              configuration: configuration, onServerRunning: onRunning, logger: logger)
         }
         state.beginServing()
         runTask = Task.detached {
@@ -296,9 +302,11 @@ final class ListenerState: @unchecked Sendable {
         let allowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))
         let escaped = path.map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0 }
         let relative = "/" + escaped.joined(separator: "/")
-        guard let host = request.header("host"), !host.isEmpty,
+        // A proxy's `X-Forwarded-Host` / `X-Forwarded-Proto` name the address clients use (chttpd's absolute_uri).
+        guard let host = request.header("x-forwarded-host") ?? request.header("host"), !host.isEmpty,
               host.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) }) else { return relative }
-        return "http://\(host)\(relative)"
+        let scheme = request.header("x-forwarded-ssl") == "on" || request.header("x-forwarded-proto") == "https" ? "https" : "http"
+        return "\(scheme)://\(host)\(relative)"
     }
 
     // MARK: Authentication

@@ -2,7 +2,7 @@ import CouchbaseLite
 import Foundation
 import JSONCore
 
-/// `/{db}`, `_all_docs`, `_bulk_docs`, `_bulk_get`, `_revs_diff`, `_purge`, `_compact`.
+/// `/{db}`, `_revs_limit`, `_bulk_docs`, `_bulk_get`, `_revs_diff`, `_purge`, `_compact`.
 extension RESTRouter {
     func databaseRoot(_ name: String, _ request: RESTRequest) throws -> RESTResponse {
         switch request.method {
@@ -31,8 +31,9 @@ extension RESTRouter {
             let db = try openDatabase(name)
             try requireJSONBody(request)
             let body = try JSONText.parseObject(request.body, what: "Document")
+            if let id = body["_id"] { try Self.validateDocumentID(id) }
             let docID = (body["_id"] as? String) ?? CBLDatabase.syncGenerateDocumentID()
-            if body["_id"] != nil && !(body["_id"] is String) { throw RESTError(400, "bad_request", "Document id must be a string") }
+            if request.query["batch"] == "ok" { return try batchSave(db, docID: docID, body: body) }
             let (revID, status) = try saveDocument(db, docID: docID, body: body, request: request)
             return .json(status, ["ok": true, "id": docID, "rev": revID],
                          headers: [("Location", state.absoluteURL(request, path: [name, docID])), ("ETag", "\"\(revID)\"")])
@@ -43,7 +44,7 @@ extension RESTRouter {
 
     func databaseInfo(_ db: CBLDatabase) -> [String: Any] {
         let seq = Int(db.lastSequenceNumber)
-        let size = Int(db.syncDiskSize)
+        let sizes = db.syncDataSizes
         return [
             "db_name": db.name,
             "doc_count": Int(db.documentCount),
@@ -51,116 +52,120 @@ extension RESTRouter {
             "update_seq": seq,
             "committed_update_seq": seq,
             "purge_seq": 0,
-            "disk_size": size,
-            "sizes": ["file": size, "active": size, "external": size],
-            "data_size": size,
-            "instance_start_time": state.instanceStartTime,
+            "disk_size": Int(sizes.file),
+            "sizes": ["file": Int(sizes.file), "active": Int(sizes.active), "external": Int(sizes.external)],
+            "data_size": Int(sizes.active),
+            // As `_ensure_full_commit` answers (CouchDB 2.x–3.3 always said "0"): a replicator
+            // compares the two to notice a restarted database, and takes "0" as "unchanged".
+            "instance_start_time": "0",
             "disk_format_version": 102,
             "compact_running": false,
         ]
     }
 
-    // MARK: _all_docs
+    // MARK: _revs_limit
 
-    func allDocs(_ db: CBLDatabase, _ request: RESTRequest, prefix: String? = nil) throws -> RESTResponse {
-        try requireMethod(request, "GET", "POST")
-        let (_, q, keys) = try rowQueryParameters(request)
-        let query = db.createAllDocumentsQuery()
-        let includeDocs = try q.bool("include_docs")
-        let conflicts = try q.bool("conflicts")
-        query.prefetch = includeDocs
-        let skip = try applyRowOptions(q, keys: keys, to: query)
-        if try q.bool("only_conflicts") {
-            query.allDocsMode = .onlyConflicts
-        } else if conflicts {
-            query.allDocsMode = .showConflicts
-        }
-        if let prefix, keys == nil {
-            if query.startKey == nil || (query.startKey as? String).map({ $0 < prefix }) == true { query.startKey = prefix }
-            let end = prefix + "\u{FFFF}"
-            if query.endKey == nil || (query.endKey as? String).map({ $0 > end }) == true { query.endKey = end }
-            if query.descending { swap(&query.startKey, &query.endKey) }
-        }
-        let result = try query.run()
-        // CouchDB's offset counts the rows before the start key (and those skipped).
-        var offset = skip
-        if keys == nil, prefix == nil, let start = query.startKey {
-            let before = db.createAllDocumentsQuery()
-            before.descending = query.descending
-            before.allDocsMode = query.allDocsMode
-            before.endKey = start
-            before.inclusiveEnd = false
-            offset += Int(try before.run().count)
-        }
-        var rows: [Any] = []
-        for row in result {
-            let key = row.key ?? NSNull()
-            guard let docID = row.sourceDocumentID, let value = row.value as? [String: Any] else {
-                rows.append(["key": key, "error": "not_found"])
-                continue
+    /// `GET|PUT /{db}/_revs_limit`: how many generations of history each document keeps, which
+    /// 1.x stores as `maxRevTreeDepth` (`info.max_revs`) and prunes to on every edit.
+    func revsLimit(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
+        switch request.method {
+        case "GET", "HEAD":
+            return .json(200, Int(db.maxRevTreeDepth))
+        case "PUT":
+            guard let limit = try JSONText.parse(request.body) as? Int, limit > 0 else {
+                throw RESTError(400, "bad_request", "Rev limit has to be an integer")
             }
-            if let prefix, !docID.hasPrefix(prefix) { continue }
-            var out: [String: Any] = ["id": docID, "key": key, "value": value]
-            if includeDocs {
-                if value["deleted"] as? Bool == true {
-                    out["doc"] = NSNull()
-                } else if var doc = row.documentProperties {
-                    if conflicts, let leaves = value["_conflicts"] as? [String] {
-                        let others = leaves.filter { $0 != value["rev"] as? String }
-                        if !others.isEmpty { doc["_conflicts"] = others }
-                    }
-                    out["doc"] = doc
-                }
-            }
-            rows.append(out)
+            db.maxRevTreeDepth = UInt(limit)
+            return .json(200, ["ok": true])
+        default:
+            throw RESTError.methodNotAllowed("PUT,GET")
         }
-        var response: [String: Any] = [
-            "total_rows": Int(db.documentCount),
-            "offset": keys == nil ? offset as Any : NSNull(),
-            "rows": rows,
-        ]
-        if try q.bool("update_seq") { response["update_seq"] = Int(result.sequenceNumber) }
-        return .json(200, response)
     }
 
     // MARK: _bulk_docs
 
+    /// `POST /{db}/_bulk_docs`. Every document is checked (ID, special members, `_rev`) before
+    /// any is saved, and a bad one fails the whole request, as in CouchDB. `_local/` documents
+    /// are saved as local documents. `all_or_nothing: true` saves every document or none: a
+    /// failure rolls the batch back and answers `417` with the failures.
     func bulkDocs(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
         try requireMethod(request, "POST")
         try requireJSONBody(request)
         let body = try JSONText.parseObject(request.body)
-        guard let docs = body["docs"] as? [Any] else {
+        guard let docsValue = body["docs"] else {
             throw RESTError(400, "bad_request", "POST body must include `docs` parameter.")
         }
-        if body["all_or_nothing"] as? Bool == true {
-            throw RESTError(501, "not_implemented", "all_or_nothing is not supported: each document is saved on its own")
+        guard let docs = docsValue as? [Any] else {
+            throw RESTError(400, "bad_request", "`docs` parameter must be an array.")
         }
-        let newEdits = try (body["new_edits"] as? Bool) ?? (QueryParams(values: request.query).bool("new_edits", default: true))
-        var results: [Any] = []
-        db.inTransaction {
-            for item in docs {
-                guard let doc = item as? [String: Any] else {
-                    results.append(["error": "bad_request", "reason": "Document must be a JSON object"])
-                    continue
-                }
+        let newEdits: Bool
+        switch body["new_edits"] {
+        case nil: newEdits = try QueryParams(values: request.query).bool("new_edits", default: true)
+        case let flag as Bool: newEdits = flag
+        default: throw RESTError(400, "bad_request", "`new_edits` parameter must be a boolean.")
+        }
+        let allOrNothing = body["all_or_nothing"] as? Bool == true
+        var bodies: [[String: Any]] = []
+        for item in docs {
+            guard let doc = item as? [String: Any] else {
+                throw RESTError(400, "bad_request", "Document must be a JSON object")
+            }
+            if let id = doc["_id"] { try Self.validateDocumentID(id) }
+            bodies.append(doc)
+        }
+
+        var results: [[String: Any]] = []
+        var failed = false
+        let saveAll = {
+            for doc in bodies {
                 let docID = (doc["_id"] as? String) ?? (newEdits ? CBLDatabase.syncGenerateDocumentID() : "")
                 do {
-                    if newEdits {
-                        let (revID, _) = try saveDocument(db, docID: docID, body: doc, request: nil)
+                    if docID.hasPrefix("_local/") {
+                        results.append(["ok": true, "id": docID, "rev": try self.saveLocalDocument(db, docID: docID, body: doc)])
+                    } else if newEdits {
+                        let (revID, _) = try self.saveDocument(db, docID: docID, body: doc, request: nil)
                         results.append(["ok": true, "id": docID, "rev": revID])
                     } else {
-                        try insertWithHistory(db, docID: docID, body: doc)
+                        try self.insertWithHistory(db, docID: docID, body: doc)
                     }
                 } catch {
+                    failed = true
                     let e = RESTError.from(error)
                     var entry: [String: Any] = ["id": docID, "error": e.error, "reason": e.reason]
                     if !newEdits, let rev = doc["_rev"] as? String { entry["rev"] = rev }
                     results.append(entry)
                 }
             }
-            return true
+        }
+        if allOrNothing {
+            db.inTransaction {
+                saveAll()
+                return !failed
+            }
+            if failed { return .json(417, results.filter { $0["error"] != nil }) }
+        } else {
+            db.inTransaction {
+                saveAll()
+                return true
+            }
         }
         return .json(201, results)
+    }
+
+    /// A `_local/` document of a `_bulk_docs` request: written, or deleted (`_deleted`, CouchDB's
+    /// revision `0-0`); a stale or unknown `_rev` is a conflict, as for `PUT /{db}/_local/{id}`.
+    func saveLocalDocument(_ db: CBLDatabase, docID: String, body: [String: Any]) throws -> String {
+        let prevRevID = body["_rev"] as? String
+        do {
+            if body["_deleted"] as? Bool == true {
+                try db.syncDeleteLocalDocument(withID: docID, revID: prevRevID)
+                return "0-0"
+            }
+            let props = body.filter { !["_id", "_rev", "_deleted"].contains($0.key) }
+            return try db.syncPutLocalDocument(props, withID: docID, prevRevID: prevRevID)
+        } catch let e as CBLError where e.code == 404 {
+            throw RESTError.conflict
+        }
     }
 
     // MARK: _bulk_get

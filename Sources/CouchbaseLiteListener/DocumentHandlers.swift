@@ -55,9 +55,25 @@ extension RESTRouter {
 
     // MARK: Saving
 
+    /// CouchDB's `couch_doc:validate_docid`: 400 `illegal_docid` with its reason for each case.
+    static func validateDocumentID(_ value: Any) throws {
+        guard let docID = value as? String else {
+            throw RESTError(400, "illegal_docid", "Document id must be a string")
+        }
+        switch docID {
+        case "": throw RESTError(400, "illegal_docid", "Document id must not be empty")
+        case "_design/": throw RESTError(400, "illegal_docid", "Illegal document id `_design/`")
+        case "_local/": throw RESTError(400, "illegal_docid", "Illegal document id `_local/`")
+        default:
+            if docID.hasPrefix("_"), !docID.hasPrefix("_design/"), !docID.hasPrefix("_local/") {
+                throw RESTError.illegalDocID
+            }
+        }
+    }
+
     /// Checks the ID and special members of a body about to be saved.
     func validateForSave(docID: String, body: [String: Any]) throws {
-        guard !docID.isEmpty else { throw RESTError(400, "bad_request", "Document id must not be empty") }
+        try Self.validateDocumentID(docID)
         guard CBLDatabase.syncIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
         for key in body.keys where key.hasPrefix("_") && !allowedSpecialMembers.contains(key) {
             throw RESTError(400, "doc_validation", "Bad special document member: \(key)")
@@ -65,9 +81,67 @@ extension RESTRouter {
         if let rev = body["_rev"], !(rev is String) || CBLDatabase.syncGeneration(rev as! String) == 0 {
             throw RESTError.badRev
         }
-        if let atts = body["_attachments"], !(atts is [String: Any]) {
-            throw RESTError(400, "bad_request", "_attachments must be a JSON object")
+        if let atts = body["_attachments"] {
+            guard let atts = atts as? [String: Any] else {
+                throw RESTError(400, "bad_request", "_attachments must be a JSON object")
+            }
+            // couch_att: inline data that is not base64 is the client's error, named as CouchDB names it.
+            for (name, meta) in atts {
+                try Self.validateAttachmentName(name)
+                // Strict base64 (line breaks aside), as Erlang's base64:decode is.
+                if let data = (meta as? [String: Any])?["data"] as? String, !Self.isStrictBase64(data) {
+                    throw RESTError(400, "bad_request", "Invalid attachment data for \(name)")
+                }
+            }
         }
+    }
+
+    /// chttpd_db:validate_attachment_name: names starting with `_` are reserved.
+    static func validateAttachmentName(_ name: String) throws {
+        if name.hasPrefix("_") {
+            throw RESTError(400, "bad_request", "Attachment name '\(name)' starts with prohibited character '_'")
+        }
+    }
+
+    /// Padded standard base64 (whitespace ignored): a length that is a multiple of 4, at most
+    /// two `=` and only at the end. Foundation's decoder tolerates more than Erlang's does.
+    static func isStrictBase64(_ text: String) -> Bool {
+        let chars = Array(text.utf8.filter { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 })
+        guard chars.count % 4 == 0 else { return false }
+        let padding = chars.reversed().prefix { $0 == UInt8(ascii: "=") }.count
+        guard padding <= 2 else { return false }
+        return chars.dropLast(padding).allSatisfy { c in
+            (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39)
+                || c == UInt8(ascii: "+") || c == UInt8(ascii: "/")
+        }
+    }
+
+    /// CouchDB's `412 missing_stub` for a local edit whose stub gives a `revpos` other than the
+    /// one the attachment has in the parent revision (the stub then names another attachment).
+    func checkStubRevpos(_ db: CBLDatabase, docID: String, prevRevID: String?, body: [String: Any]) throws {
+        guard let atts = body["_attachments"] as? [String: Any] else { return }
+        var parentAtts: [String: Any]?
+        for (name, value) in atts {
+            guard let meta = value as? [String: Any], meta["stub"] as? Bool == true,
+                  let revpos = meta["revpos"] as? Int else { continue }
+            if parentAtts == nil {
+                parentAtts = try prevRevID.flatMap { try db.syncRevision(docID: docID, revID: $0) }?
+                    .properties?["_attachments"] as? [String: Any] ?? [:]
+            }
+            guard let stored = parentAtts?[name] as? [String: Any], stored["revpos"] as? Int == revpos else {
+                throw RESTError(412, "missing_stub", "Invalid attachment stub in \(docID) for \(name)")
+            }
+        }
+    }
+
+    /// `batch=ok`: CouchDB answers `202 {"ok":true,"id":…}` at once and saves later, dropping
+    /// the write when it conflicts. Here the save happens before the answer; a write that
+    /// fails after the request was validated (a conflict) is dropped the same way, so it never
+    /// becomes a conflicting revision.
+    func batchSave(_ db: CBLDatabase, docID: String, body: [String: Any]) throws -> RESTResponse {
+        try validateForSave(docID: docID, body: body)
+        _ = try? saveDocument(db, docID: docID, body: body, request: nil)
+        return .json(202, ["ok": true, "id": docID])
     }
 
     /// A local edit (new_edits=true): the parent comes from `_rev`, `?rev=` or `If-Match`.
@@ -77,7 +151,7 @@ extension RESTRouter {
         try validateForSave(docID: docID, body: body)
         var prevRevID = body["_rev"] as? String
         if let request {
-            let fromQuery = request.query["rev"] ?? request.header("if-match").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
+            let fromQuery = request.query["rev"] ?? request.ifMatchRevision
             if let fromQuery {
                 guard CBLDatabase.syncGeneration(fromQuery) > 0 else { throw RESTError.badRev }
                 if let prevRevID, prevRevID != fromQuery {
@@ -87,6 +161,7 @@ extension RESTRouter {
             }
         }
         let deleting = body["_deleted"] as? Bool == true
+        try checkStubRevpos(db, docID: docID, prevRevID: prevRevID, body: body)
         let (revID, _) = try db.syncPutRevision(docID: docID, prevRevID: prevRevID, properties: body,
                                                 deleting: deleting, allowConflict: false)
         let batch = request?.query["batch"] == "ok"
@@ -123,6 +198,7 @@ extension RESTRouter {
         case "GET", "HEAD":
             return .response(try getDocument(db, docID: docID, request))
         case "PUT":
+            try Self.validateDocumentID(docID)
             var body: [String: Any]
             if request.contentType == "multipart/related" {
                 body = try MultipartUpload.documentWithAttachments(request)
@@ -130,6 +206,9 @@ extension RESTRouter {
                 body = try JSONText.parseObject(request.body, what: "Document")
             }
             let q = QueryParams(values: request.query)
+            if request.query["batch"] == "ok", try q.bool("new_edits", default: true) {
+                return .response(try batchSave(db, docID: docID, body: body))
+            }
             let revID: String
             let status: Int
             if try !q.bool("new_edits", default: true) {
@@ -143,15 +222,23 @@ extension RESTRouter {
                                              ("Location", state.absoluteURL(request, path: [db.name, docID]))]))
         case "DELETE":
             guard CBLDatabase.syncIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
-            guard let revID = request.query["rev"] ?? request.header("if-match").map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }) else {
+            // CouchDB opens the document first: deleting one that does not exist (or is
+            // already deleted) is a 404, whatever the revision.
+            guard let winner = try db.syncWinningRevision(docID: docID) else { throw RESTError.missing }
+            if winner.deleted { throw RESTError.deleted }
+            guard let revID = request.query["rev"] ?? request.ifMatchRevision else {
                 throw RESTError.conflict
             }
             guard CBLDatabase.syncGeneration(revID) > 0 else { throw RESTError.badRev }
             let (newRev, _) = try db.syncPutRevision(docID: docID, prevRevID: revID, properties: [:],
                                                      deleting: true, allowConflict: false)
             return .response(.json(200, ["ok": true, "id": docID, "rev": newRev], headers: [("ETag", "\"\(newRev)\"")]))
+        case "COPY":
+            return .response(try copyDocument(db, docID: docID, request))
+        case "POST":
+            return .response(try postForm(db, docID: docID, request))
         default:
-            throw RESTError.methodNotAllowed("GET,HEAD,PUT,DELETE")
+            throw RESTError.methodNotAllowed("DELETE,GET,HEAD,POST,PUT,COPY")
         }
     }
 
@@ -174,9 +261,7 @@ extension RESTRouter {
             rev = w
         }
         let etag = "\"\(rev.revID)\""
-        if request.header("if-none-match") == etag {
-            return RESTResponse(status: 304, headers: [("ETag", etag)])
-        }
+        if request.ifNoneMatch(etag) { return .notModified(etag: etag) }
         let multipart = options.attachments && request.accepts("multipart/related")
         let doc = try documentJSON(db, rev, options, followsAttachments: multipart)
         if multipart {
@@ -191,8 +276,9 @@ extension RESTRouter {
     // MARK: /{db}/{docid}/{attachment}
 
     func attachment(_ db: CBLDatabase, docID: String, name: String, _ request: RESTRequest) throws -> RESTResponse {
+        if request.method != "GET" && request.method != "HEAD" { try Self.validateDocumentID(docID) }
         guard CBLDatabase.syncIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
-        let revParam = request.query["rev"] ?? request.header("if-match").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
+        let revParam = request.query["rev"] ?? request.ifMatchRevision
         if let revParam, CBLDatabase.syncGeneration(revParam) == 0 { throw RESTError.badRev }
         switch request.method {
         case "GET", "HEAD":
@@ -208,18 +294,23 @@ extension RESTRouter {
             guard let meta = (rev.properties?["_attachments"] as? [String: Any])?[name] as? [String: Any] else {
                 throw RESTError(404, "not_found", "Document is missing attachment")
             }
-            let digest = meta["digest"] as? String ?? ""
-            let etag = "\"\(digest)\""
-            if request.header("if-none-match") == etag {
-                return RESTResponse(status: 304, headers: [("ETag", etag)])
-            }
+            let etag = AttachmentRanges.etag(meta, revID: rev.revID)
+            if request.ifNoneMatch(etag) { return .notModified(etag: etag) }
             let content = try attachmentContent(db, meta: meta, docID: docID, name: name)
-            return RESTResponse(status: 200, headers: [
-                ("Content-Type", meta["content_type"] as? String ?? "application/octet-stream"),
-                ("ETag", etag), ("Cache-Control", "must-revalidate"),
-            ], body: Array(content))
+            let contentType = meta["content_type"] as? String ?? "application/octet-stream"
+            let headers = [("ETag", etag), ("Cache-Control", "must-revalidate"), ("Accept-Ranges", "bytes")]
+            if let ranged = try AttachmentRanges.response(request.header("range"), content: Array(content),
+                                                          contentType: contentType, headers: headers) {
+                return ranged
+            }
+            return RESTResponse(status: 200, headers: [("Content-Type", contentType)] + headers, body: Array(content))
         case "PUT":
+            try Self.validateAttachmentName(name)
             let contentType = request.header("content-type")
+            // CouchDB opens the named revision first: one the document lacks is `409 not_found missing_rev`.
+            if let revParam, try db.syncRevision(docID: docID, revID: revParam) == nil {
+                throw RESTError(409, "not_found", "missing_rev")
+            }
             let newRev = try db.syncPutAttachment(docID: docID, prevRevID: revParam, name: name,
                                                   contentType: contentType, content: Data(request.body))
             return .json(201, ["ok": true, "id": docID, "rev": newRev],
@@ -227,6 +318,9 @@ extension RESTRouter {
                                    ("Location", state.absoluteURL(request, path: [db.name, docID, name]))])
         case "DELETE":
             guard let revParam else { throw RESTError.conflict }
+            guard try db.syncRevision(docID: docID, revID: revParam) != nil else {
+                throw RESTError(409, "not_found", "missing_rev")
+            }
             let newRev = try db.syncPutAttachment(docID: docID, prevRevID: revParam, name: name,
                                                   contentType: nil, content: nil)
             return .json(200, ["ok": true, "id": docID, "rev": newRev], headers: [("ETag", "\"\(newRev)\"")])
@@ -259,7 +353,7 @@ extension RESTRouter {
                 throw RESTError.conflict
             }
         case "DELETE":
-            guard let revID = request.query["rev"] ?? request.header("if-match").map({ $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }) else {
+            guard let revID = request.query["rev"] ?? request.ifMatchRevision else {
                 throw RESTError.conflict
             }
             try db.syncDeleteLocalDocument(withID: docID, revID: revID)

@@ -17,6 +17,19 @@ struct RESTRequest: Sendable {
     let body: [UInt8]
     /// The authenticated user, if any.
     var user: String?
+    /// Indexes of segments whose percent-decoded bytes are not UTF-8 (kept with replacement
+    /// characters so routing still works; a document ID there is CouchDB's `illegal_docid`).
+    var nonUTF8Segments: Set<Int> = []
+
+    init(method: String, segments: [String], query: [String: String], headers: [String: String],
+         body: [UInt8], nonUTF8Segments: Set<Int> = []) {
+        self.method = method
+        self.segments = segments
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.nonUTF8Segments = nonUTF8Segments
+    }
 
     func header(_ name: String) -> String? { headers[name.lowercased()] }
 
@@ -47,8 +60,32 @@ struct RESTRequest: Sendable {
         }
     }
 
+    /// True when an `If-None-Match` entity tag of the request matches `etag`; weak tags
+    /// (`W/"…"`) and lists match as CouchDB's `etag_match` has them.
+    func ifNoneMatch(_ etag: String) -> Bool {
+        guard let value = header("if-none-match") else { return false }
+        return value.split(separator: ",").contains { token in
+            var tag = token.trimmingCharacters(in: .whitespaces)
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag == etag
+        }
+    }
+
+    /// The revision named by `If-Match` (quotes removed), if any.
+    var ifMatchRevision: String? {
+        header("if-match").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
+    }
+
     /// Splits a raw request target (`/db/doc%2Fx?rev=1-a`) into decoded segments and query.
     static func parseTarget(_ target: String) throws -> (segments: [String], query: [String: String]) {
+        let parsed = try parseTargetMarkingNonUTF8(target)
+        return (parsed.segments, parsed.query)
+    }
+
+    /// ``parseTarget(_:)``, also naming the segments whose decoded bytes are not UTF-8.
+    static func parseTargetMarkingNonUTF8(_ target: String) throws
+        -> (segments: [String], query: [String: String], nonUTF8: Set<Int>) {
+        var nonUTF8 = Set<Int>()
         var pathPart = Substring(target)
         var queryPart: Substring = ""
         if let q = target.firstIndex(of: "?") {
@@ -68,7 +105,14 @@ struct RESTRequest: Sendable {
                 throw RESTError(400, "bad_request", "Path segments '.' and '..' are not allowed")
             }
             guard let decoded = String(raw).removingPercentEncoding else {
-                throw RESTError(400, "bad_request", "Invalid percent-encoding in the URL path")
+                // Well-formed escapes of bytes that are not UTF-8: routed with replacement
+                // characters, refused where they would name a document.
+                guard let bytes = percentDecodedBytes(raw) else {
+                    throw RESTError(400, "bad_request", "Invalid percent-encoding in the URL path")
+                }
+                nonUTF8.insert(segments.count)
+                segments.append(String(decoding: bytes, as: UTF8.self))
+                continue
             }
             segments.append(decoded)
         }
@@ -86,7 +130,22 @@ struct RESTRequest: Sendable {
             let name = try decode(parts[0])
             query[name] = parts.count > 1 ? try decode(parts[1]) : ""
         }
-        return (segments, query)
+        return (segments, query, nonUTF8)
+    }
+
+    /// The bytes of a percent-encoded path segment, or nil when an escape is malformed.
+    static func percentDecodedBytes(_ raw: Substring) -> [UInt8]? {
+        var out: [UInt8] = []
+        var bytes = Array(raw.utf8)[...]
+        while let b = bytes.popFirst() {
+            guard b == UInt8(ascii: "%") else { out.append(b); continue }
+            guard bytes.count >= 2, let hex = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16) else {
+                return nil
+            }
+            out.append(hex)
+            bytes = bytes.dropFirst(2)
+        }
+        return out
     }
 }
 
@@ -103,10 +162,17 @@ struct RESTResponse: Sendable {
     }
 
     /// A JSON response (`Content-Type: application/json`, newline-terminated like CouchDB's).
+    /// A `Cache-Control` among `headers` replaces the default `must-revalidate` (CouchDB sends one).
     static func json(_ status: Int, _ value: Any, headers: [(String, String)] = []) -> RESTResponse {
-        RESTResponse(status: status,
-                     headers: [("Content-Type", "application/json"), ("Cache-Control", "must-revalidate")] + headers,
-                     body: JSONText.bytes(value) + [0x0A])
+        let cacheControl = headers.contains { $0.0.lowercased() == "cache-control" } ? [] : [("Cache-Control", "must-revalidate")]
+        return RESTResponse(status: status,
+                            headers: [("Content-Type", "application/json")] + cacheControl + headers,
+                            body: JSONText.bytes(value) + [0x0A])
+    }
+
+    /// `304 Not Modified` for a matching `If-None-Match`: no body, `Content-Length: 0`.
+    static func notModified(etag: String) -> RESTResponse {
+        RESTResponse(status: 304, headers: [("ETag", etag), ("Content-Length", "0")])
     }
 
     static func error(_ error: RESTError) -> RESTResponse {
@@ -244,9 +310,11 @@ struct QueryParams {
         }
     }
 
+    /// A non-negative integer, with couch_mrview_http's two messages.
     func int(_ name: String) throws -> Int? {
         guard let raw = values[name] else { return nil }
-        guard let n = Int(raw), n >= 0 else { throw RESTError.queryParse("Invalid value for integer: \"\(raw)\"") }
+        guard let n = Int(raw) else { throw RESTError.queryParse("Invalid value for integer: \"\(raw)\"") }
+        guard n >= 0 else { throw RESTError.queryParse("Invalid value for positive integer: \"\(raw)\"") }
         return n
     }
 

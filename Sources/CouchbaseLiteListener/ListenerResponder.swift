@@ -12,6 +12,26 @@ struct ListenerResponder: HTTPResponder {
     let router: RESTRouter
 
     func respond(to request: Request, context: Context) async throws -> Response {
+        var response = await answer(request)
+        // Every answer names its request, as CouchDB's do (the client's own ID when it sent a
+        // plausible one), and says how long reading the body took (always 0 here: bodies are
+        // read before the handler runs).
+        response.headers[HTTPField.Name("X-Couch-Request-ID")!] = Self.requestID(request.headers[HTTPField.Name("X-Couch-Request-ID")!])
+        response.headers[HTTPField.Name("X-CouchDB-Body-Time")!] = "0"
+        return response
+    }
+
+    /// CouchDB's `nonce`: the client's `X-Couch-Request-ID` when it is at most 36 characters of
+    /// `[0-9A-Za-z-]`, else 10 random hex digits.
+    static func requestID(_ given: String?) -> String {
+        if let given, !given.isEmpty, given.count <= 36,
+           given.unicodeScalars.allSatisfy({ ($0.isASCII && CharacterSet.alphanumerics.contains($0)) || $0 == "-" }) {
+            return given
+        }
+        return (0..<5).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
+    private func answer(_ request: Request) async -> Response {
         let maxBody = router.state.maxBodySize
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBody {
             return Self.response(.error(Self.tooLarge(maxBody)))
@@ -28,7 +48,7 @@ struct ListenerResponder: HTTPResponder {
 
         let syncRequest: RESTRequest
         do {
-            let (segments, query) = try RESTRequest.parseTarget(request.head.path ?? "/")
+            let (segments, query, nonUTF8) = try RESTRequest.parseTargetMarkingNonUTF8(request.head.path ?? "/")
             var headers: [String: String] = [:]
             for field in request.headers {
                 let name = field.name.canonicalName
@@ -36,8 +56,14 @@ struct ListenerResponder: HTTPResponder {
             }
             // HTTPTypes keeps `Host` as the request's authority, not as a header field.
             if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
-            syncRequest = RESTRequest(method: request.method.rawValue, segments: segments, query: query,
-                                      headers: headers, body: bytes)
+            // `X-HTTP-Method-Override` lets a client limited to GET and POST send any method,
+            // on POST only (CouchDB's couch_httpd).
+            var method = request.method.rawValue
+            if method == "POST", let override = headers["x-http-method-override"], !override.isEmpty {
+                method = override.uppercased()
+            }
+            syncRequest = RESTRequest(method: method, segments: segments, query: query,
+                                      headers: headers, body: bytes, nonUTF8Segments: nonUTF8)
         } catch {
             return Self.response(.error(RESTError.from(error)))
         }
@@ -130,98 +156,5 @@ final class ChangeSignal: @unchecked Sendable {
         }
         if fired { consumePending() }
         return fired
-    }
-}
-
-/// Runs `feed=longpoll` and `feed=continuous`: the response starts at once; heartbeats are
-/// newlines; the body ends when changes arrive (longpoll), at the timeout, or when the listener stops.
-struct ChangesFeedRunner: Sendable {
-    let router: RESTRouter
-    let feed: ChangesFeedRequest
-
-    /// Default wait when the client gives no timeout (CouchDB's 60 s).
-    static let defaultTimeoutMS = 60_000
-
-    func response() -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        headers[.cacheControl] = "must-revalidate"
-        let runner = self
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            // A client that hangs up makes writes fail; the writer must still be finished.
-            try? await runner.run(&writer)
-            try? await writer.finish(nil)
-        })
-    }
-
-    private func write(_ text: String, _ writer: inout any ResponseBodyWriter) async throws {
-        var buffer = ByteBufferAllocator().buffer(capacity: text.utf8.count)
-        buffer.writeString(text)
-        try await writer.write(buffer)
-    }
-
-    private func run(_ writer: inout any ResponseBodyWriter) async throws {
-        let db = feed.database
-        var options = feed.options
-        let signal = ChangeSignal()
-        let token = db.addChangeListener { _ in signal.fire() }
-        defer { db.removeChangeListener(token) }
-        let registered = router.state.register(signal)
-        defer { router.state.unregister(signal) }
-        let router = self.router
-
-        let timeoutMS = options.timeout ?? (options.heartbeat == nil || options.feed == .longpoll ? Self.defaultTimeoutMS : Int.max)
-        let deadline = Date().addingTimeInterval(Double(min(timeoutMS, 365 * 86_400_000)) / 1000)
-        let heartbeat = options.heartbeat.map { Double($0) / 1000 }
-
-        var sentRows = 0
-        let originalLimit = options.limit
-        while true {
-            let snapshot = options
-            let result = await router.state.onWorker { () -> Result<([String], Int64), RESTError> in
-                do {
-                    let (rows, last) = try router.changeRows(db, snapshot)
-                    return .success((rows.map(JSONText.string), last))
-                } catch {
-                    return .failure(RESTError.from(error))
-                }
-            }
-            guard let (rows, lastSeq) = try? result?.get() else {
-                // The database went away (deleted, closed) or the listener is stopping: end
-                // the feed with a well-formed body rather than cutting it off.
-                let tail = options.feed == .longpoll ? "{\"results\":[],\n\"last_seq\":\(options.since)}\n"
-                                                     : "{\"last_seq\":\(options.since)}\n"
-                try await write(tail, &writer)
-                return
-            }
-
-            if options.feed == .longpoll {
-                if !rows.isEmpty || !registered || signal.isStopping || Date() >= deadline {
-                    try await write("{\"results\":[" + rows.joined(separator: ",\n") + "],\n\"last_seq\":\(lastSeq)}\n", &writer)
-                    return
-                }
-            } else {
-                for row in rows { try await write(row + "\n", &writer) }
-                sentRows += rows.count
-                options.since = lastSeq
-                let limitReached = originalLimit.map { sentRows >= $0 } ?? false
-                if limitReached || !registered || signal.isStopping || Date() >= deadline {
-                    try await write("{\"last_seq\":\(lastSeq)}\n", &writer)
-                    return
-                }
-                if let originalLimit { options.limit = originalLimit - sentRows }
-            }
-            // Wait for a change, writing heartbeats, until the deadline.
-            var changed = false
-            while !changed {
-                let remaining = deadline.timeIntervalSinceNow
-                if remaining <= 0 || signal.isStopping { break }
-                let slice = min(remaining, heartbeat ?? remaining)
-                changed = await signal.wait(seconds: slice)
-                if !changed, heartbeat != nil, deadline.timeIntervalSinceNow > 0 {
-                    try await write("\n", &writer)
-                }
-            }
-        }
     }
 }

@@ -47,7 +47,7 @@ final class RESTRouter: Sendable {
         let s = request.segments
         if s == ["_session"] { return true }
         guard s.count >= 2 else { return false }
-        if ["_all_docs", "_changes", "_revs_diff", "_bulk_get"].contains(s[1]) && s.count == 2 { return true }
+        if ["_all_docs", "_design_docs", "_local_docs", "_changes", "_revs_diff", "_bulk_get"].contains(s[1]) && s.count == 2 { return true }
         return s.count == 5 && s[1] == "_design" && s[3] == "_view"
     }
 
@@ -107,12 +107,20 @@ final class RESTRouter: Sendable {
                 return .response(try compact(db, request))
             case "_ensure_full_commit":
                 try requireMethod(request, "POST")
-                return .response(.json(201, ["ok": true, "instance_start_time": state.instanceStartTime]))
+                return .response(ensureFullCommit())
             case "_design_docs":
                 guard s.count == 2 else { throw RESTError.missing }
                 return .response(try allDocs(db, request, prefix: "_design/"))
+            case "_local_docs":
+                guard s.count == 2 else { throw RESTError.missing }
+                return .response(try localDocs(db, request))
+            case "_revs_limit":
+                guard s.count == 2 else { throw RESTError.missing }
+                return .response(try revsLimit(db, request))
             default:
-                if s.count == 2 { throw RESTError.illegalDocID }
+                // A write naming a reserved ID (`PUT /db/_foo`, `PUT /db/_foo/att`) is CouchDB's
+                // 400; reading one finds nothing.
+                if s.count == 2 || !["GET", "HEAD"].contains(request.method) { throw RESTError.illegalDocID }
                 throw RESTError.missing
             }
         }
@@ -120,10 +128,14 @@ final class RESTRouter: Sendable {
         // Documents: `_design/x` and `_local/x` take two segments (or one containing `/`).
         var docID = second
         var rest = Array(s.dropFirst(2))
+        try checkLocalDocumentPath(s)
         if (second == "_design" || second == "_local") {
             guard let name = rest.first, !name.isEmpty else { throw RESTError.illegalDocID }
             docID = second + "/" + name
             rest.removeFirst()
+        }
+        if request.nonUTF8Segments.contains(1) || (docID != second && request.nonUTF8Segments.contains(2)) {
+            throw RESTError(400, "illegal_docid", "Document id must be valid UTF-8")
         }
         let db = try openDatabase(dbName)
         if docID.hasPrefix("_local/") {
@@ -184,16 +196,9 @@ final class RESTRouter: Sendable {
         guard request.segments.count == 1 else { throw RESTError(404, "not_found", "missing") }
         switch name {
         case "_all_dbs":
-            try requireMethod(request, "GET")
-            return .json(200, manager.allDatabaseNames)
+            return try allDatabases(request)
         case "_uuids":
-            try requireMethod(request, "GET")
-            let count = try QueryParams(values: request.query).int("count") ?? 1
-            guard count <= 1000 else { throw RESTError(400, "bad_request", "count parameter too large") }
-            let uuids = (0..<count).map { _ in
-                (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-            }
-            return .json(200, ["uuids": uuids], headers: [("Cache-Control", "no-cache")])
+            return try uuids(request)
         case "_active_tasks":
             try requireMethod(request, "GET")
             return .json(200, activeTasks())

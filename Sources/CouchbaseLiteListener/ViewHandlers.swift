@@ -101,6 +101,7 @@ extension RESTRouter {
             guard let array = k as? [Any] else { throw RESTError.queryParse("`keys` must be an array") }
             keys = array
         }
+        try validateRowOptions(q, keys: keys)
         return (params, q, keys)
     }
 
@@ -125,8 +126,9 @@ extension RESTRouter {
     }
 
     /// The view `ddoc/view`: one registered in Swift, else the design document's, compiled with
-    /// the registered view compiler (again when the design document's revision changed).
-    private func designView(_ db: CBLDatabase, name: String) throws -> CBLView? {
+    /// the registered view compiler (again when the design document's revision changed); nil when
+    /// there is none, or it is JavaScript and no compiler is registered.
+    func designView(_ db: CBLDatabase, name: String) throws -> CBLView? {
         if let view = db.existingViewNamed(name), view.mapBlock != nil, !db.isDesignDocumentView(name) { return view }
         do {
             return try db.compileDesignDocumentView(named: name)

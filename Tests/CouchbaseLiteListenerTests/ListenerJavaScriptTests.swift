@@ -145,6 +145,10 @@ final class ListenerJavaScriptTests: ListenerTestCase {
         let other = try get("/db/_changes?filter=todo/byList&list=list2")
         XCTAssertEqual((other.dict["results"] as? [[String: Any]] ?? []).map { $0["id"] as? String ?? "" }, ["t4"])
         expect(try get("/db/_changes?filter=todo/nope"), 404)
+        // filter=_view runs the design document's JavaScript map: documents it emits a row for.
+        let viewed = try get("/db/_changes?filter=_view&view=todo/tasks")
+        expect(viewed, 200)
+        XCTAssertEqual((viewed.dict["results"] as? [[String: Any]] ?? []).map { $0["id"] as? String ?? "" }, ["t1", "t2", "t3", "t4"])
     }
 
     func testMapThatThrowsSkipsOnlyThatDocument() throws {

@@ -46,7 +46,7 @@ final class ListenerServerAndDatabaseTests: ListenerTestCase {
         XCTAssertTrue(uuids.allSatisfy { $0.count == 32 && $0.allSatisfy(\.isHexDigit) })
         XCTAssertEqual((try get("/_uuids").dict["uuids"] as? [String])?.count, 1)
         expectError(try get("/_uuids?count=5000"), 400, "bad_request")
-        expectError(try get("/_uuids?count=abc"), 400, "query_parse_error")
+        expectError(try get("/_uuids?count=abc"), 400, "bad_request", "count must be a positive integer")
 
         let tasks = try get("/_active_tasks")
         expect(tasks, 200)

@@ -1,0 +1,93 @@
+import Foundation
+
+/// `Range` requests on attachments, answered as CouchDB's chttpd_db does (mochiweb's range
+/// parser, then `parse_ranges`): one range is a `206` with `Content-Range`, two to nine are a
+/// `206 multipart/byteranges`, a backward or wholly outside range is `416`, and a malformed
+/// header, `bytes=0-`, or ten ranges or more are ignored (`200`, the whole content).
+enum AttachmentRanges {
+    /// One requested range: first and last byte offsets, either end open.
+    private typealias Spec = (from: Int?, to: Int?)
+
+    /// The ranged response for `header`, or nil to answer the whole content.
+    static func response(_ header: String?, content: [UInt8], contentType: String,
+                         headers: [(String, String)]) throws -> RESTResponse? {
+        guard let header, let specs = parse(header) else { return nil }
+        let length = content.count
+        guard let ranges = try resolve(specs, length: length), !ranges.isEmpty, ranges.count < 10 else { return nil }
+        if ranges.count == 1, let range = ranges.first {
+            return RESTResponse(status: 206, headers: [("Content-Type", contentType),
+                                                       ("Content-Range", contentRange(range, length))] + headers,
+                                body: Array(content[range]))
+        }
+        let boundary = MultipartWriter.newBoundary()
+        var body = Array("--\(boundary)".utf8)
+        for range in ranges {
+            body += Array("\r\nContent-Type: \(contentType)\r\nContent-Range: \(contentRange(range, length))\r\n\r\n".utf8)
+            body += content[range]
+            body += Array("\r\n--\(boundary)".utf8)
+        }
+        body += Array("--".utf8)
+        return RESTResponse(status: 206, headers: [("Content-Type", "multipart/byteranges; boundary=\"\(boundary)\"")] + headers,
+                            body: body)
+    }
+
+    /// The ETag CouchDB gives an attachment: its digest's base64, quoted (`"aEI7pOYC…=="`, no
+    /// `md5-`/`sha1-` prefix); the revision's when there is no digest.
+    static func etag(_ meta: [String: Any], revID: String) -> String {
+        guard let digest = meta["digest"] as? String, let dash = digest.firstIndex(of: "-") else {
+            return "\"\(revID)\""
+        }
+        return "\"\(digest[digest.index(after: dash)...])\""
+    }
+
+    private static func contentRange(_ range: ClosedRange<Int>, _ length: Int) -> String {
+        "bytes \(range.lowerBound)-\(range.upperBound)/\(length)"
+    }
+
+    /// mochiweb's `parse_range_request`: `bytes=` then comma-separated `N-M`, `N-`, `-N`; nil when malformed.
+    private static func parse(_ header: String) -> [Spec]? {
+        let trimmed = header.trimmingCharacters(in: .whitespaces)
+        guard trimmed.hasPrefix("bytes=") else { return nil }
+        var specs: [Spec] = []
+        for token in trimmed.dropFirst(6).split(separator: ",") {
+            let piece = token.trimmingCharacters(in: .whitespaces)
+            if piece.isEmpty { continue }
+            guard let dash = piece.firstIndex(of: "-") else { return nil }
+            let first = piece[..<dash], last = piece[piece.index(after: dash)...]
+            let from = first.isEmpty ? nil : Int(first)
+            let to = last.isEmpty ? nil : Int(last)
+            if (!first.isEmpty && from == nil) || (!last.isEmpty && to == nil) || (from == nil && to == nil) { return nil }
+            if let from, from < 0 { return nil }
+            specs.append((from, to))
+        }
+        return specs
+    }
+
+    /// chttpd_db:parse_ranges: nil for "the whole content", 416 for an unsatisfiable range.
+    private static func resolve(_ specs: [Spec], length: Int) throws -> [ClosedRange<Int>]? {
+        var out: [ClosedRange<Int>] = []
+        for spec in specs {
+            if spec.from == 0 && spec.to == nil { return nil }
+            var from: Int
+            var to: Int
+            switch (spec.from, spec.to) {
+            case let (f?, t?): (from, to) = (f, t)
+            case let (f?, nil): (from, to) = (f, length - 1)
+            case let (nil, t?): (from, to) = (max(0, length - t), length - 1)
+            default: return nil
+            }
+            if to < from { throw unsatisfiable(length) }
+            to = min(to, length - 1)
+            if to < from { throw unsatisfiable(length) }
+            from = max(from, 0)
+            out.append(from...to)
+        }
+        return out
+    }
+
+    private static func unsatisfiable(_ length: Int) -> RESTError {
+        var error = RESTError(416, "requested_range_not_satisfiable", "Requested range not satisfiable")
+        error.headers = [("Content-Range", "bytes */\(length)")]
+        return error
+    }
+}
