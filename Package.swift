@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "CouchbaseLiteSwift", targets: ["CouchbaseLiteSwift"]),
         .library(name: "CouchbaseLiteUpgrade", targets: ["CouchbaseLiteUpgrade"]),
         .library(name: "CouchbaseLiteListener", targets: ["CouchbaseLiteListener"]),
+        .library(name: "CouchbaseLiteJavaScript", targets: ["CouchbaseLiteJavaScript"]),
         .executable(name: "cbl", targets: ["cbl"]),
     ],
     dependencies: [
@@ -32,6 +33,9 @@ let package = Package(
         // System libraries (Debian: libsqlite3-dev, zlib1g-dev).
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // JavaScriptCore (Debian: libjavascriptcoregtk-4.1-dev), for JavaScript design documents.
+        .systemLibrary(name: "CJavaScriptCore", pkgConfig: "javascriptcoregtk-4.1",
+                       providers: [.apt(["libjavascriptcoregtk-4.1-dev"])]),
 
         // ICU-backed JSON and REVID collations over raw text, and the `unicodesn` FTS tokenizer
         // (with its Snowball English stemmer). ICU headers stay in the .c files.
@@ -100,12 +104,19 @@ let package = Package(
             ]
         ),
 
+        // JavaScript view, filter and validation compilers for design documents (1.x's CBLJSViewCompiler).
+        .target(
+            name: "CouchbaseLiteJavaScript",
+            dependencies: ["CouchbaseLite", "CJavaScriptCore", "JSONCore",
+                           .product(name: "Logging", package: "swift-log")]
+        ),
+
         // Command-line tool.
         .executableTarget(
             name: "cbl",
             dependencies: [
                 "CouchbaseLite", "CouchbaseLiteListener", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade", "SQLiteKit",
-                "JSONCore", "Fleece", "CJSONCollation",
+                "JSONCore", "Fleece", "CJSONCollation", "CouchbaseLiteJavaScript",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -114,7 +125,7 @@ let package = Package(
         .executableTarget(
             name: "CBLBenchmarks",
             dependencies: ["CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade",
-                           "CouchbaseLiteListener", "CBLTestSupport"],
+                           "CouchbaseLiteListener", "CouchbaseLiteJavaScript", "CBLTestSupport"],
             path: "Benchmarks/CBLBenchmarks"
         ),
 
@@ -171,7 +182,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CouchbaseLiteListenerTests",
-            dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "JSONCore", "SQLiteKit", "cbl", "CBLTestSupport",
+            dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "CouchbaseLiteJavaScript", "JSONCore", "SQLiteKit", "cbl", "CBLTestSupport",
                            "CBLCrashWriter",
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

@@ -37,15 +37,17 @@ extension RESTRouter {
     // MARK: The functions filters refer to by name
 
     /// The filter function named `design/filter` (or any name given to `setFilterNamed`), nil
-    /// when there is none. The single place a named `_changes` filter is resolved.
+    /// when there is none: a filter registered in Swift, else the design document's (JavaScript,
+    /// with the registered filter compiler). The single place a named `_changes` filter is resolved.
     func namedChangesFilter(_ db: CBLDatabase, _ name: String) throws -> CBLFilterBlock? {
-        db.filterNamed(name)
+        try db.filterNamedOrCompiled(name)
     }
 
     /// The map function of the view `design/view` for `filter=_view`, nil when there is none:
-    /// a view registered in Swift (`setMapBlock`). The single place `_view` filters resolve a map.
+    /// a view registered in Swift (`setMapBlock`), else the design document's (JavaScript, with
+    /// the registered view compiler). The single place `_view` filters resolve a map.
     func changesViewMap(_ db: CBLDatabase, _ name: String) throws -> CBLMapBlock? {
-        db.existingViewNamed(name)?.mapBlock
+        try designView(db, name: name)?.mapBlock
     }
 
     // MARK: Parsing

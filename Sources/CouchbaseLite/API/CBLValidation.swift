@@ -12,6 +12,8 @@ public final class CBLValidationContext: NSObject, @unchecked Sendable {
     private let newProperties: [String: Any]
     private(set) var rejectionMessage: String?
     private(set) var rejected = false
+    /// 403, or what a design document's `validate_doc_update` threw (401 for `{unauthorized}`).
+    private(set) var rejectionStatus = 403
 
     init(currentRevision: CBLSavedRevision?, newProperties: [String: Any]) {
         self.currentRevision = currentRevision
@@ -36,6 +38,12 @@ public final class CBLValidationContext: NSObject, @unchecked Sendable {
     public func reject(withMessage message: String?) {
         rejected = true
         if rejectionMessage == nil { rejectionMessage = message }
+    }
+
+    /// Rejects the revision with a status other than 403 (a design document's `{unauthorized}`: 401).
+    func reject(status: Int, message: String) {
+        if !rejected { rejectionStatus = status }
+        reject(withMessage: message)
     }
 
     /// Calls `block` for each changed key; rejects if it returns false for any.
@@ -95,8 +103,12 @@ extension CBLDatabase {
 
     /// The registered validation functions (a snapshot: they run outside the lock).
     var validationBlocks: [String: CBLValidationBlock] {
-        lock.lock(); defer { lock.unlock() }
-        return validations
+        lock.lock()
+        var all = validations
+        lock.unlock()
+        // Design documents' validate_doc_update run after the app's (the key sorts last).
+        if let design = designDocumentValidation() { all["\u{10FFFF}_design"] = design }
+        return all
     }
 
     /// Runs every validation function; throws 403 with the rejection message.
@@ -110,7 +122,7 @@ extension CBLDatabase {
             let context = CBLValidationContext(currentRevision: current, newProperties: newProperties)
             block(newRevision, context)
             if context.rejected {
-                throw CBLError.forbidden(context.rejectionMessage ?? "invalid document")
+                throw CBLError(context.rejectionStatus, context.rejectionMessage ?? "invalid document")
             }
         }
     }

@@ -331,7 +331,7 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
                                                            docIDs: configuration.documentIDs, activeOnly: false,
                                                            includeDocs: false) else { return [] }
         var ids = Set<String>()
-        let filterBlock = configuration.filter.flatMap { localDatabase.filterNamed($0) }
+        let filterBlock = configuration.filter.flatMap { try? localDatabase.filterNamedOrCompiled($0) }
         for change in changes {
             if let filterBlock {
                 guard let rev = localDatabase.existingDocument(withID: change.docID)?.revision(withID: change.winnerRevID),

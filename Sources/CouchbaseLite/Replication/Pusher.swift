@@ -95,7 +95,8 @@ struct Pusher {
             var out: [Candidate] = []
             let block: CBLFilterBlock?
             if let filterName {
-                guard let registered = db.filterNamed(filterName) else {
+                // A design document's filter (`design/filter`) when the database has a filter compiler.
+                guard let registered = try db.filterNamedOrCompiled(filterName) else {
                     throw CBLError(404, "No filter named '\(filterName)' is registered on \(db.name)")
                 }
                 block = registered
