@@ -26,7 +26,11 @@ extension BlobStore {
         let fm = FileManager.default
         var isDirectory: ObjCBool = false
         guard fm.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            // A missing directory (a read-only database without attachments) holds nothing.
+            // A new store (1.x creates the directory and marks it); read-only: nothing to read.
+            if !readOnly {
+                try fm.createDirectory(at: directory, withIntermediateDirectories: true)
+                if requested != nil { try Self.mark(directory, encrypted: true) }
+            }
             setEncryptionKey(requested)
             return
         }
@@ -55,15 +59,24 @@ extension BlobStore {
         }
     }
 
-    /// Checks `key` on up to three blob files: the last block of each must decrypt to valid
-    /// PKCS#7 padding (a wrong key passes one file with probability about 1/200, three almost
-    /// never). An empty store accepts any key, as 1.x's does.
+    /// Checks `key` on up to three blob files: a file up to 1 MB must decrypt to content whose
+    /// SHA-1 is its name (certain); of a bigger one only the last block is decrypted, which must
+    /// end in valid PKCS#7 padding (a wrong key passes with probability about 1/200). An empty
+    /// store accepts any key, as 1.x's does.
     static func verify(_ key: CBLSymmetricKey, directory: URL) throws {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var checked = 0
-        for name in names where BlobKey(fileName: name) != nil {
+        for name in names {
+            guard let blob = BlobKey(fileName: name) else { continue }
+            let url = directory.appendingPathComponent(name)
             do {
-                _ = try paddingLength(of: directory.appendingPathComponent(name), key: key)
+                let size = (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0
+                if size <= 1 << 20 {
+                    let plain = try key.decrypt(try Data(contentsOf: url))
+                    guard BlobKey(content: plain) == blob else { throw CBLSymmetricKey.cannotDecrypt }
+                } else {
+                    _ = try paddingLength(of: url, key: key)
+                }
             } catch {
                 throw CBLError.unauthorized("Wrong encryption key: the attachments do not decrypt with it")
             }
