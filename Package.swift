@@ -164,6 +164,8 @@ let package = Package(
             dependencies: [
                 "CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CBLCrashWriter", "CBLTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // AES._CBC: the encrypted-attachment tests decrypt blob files independently.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .testTarget(
