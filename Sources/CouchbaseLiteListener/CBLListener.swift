@@ -155,6 +155,8 @@ public final class CBLListener: @unchecked Sendable {
         var logger = Logger(label: "CouchbaseLite.Listener")
         logger.logLevel = .critical
         let router = RESTRouter(state: state)
+        // A CouchDB client relies on validate_doc_update: without a compiler, refuse writes it guards.
+        manager.refusesWritesWithUnrunnableValidations = true
         let configuration = ApplicationConfiguration(
             address: .hostname(host, port: Int(requestedPort)),
             serverName: "CouchbaseLite/\(CBLVersion()) (Swift; Linux)")
