@@ -164,7 +164,7 @@ public final class CBLListener: @unchecked Sendable {
             started.finish(.success(UInt16(channel.localAddress?.port ?? 0)))
         }
         // HTTP/1 with the WebSocket upgrade of `_changes?feed=websocket` (ChangesWebSocket).
-        let http: HTTPServerBuilder = .http1WebSocketUpgrade { head, _, _ in
+        let http: HTTPServerBuilder = .http1WebSocketUpgrade(additionalChannelHandlers: [NotModifiedContentLength()]) { head, _, _ in
             await ChangesWebSocket.shouldUpgrade(head, router: router)
         }
         let app: Application<ListenerResponder>
