@@ -252,6 +252,13 @@ final class ListenerJavaScriptTests: ListenerTestCase {
         // Everything else keeps serving.
         expect(try get("/db/_design/todo/_view/tasks"), 200)
         expect(try get("/db/_changes?filter=todo/byList&list=list1"), 200)
+        // A validate_doc_update that does not compile refuses writes, but not to design documents.
+        let rulesRev = try putDoc("/db/_design/rules", ["validate_doc_update": "function(newDoc) {"])
+        let refused = try request("PUT", "/db/n1", json: ["type": "note"])
+        expectError(refused, 400, "compilation_error")
+        XCTAssertTrue((refused.dict["reason"] as? String ?? "").contains("_design/rules"), refused.text)
+        try putDoc("/db/_design/rules", ["_rev": rulesRev, "validate_doc_update": "function(newDoc) {}"])
+        try putDoc("/db/n1", ["type": "note"])
     }
 
     func testWithoutCompilersValidateDocUpdateRefusesWritesThroughTheListener() throws {

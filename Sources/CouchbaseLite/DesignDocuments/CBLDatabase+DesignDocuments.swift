@@ -154,9 +154,11 @@ extension CBLDatabase {
                         compiled.append((id, validate))
                     }
                 } catch {
-                    // A validation that does not compile refuses every write, as CouchDB does.
-                    let message = (error as? CBLError)?.message ?? "\(error)"
-                    compiled.append((id, { _, _, _, _ in throw CBLError(500, "validate_doc_update of \(id) does not compile: \(message)") }))
+                    // A validation that does not compile refuses every write but to design
+                    // documents (so it can be fixed); CouchDB refuses to save it in the first place.
+                    let message = (error as? CBLDesignFunctionError)?.message ?? (error as? CBLError)?.message ?? "\(error)"
+                    let failure = CBLDesignFunctionError(.compilation, "validate_doc_update of \(id) does not compile: \(message)")
+                    compiled.append((id, { _, _, _, _ in throw failure }))
                 }
             }
             validations = compiled
