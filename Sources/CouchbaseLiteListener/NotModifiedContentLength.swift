@@ -7,7 +7,10 @@ import NIOHTTP1
 /// connections, never WebSocket ones), this handler places a watcher just above the encoder,
 /// which counts the 304 heads going in, and a writer just below it, which appends the header to
 /// that many encoded heads. All three run on the channel's event loop.
-final class NotModifiedContentLength: RemovableChannelHandler {
+final class NotModifiedContentLength: ChannelInboundHandler, RemovableChannelHandler {
+    // NIO requires a direction; reads pass through untouched (never unwrapped).
+    typealias InboundIn = NIOAny
+
     func handlerAdded(context: ChannelHandlerContext) {
         let pipeline = context.pipeline.syncOperations
         guard let encoder = try? pipeline.handler(type: HTTPResponseEncoder.self) else { return }
