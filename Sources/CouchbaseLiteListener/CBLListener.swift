@@ -164,7 +164,9 @@ public final class CBLListener: @unchecked Sendable {
             started.finish(.success(UInt16(channel.localAddress?.port ?? 0)))
         }
         // HTTP/1 with the WebSocket upgrade of `_changes?feed=websocket` (ChangesWebSocket).
-        let http: HTTPServerBuilder = .http1WebSocketUpgrade(additionalChannelHandlers: [NotModifiedContentLength()]) { head, _, _ in
+        // NotModifiedContentLength: CouchDB's `Content-Length: 0` on 304 answers (HTTP connections only).
+        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [NotModifiedContentLength()])
+        let http: HTTPServerBuilder = .http1WebSocketUpgrade(configuration: .init(http1: http1)) { head, _, _ in
             await ChangesWebSocket.shouldUpgrade(head, router: router)
         }
         let app: Application<ListenerResponder>
