@@ -52,6 +52,9 @@ public final class CBLJSViewCompiler: NSObject, CBLViewCompiler, @unchecked Send
         }
         do {
             return try JSSandbox(source: source, root: root, limits: limits)
+        } catch JSFailure.threw(let reason) {
+            // Only the source's own syntax or evaluation error is CouchDB's compilation_error.
+            throw CBLDesignFunctionError(.compilation, "Compilation of the \(what) function failed: \(reason)")
         } catch {
             throw CBLError(500, "Compilation of the \(what) function failed: \(error)")
         }

@@ -155,6 +155,8 @@ public final class CBLListener: @unchecked Sendable {
         var logger = Logger(label: "CouchbaseLite.Listener")
         logger.logLevel = .critical
         let router = RESTRouter(state: state)
+        // A CouchDB client relies on validate_doc_update: without a compiler, refuse writes it guards.
+        manager.refusesWritesWithUnrunnableValidations = true
         let configuration = ApplicationConfiguration(
             address: .hostname(host, port: Int(requestedPort)),
             serverName: "CouchbaseLite/\(CBLVersion()) (Swift; Linux)")
@@ -162,7 +164,9 @@ public final class CBLListener: @unchecked Sendable {
             started.finish(.success(UInt16(channel.localAddress?.port ?? 0)))
         }
         // HTTP/1 with the WebSocket upgrade of `_changes?feed=websocket` (ChangesWebSocket).
-        let http: HTTPServerBuilder = .http1WebSocketUpgrade { head, _, _ in
+        // NotModifiedContentLength: CouchDB's `Content-Length: 0` on 304 answers (HTTP connections only).
+        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [NotModifiedContentLength()])
+        let http: HTTPServerBuilder = .http1WebSocketUpgrade(configuration: .init(http1: http1)) { head, _, _ in
             await ChangesWebSocket.shouldUpgrade(head, router: router)
         }
         let app: Application<ListenerResponder>

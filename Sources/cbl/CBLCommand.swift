@@ -106,7 +106,7 @@ struct Serve: ParsableCommand {
               cbl serve --directory ./dbs --port 5984
               cbl serve --directory ./dbs --readonly --credentials admin:secret --ssl
               cbl serve --port 0     # any free port, printed at start
-              cbl serve --no-javascript   # design documents' JavaScript not run (views 501, filters 404, no validate_doc_update)
+              cbl serve --no-javascript   # design documents' JavaScript not run (views 501, filters 404; writes a validate_doc_update guards are refused)
 
             EXIT STATUS: 0 stopped by a signal; 2 bad option or the listener could not start.
             """)

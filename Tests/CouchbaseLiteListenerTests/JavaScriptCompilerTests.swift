@@ -45,8 +45,10 @@ final class JavaScriptCompilerTests: XCTestCase {
     func testCompileErrorsAreClear() throws {
         let compiler = CBLJSViewCompiler()
         XCTAssertThrowsError(try compiler.compileDesignDocumentMap("function(doc) { emit(", language: "javascript", library: [:])) { error in
-            XCTAssertEqual((error as? CBLError)?.code, 500)
-            XCTAssertTrue((error as? CBLError)?.message.hasPrefix("Compilation of the map function failed: Compilation failed: SyntaxError") == true, "\(error)")
+            // Typed, so the listener answers CouchDB's `compilation_error` (400).
+            XCTAssertEqual((error as? CBLDesignFunctionError)?.kind, .compilation)
+            XCTAssertEqual((error as? CBLDesignFunctionError)?.code, 400)
+            XCTAssertTrue((error as? CBLDesignFunctionError)?.message.hasPrefix("Compilation of the map function failed: Compilation failed: SyntaxError") == true, "\(error)")
         }
         XCTAssertThrowsError(try compiler.compileDesignDocumentMap("42", language: "javascript", library: [:])) { error in
             XCTAssertTrue("\(error)".contains("Expression does not eval to a function. (42)"), "\(error)")

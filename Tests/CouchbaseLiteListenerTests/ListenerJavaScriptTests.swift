@@ -241,6 +241,63 @@ final class ListenerJavaScriptTests: ListenerTestCase {
         expect(try get("/db/_changes?filter=todo/byList&list=list1"), 404)
     }
 
+    func testFunctionThatDoesNotCompileAnswersCompilationError() throws {
+        // CouchDB 3.4 names it `compilation_error` with 400 (couch_mrview's design document check).
+        try putDoc("/db/_design/broken", ["views": ["v": ["map": "function(doc) { emit("]],
+                                          "filters": ["f": "function(doc, req) { return ("]])
+        let view = try get("/db/_design/broken/_view/v")
+        expectError(view, 400, "compilation_error")
+        XCTAssertTrue((view.dict["reason"] as? String ?? "").hasPrefix("Compilation of the map function failed"), view.text)
+        expectError(try get("/db/_changes?filter=broken/f"), 400, "compilation_error")
+        // Everything else keeps serving.
+        expect(try get("/db/_design/todo/_view/tasks"), 200)
+        expect(try get("/db/_changes?filter=todo/byList&list=list1"), 200)
+        // A validate_doc_update that does not compile refuses writes, but not to design documents.
+        let rulesRev = try putDoc("/db/_design/rules", ["validate_doc_update": "function(newDoc) {"])
+        let refused = try request("PUT", "/db/n1", json: ["type": "note"])
+        expectError(refused, 400, "compilation_error")
+        XCTAssertTrue((refused.dict["reason"] as? String ?? "").contains("_design/rules"), refused.text)
+        try putDoc("/db/_design/rules", ["_rev": rulesRev, "validate_doc_update": "function(newDoc) {}"])
+        try putDoc("/db/n1", ["type": "note"])
+    }
+
+    func testWithoutCompilersValidateDocUpdateRefusesWritesThroughTheListener() throws {
+        try putDoc("/db/_design/rules", ["validate_doc_update":
+            "function(newDoc) { if (!newDoc.title && !newDoc._deleted) throw({forbidden: 'A document needs a title'}); }"])
+        CBLView.setCompiler(nil)
+        CBLDatabase.setFilterCompiler(nil)   // as `cbl serve --no-javascript`
+        let refused = try request("PUT", "/db/unchecked", json: ["type": "note"])
+        expectError(refused, 500, "unknown_query_language")
+        let reason = refused.dict["reason"] as? String ?? ""
+        XCTAssertTrue(reason.contains("JavaScript is disabled on this listener") && reason.contains("_design/rules"), reason)
+        expect(try get("/db/unchecked"), 404)
+        let rev = try get("/db/t1").dict["_rev"] as? String ?? ""
+        expectError(try request("DELETE", "/db/t1?rev=\(rev)"), 500, "unknown_query_language")
+        let bulk = try request("POST", "/db/_bulk_docs", json: ["docs": [["_id": "b1", "title": "fine"]]])
+        XCTAssertEqual((bulk.array.first as? [String: Any])?["error"] as? String, "unknown_query_language", bulk.text)
+        expect(try get("/db/b1"), 404)
+        // Design documents stay writable (CouchDB never runs validate_doc_update on them), so the
+        // rule can be removed; then writes are accepted again.
+        let rulesRev = try get("/db/_design/rules").dict["_rev"] as? String ?? ""
+        expect(try request("DELETE", "/db/_design/rules?rev=\(rulesRev)"), 200)
+        try putDoc("/db/unchecked", ["type": "note"])
+    }
+
+    func testOneXAPIWithoutCompilerAndWithoutListenerKeepsOneXBehaviour() throws {
+        // An app that never registers a compiler nor serves the database: 1.x never ran design
+        // documents' validate_doc_update, so its own writes are accepted (its rules are setValidationNamed).
+        CBLView.setCompiler(nil)
+        CBLDatabase.setFilterCompiler(nil)
+        let appDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("app-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: appDirectory) }
+        let appManager = try CBLManager(directory: appDirectory.path)
+        defer { appManager.close() }
+        let appDB = try appManager.databaseNamed("app")
+        _ = try appDB.document(withID: "_design/rules")!.putProperties(["validate_doc_update":
+            "function(newDoc) { throw({forbidden: 'never'}); }"])
+        XCTAssertEqual(try appDB.document(withID: "note")!.putProperties(["type": "note"]).properties?["type"] as? String, "note")
+    }
+
     func testOneXAPIWithTheJavaScriptCompiler() throws {
         let compiler = try XCTUnwrap(CBLView.compiler())
         let view = db.viewNamed("app/byList")

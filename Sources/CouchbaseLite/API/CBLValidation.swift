@@ -14,6 +14,8 @@ public final class CBLValidationContext: NSObject, @unchecked Sendable {
     private(set) var rejected = false
     /// 403, or what a design document's `validate_doc_update` threw (401 for `{unauthorized}`).
     private(set) var rejectionStatus = 403
+    /// The error to throw instead of a `CBLError` with `rejectionStatus`, when one was given.
+    private(set) var rejectionError: CBLDesignFunctionError?
 
     init(currentRevision: CBLSavedRevision?, newProperties: [String: Any]) {
         self.currentRevision = currentRevision
@@ -44,6 +46,12 @@ public final class CBLValidationContext: NSObject, @unchecked Sendable {
     func reject(status: Int, message: String) {
         if !rejected { rejectionStatus = status }
         reject(withMessage: message)
+    }
+
+    /// Rejects the revision with `error` itself (a design document's validation that cannot run).
+    func reject(error: CBLDesignFunctionError) {
+        if !rejected { rejectionError = error }
+        reject(withMessage: error.message)
     }
 
     /// Calls `block` for each changed key; rejects if it returns false for any.
@@ -122,6 +130,7 @@ extension CBLDatabase {
             let context = CBLValidationContext(currentRevision: current, newProperties: newProperties)
             block(newRevision, context)
             if context.rejected {
+                if let error = context.rejectionError { throw error }
                 throw CBLError(context.rejectionStatus, context.rejectionMessage ?? "invalid document")
             }
         }

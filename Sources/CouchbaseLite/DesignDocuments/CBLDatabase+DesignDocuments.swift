@@ -118,12 +118,16 @@ extension CBLDatabase {
     }
 
     /// One validation block running every design document's `validate_doc_update`, or nil when
-    /// no filter compiler is registered or no design document has one. Compiled once per set of
-    /// design document revisions.
+    /// no design document has one. Compiled once per set of design document revisions. Without a
+    /// filter compiler they are not run (1.x never ran them: an app's own rules are
+    /// `setValidationNamed`), unless the manager refuses such writes (the listener, where a
+    /// CouchDB client relies on them): then each write is refused, naming the design document.
     func designDocumentValidation() -> CBLValidationBlock? {
-        guard let compiler = CBLDatabase.filterCompiler() else { return nil }
+        let compiler = CBLDatabase.filterCompiler()
+        if compiler == nil, !manager.refusesWritesWithUnrunnableValidations { return nil }
         lock.lock()
         var validations = designDocumentCache.validations
+        if designDocumentCache.validationsCompiled != (compiler != nil) { validations = nil }
         lock.unlock()
         if validations == nil {
             var compiled: [(docID: String, validate: CBLDesignValidation)] = []
@@ -141,19 +145,26 @@ extension CBLDatabase {
                 whole["_id"] = id
                 whole["_rev"] = revID
                 let language = ddoc["language"] as? String ?? "javascript"
+                guard let compiler else {
+                    compiled.append((id, Self.refusingValidation(designDocumentID: id, language: language)))
+                    continue
+                }
                 do {
                     if let validate = try compiler.compileValidateDocUpdate(source, language: language, designDocument: whole) {
                         compiled.append((id, validate))
                     }
                 } catch {
-                    // A validation that does not compile refuses every write, as CouchDB does.
-                    let message = (error as? CBLError)?.message ?? "\(error)"
-                    compiled.append((id, { _, _, _, _ in throw CBLError(500, "validate_doc_update of \(id) does not compile: \(message)") }))
+                    // A validation that does not compile refuses every write but to design
+                    // documents (so it can be fixed); CouchDB refuses to save it in the first place.
+                    let message = (error as? CBLDesignFunctionError)?.message ?? (error as? CBLError)?.message ?? "\(error)"
+                    let failure = CBLDesignFunctionError(.compilation, "validate_doc_update of \(id) does not compile: \(message)")
+                    compiled.append((id, { _, _, _, _ in throw failure }))
                 }
             }
             validations = compiled
             lock.lock()
             designDocumentCache.validations = compiled
+            designDocumentCache.validationsCompiled = compiler != nil
             lock.unlock()
         }
         guard let validations, !validations.isEmpty else { return nil }
@@ -167,6 +178,12 @@ extension CBLDatabase {
             for (_, validate) in validations {
                 do {
                     try validate(newDoc, oldDoc, userCtx, secObj)
+                } catch let error as CBLDesignFunctionError {
+                    // Design documents stay writable, as CouchDB never validates them with
+                    // validate_doc_update: the rule can be removed or fixed.
+                    if newRevision.document.documentID.hasPrefix("_design/") { continue }
+                    context.reject(error: error)
+                    return
                 } catch {
                     let e = error as? CBLError ?? CBLError(500, "\(error)")
                     context.reject(status: e.code, message: e.message)
@@ -174,5 +191,16 @@ extension CBLDatabase {
                 }
             }
         }
+    }
+
+    /// Stands for a `validate_doc_update` no registered compiler can run: refuses every write
+    /// (CouchDB's `unknown_query_language`), so a rule is never silently skipped.
+    private static func refusingValidation(designDocumentID id: String, language: String) -> CBLDesignValidation {
+        let why = language == "javascript"
+            ? "JavaScript is disabled on this listener (cbl serve --no-javascript)"
+            : "no compiler for the language '\(language)' is registered"
+        let message = "\(id) has a validate_doc_update function and \(why): writes to this database are refused "
+            + "rather than accepted unchecked (remove or change \(id), or serve with JavaScript enabled)"
+        return { _, _, _, _ in throw CBLDesignFunctionError(.noCompiler, message) }
     }
 }

@@ -8,9 +8,9 @@ public protocol CBLViewCompiler: AnyObject, Sendable {
     /// A reduce block running `reduceSource`, or nil if the language is not this compiler's or the source does not compile.
     func compileReduceFunction(_ reduceSource: String, language: String) -> CBLReduceBlock?
     /// The map function of a design document's view, with the document's CommonJS library
-    /// (`views.lib`) reachable through `require`; throws a `CBLError` naming what failed to compile.
+    /// (`views.lib`) reachable through `require`; throws a ``CBLDesignFunctionError`` (`.compilation`) naming what failed to compile.
     func compileDesignDocumentMap(_ mapSource: String, language: String, library: [String: Any]) throws -> CBLCompiledMap
-    /// The reduce function of a design document's view; throws a `CBLError` naming what failed to compile.
+    /// The reduce function of a design document's view; throws a ``CBLDesignFunctionError`` (`.compilation`) naming what failed to compile.
     func compileDesignDocumentReduce(_ reduceSource: String, language: String, library: [String: Any]) throws -> CBLReduceBlock
 }
 
@@ -20,7 +20,7 @@ public protocol CBLFilterCompiler: AnyObject, Sendable {
     /// A filter block running `filterSource`, or nil if the language is not this compiler's or the source does not compile.
     func compileFilterFunction(_ filterSource: String, language: String) -> CBLFilterBlock?
     /// The filter of a design document (the whole document reachable through `require`);
-    /// throws a `CBLError` naming what failed to compile.
+    /// throws a ``CBLDesignFunctionError`` (`.compilation`) naming what failed to compile.
     func compileDesignDocumentFilter(_ filterSource: String, language: String, designDocument: [String: Any]) throws -> CBLFilterBlock
     /// The design document's `validate_doc_update`, or nil if this compiler does not run validations.
     func compileValidateDocUpdate(_ source: String, language: String, designDocument: [String: Any]) throws -> CBLDesignValidation?
@@ -58,14 +58,14 @@ public typealias CBLDesignValidation = (_ newDoc: [String: Any], _ oldDoc: [Stri
 extension CBLViewCompiler {
     public func compileDesignDocumentMap(_ mapSource: String, language: String, library: [String: Any]) throws -> CBLCompiledMap {
         guard let block = compileMapFunction(mapSource, language: language) else {
-            throw CBLError(500, "Compilation of the map function failed (language '\(language)')")
+            throw CBLDesignFunctionError(.compilation, "Compilation of the map function failed (language '\(language)')")
         }
         return CBLCompiledMap(block: block)
     }
 
     public func compileDesignDocumentReduce(_ reduceSource: String, language: String, library: [String: Any]) throws -> CBLReduceBlock {
         guard let block = compileReduceFunction(reduceSource, language: language) else {
-            throw CBLError(500, "Compilation of the reduce function failed (language '\(language)')")
+            throw CBLDesignFunctionError(.compilation, "Compilation of the reduce function failed (language '\(language)')")
         }
         return block
     }
@@ -74,7 +74,7 @@ extension CBLViewCompiler {
 extension CBLFilterCompiler {
     public func compileDesignDocumentFilter(_ filterSource: String, language: String, designDocument: [String: Any]) throws -> CBLFilterBlock {
         guard let block = compileFilterFunction(filterSource, language: language) else {
-            throw CBLError(500, "Compilation of the filter function failed (language '\(language)')")
+            throw CBLDesignFunctionError(.compilation, "Compilation of the filter function failed (language '\(language)')")
         }
         return block
     }

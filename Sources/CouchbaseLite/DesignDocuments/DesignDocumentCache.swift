@@ -10,4 +10,7 @@ struct DesignDocumentCache {
     /// The `validate_doc_update` functions of every design document, by design document ID,
     /// or nil when a design document changed since they were compiled.
     var validations: [(docID: String, validate: CBLDesignValidation)]?
+    /// Whether `validations` were compiled (true) or stand for functions no compiler could run
+    /// (false: each refuses every write); they are rebuilt when a compiler comes or goes.
+    var validationsCompiled = false
 }
