@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "CouchbaseLiteSwift", targets: ["CouchbaseLiteSwift"]),
         .library(name: "CouchbaseLiteUpgrade", targets: ["CouchbaseLiteUpgrade"]),
         .library(name: "CouchbaseLiteListener", targets: ["CouchbaseLiteListener"]),
+        .library(name: "CouchbaseLiteJavaScript", targets: ["CouchbaseLiteJavaScript"]),
         .executable(name: "cbl", targets: ["cbl"]),
     ],
     dependencies: [
@@ -17,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
@@ -31,6 +33,9 @@ let package = Package(
         // System libraries (Debian: libsqlite3-dev, zlib1g-dev).
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // JavaScriptCore (Debian: libjavascriptcoregtk-4.1-dev), for JavaScript design documents.
+        .systemLibrary(name: "CJavaScriptCore", pkgConfig: "javascriptcoregtk-4.1",
+                       providers: [.apt(["libjavascriptcoregtk-4.1-dev"])]),
 
         // ICU-backed JSON and REVID collations over raw text, and the `unicodesn` FTS tokenizer
         // (with its Snowball English stemmer). ICU headers stay in the .c files.
@@ -87,18 +92,29 @@ let package = Package(
         .target(
             name: "CouchbaseLiteListener",
             dependencies: [
-                "CouchbaseLite", "JSONCore",
+                "CouchbaseLite", "JSONCore", "CJSONCollation",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
+                // `_changes?feed=websocket` (the 1.x listener's and Sync Gateway 1.x's WebSocket feed).
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // `Content-Length: 0` on 304 answers (NotModifiedContentLength.swift).
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+
+        // JavaScript view, filter and validation compilers for design documents (1.x's CBLJSViewCompiler).
+        .target(
+            name: "CouchbaseLiteJavaScript",
+            dependencies: ["CouchbaseLite", "CJavaScriptCore", "JSONCore",
+                           .product(name: "Logging", package: "swift-log")]
         ),
 
         // Command-line tool.
@@ -106,7 +122,7 @@ let package = Package(
             name: "cbl",
             dependencies: [
                 "CouchbaseLite", "CouchbaseLiteListener", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade", "SQLiteKit",
-                "JSONCore", "Fleece", "CJSONCollation",
+                "JSONCore", "Fleece", "CJSONCollation", "CouchbaseLiteJavaScript",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -115,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "CBLBenchmarks",
             dependencies: ["CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade",
-                           "CouchbaseLiteListener", "CBLTestSupport"],
+                           "CouchbaseLiteListener", "CouchbaseLiteJavaScript", "CBLTestSupport"],
             path: "Benchmarks/CBLBenchmarks"
         ),
 
@@ -154,6 +170,8 @@ let package = Package(
             dependencies: [
                 "CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CBLCrashWriter", "CBLTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // AES._CBC: the encrypted-attachment tests decrypt blob files independently.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .testTarget(
@@ -172,9 +190,12 @@ let package = Package(
         ),
         .testTarget(
             name: "CouchbaseLiteListenerTests",
-            dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "JSONCore", "SQLiteKit", "cbl", "CBLTestSupport",
+            dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "CouchbaseLiteJavaScript", "JSONCore", "SQLiteKit", "cbl", "CBLTestSupport",
                            "CBLCrashWriter",
-                           .product(name: "Crypto", package: "swift-crypto")],
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                           .product(name: "HTTPTypes", package: "swift-http-types"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl")],
             exclude: ["Resources"]
         ),
     ]

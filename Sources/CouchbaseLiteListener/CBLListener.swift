@@ -1,7 +1,9 @@
 import CouchbaseLite
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOPosix
@@ -153,24 +155,32 @@ public final class CBLListener: @unchecked Sendable {
         var logger = Logger(label: "CouchbaseLite.Listener")
         logger.logLevel = .critical
         let router = RESTRouter(state: state)
+        // A CouchDB client relies on validate_doc_update: without a compiler, refuse writes it guards.
+        manager.refusesWritesWithUnrunnableValidations = true
         let configuration = ApplicationConfiguration(
             address: .hostname(host, port: Int(requestedPort)),
             serverName: "CouchbaseLite/\(CBLVersion()) (Swift; Linux)")
         let onRunning: @Sendable (any Channel) async -> Void = { channel in
             started.finish(.success(UInt16(channel.localAddress?.port ?? 0)))
         }
+        // HTTP/1 with the WebSocket upgrade of `_changes?feed=websocket` (ChangesWebSocket).
+        // NotModifiedContentLength: CouchDB's `Content-Length: 0` on 304 answers (HTTP connections only).
+        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [NotModifiedContentLength()])
+        let http: HTTPServerBuilder = .http1WebSocketUpgrade(configuration: .init(http1: http1)) { head, _, _ in
+            await ChangesWebSocket.shouldUpgrade(head, router: router)
+        }
         let app: Application<ListenerResponder>
         if let tlsIdentity {
             do {
                 app = Application(responder: ListenerResponder(router: router),
-                                  server: try .tls(.http1(), tlsConfiguration: tlsIdentity.serverConfiguration()),
+                                  server: try .tls(http, tlsConfiguration: tlsIdentity.serverConfiguration()),
                                   configuration: configuration, onServerRunning: onRunning, logger: logger)
             } catch {
                 throw CBLError(500, "Cannot use the SSL identity: \(error)")
             }
         } else {
-            app = Application(responder: ListenerResponder(router: router), configuration: configuration,
-                              onServerRunning: onRunning, logger: logger)
+            app = Application(responder: ListenerResponder(router: router), server: http,
+                              configuration: configuration, onServerRunning: onRunning, logger: logger)
         }
         state.beginServing()
         runTask = Task.detached {

@@ -4,18 +4,22 @@ import JSONCore
 
 /// The parsed parameters of a `_changes` request.
 struct ChangesOptions: Sendable {
-    enum Feed: String, Sendable { case normal, longpoll, continuous }
+    enum Feed: String, Sendable { case normal, longpoll, continuous, eventsource, websocket }
     var feed = Feed.normal
     var since: Int64 = 0
     var limit: Int?
     var descending = false
     var allLeaves = false
     var includeDocs = false
+    /// With `include_docs`: `_conflicts` in each document.
+    var conflicts = false
+    /// With `include_docs`: attachment bodies inline (base64), not stubs.
+    var attachments = false
+    /// With `include_docs`: `encoding` and `encoded_length` of gzip-stored attachments.
+    var attEncodingInfo = false
     var activeOnly = false
     var docIDs: [String]?
-    /// A filter registered in Swift (`setFilterNamed`), and the request parameters it receives.
-    var filterName: String?
-    var filterParams: [String: String] = [:]
+    var filter: ChangesFilter?
     /// Milliseconds; nil = the default.
     var timeout: Int?
     var heartbeat: Int?
@@ -30,19 +34,33 @@ struct ChangesFeedRequest: Sendable {
 extension RESTRouter {
     func changes(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTOutcome {
         try requireMethod(request, "GET", "POST")
+        let options = try changesOptions(db, request)
+        if options.feed == .websocket, request.method != "GET" || request.header("upgrade")?.lowercased() != "websocket" {
+            throw RESTError(400, "bad_request", "feed=websocket needs a WebSocket upgrade request (GET with `Upgrade: websocket`)")
+        }
+        if options.feed != .normal {
+            return .changesFeed(ChangesFeedRequest(database: db, options: options))
+        }
+        let (rows, lastSeq) = try changeRows(db, options)
+        return .response(.json(200, ["results": rows, "last_seq": Int(lastSeq)]))
+    }
+
+    /// Parses a `_changes` request (URL parameters, and a POST body's members) with CouchDB's errors.
+    func changesOptions(_ db: CBLDatabase, _ request: RESTRequest) throws -> ChangesOptions {
         var params = request.query
         var bodyDocIDs: [String]?
+        var body: [String: Any]?
         if request.method == "POST" {
             try requireJSONBody(request)
-            let body = request.body.isEmpty ? [:] : try JSONText.parseObject(request.body)
-            if let ids = body["doc_ids"] {
+            body = request.body.isEmpty ? [:] : try JSONText.parseObject(request.body)
+            if let ids = body?["doc_ids"] {
                 guard let list = ids as? [Any], let strings = list as? [String] else {
                     throw RESTError(400, "bad_request", "`doc_ids` must be an array of strings")
                 }
                 bodyDocIDs = strings
             }
             // The URL wins; the body (what Sync Gateway-era replicators also send) fills the gaps.
-            mergeBodyParameters(body, into: &params, except: "doc_ids")
+            mergeBodyParameters(body ?? [:], into: &params, except: "doc_ids")
         }
         let q = QueryParams(values: params)
         var options = ChangesOptions()
@@ -50,11 +68,18 @@ extension RESTRouter {
             switch feed {
             case "normal", "": options.feed = .normal
             case "longpoll": options.feed = .longpoll
-            case "continuous": options.feed = .continuous
-            default: throw RESTError(400, "bad_request", "Unsupported feed type '\(feed)': use normal, longpoll or continuous")
+            case "continuous", "live": options.feed = .continuous
+            case "eventsource": options.feed = .eventsource
+            case "websocket": options.feed = .websocket
+            default:
+                throw RESTError(400, "bad_request",
+                                "Supported `feed` types: normal, continuous, live, longpoll, eventsource, websocket")
             }
         }
-        if let since = q["since"] {
+        // A reconnecting EventSource resumes after the last event it saw (CouchDB does the same).
+        var since = q["since"]
+        if options.feed == .eventsource, let lastEventID = request.header("last-event-id") { since = lastEventID }
+        if let since {
             if since == "now" {
                 options.since = db.lastSequenceNumber
             } else if let n = Int64(since.trimmingCharacters(in: CharacterSet(charactersIn: "\""))), n >= 0 {
@@ -73,87 +98,34 @@ extension RESTRouter {
             options.allLeaves = style == "all_docs"
         }
         options.includeDocs = try q.bool("include_docs")
+        options.conflicts = try q.bool("conflicts")
+        options.attachments = try q.bool("attachments")
+        options.attEncodingInfo = try q.bool("att_encoding_info")
         options.activeOnly = try q.bool("active_only")
         options.timeout = try q.int("timeout")
         if let hb = q["heartbeat"] {
-            options.heartbeat = hb == "true" ? 60_000 : try q.int("heartbeat")
-            if let h = options.heartbeat, h < 100 { options.heartbeat = 100 }
+            options.heartbeat = try Self.heartbeat(hb)
         }
         if let filter = q["filter"] {
-            if filter == "_doc_ids" {
-                if let ids = bodyDocIDs {
-                    options.docIDs = ids
-                } else if let raw = try q.json("doc_ids", lenient: false) {
-                    guard let list = raw as? [Any], let strings = list as? [String] else {
-                        throw RESTError(400, "bad_request", "`doc_ids` filter parameter is not a list of doc ids.")
-                    }
-                    options.docIDs = strings
-                } else {
-                    throw RESTError(400, "bad_request", "filter=_doc_ids needs a `doc_ids` list")
-                }
-            } else if db.filterNamed(filter) != nil {
-                options.filterName = filter
-                options.filterParams = params
-            } else {
-                throw RESTError(404, "not_found",
-                                "Filter '\(filter)' is not registered (JavaScript filters are not supported; register it with setFilterNamed)")
-            }
+            options.filter = try parseChangesFilter(filter, db, request, query: q, params: params, body: body,
+                                                    bodyDocIDs: bodyDocIDs, into: &options)
         }
-        if options.feed != .normal {
-            if options.descending { throw RESTError(400, "bad_request", "descending is only allowed with feed=normal") }
-            return .changesFeed(ChangesFeedRequest(database: db, options: options))
+        if options.feed != .normal && options.descending {
+            throw RESTError(400, "bad_request", "descending is only allowed with feed=normal")
         }
-        let (rows, lastSeq) = try changeRows(db, options)
-        return .response(.json(200, ["results": rows, "last_seq": Int(lastSeq)]))
+        return options
     }
 
-    /// The change rows after `options.since`, and the `last_seq` to report.
-    func changeRows(_ db: CBLDatabase, _ options: ChangesOptions) throws -> ([[String: Any]], Int64) {
-        let lastSequence = db.lastSequenceNumber
-        let filter = options.filterName.flatMap(db.filterNamed)
-        let changes = try db.syncChanges(since: options.since, limit: filter == nil ? options.limit : nil,
-                                         descending: options.descending, allLeaves: options.allLeaves,
-                                         docIDs: options.docIDs, activeOnly: options.activeOnly,
-                                         includeDocs: options.includeDocs)
-        var rows: [[String: Any]] = []
-        var limited = false
-        for change in changes {
-            if let filter {
-                let params: [AnyHashable: Any] = options.filterParams.reduce(into: [:]) { $0[$1.key] = $1.value }
-                guard let rev = db.document(withID: change.docID)?.revision(withID: change.winnerRevID),
-                      filter(rev, params) else { continue }
-            }
-            rows.append(changeRow(change, includeDocs: options.includeDocs))
-            if let limit = options.limit, rows.count >= limit { limited = true; break }
+    /// `heartbeat=true` (60 s) or milliseconds, with CouchDB's errors (chttpd_db).
+    static func heartbeat(_ raw: String) throws -> Int {
+        if raw == "true" { return 60_000 }
+        guard let n = Int(raw) else {
+            throw RESTError(400, "bad_request", "Invalid heartbeat value. Expecting a positive integer value (in milliseconds).")
         }
-        let lastRowSeq = (rows.last?["seq"] as? Int).map(Int64.init)
-        let lastSeq: Int64
-        if options.descending {
-            lastSeq = lastRowSeq ?? options.since
-        } else if limited, let lastRowSeq {
-            lastSeq = lastRowSeq
-        } else {
-            // Everything after `since` was scanned: the feed is caught up with the database.
-            lastSeq = max(lastSequence, lastRowSeq ?? 0, options.since)
+        guard n >= 0 else {
+            throw RESTError(400, "bad_request", "The heartbeat value should be a positive integer (in milliseconds).")
         }
-        return (rows, lastSeq)
-    }
-
-    func changeRow(_ change: SyncChange, includeDocs: Bool) -> [String: Any] {
-        var row: [String: Any] = [
-            "seq": Int(change.sequence),
-            "id": change.docID,
-            "changes": change.revIDs.map { ["rev": $0] },
-        ]
-        if change.deleted { row["deleted"] = true }
-        if includeDocs {
-            var doc: [String: Any] = [:]
-            if let body = change.winnerBody, !body.isEmpty, let props = try? JSON.parseObject(body) { doc = props }
-            doc["_id"] = change.docID
-            doc["_rev"] = change.winnerRevID
-            if change.deleted { doc["_deleted"] = true }
-            row["doc"] = doc
-        }
-        return row
+        // Tiny heartbeats would only spin.
+        return max(n, 100)
     }
 }

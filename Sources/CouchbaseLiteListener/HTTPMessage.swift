@@ -220,6 +220,14 @@ struct RESTError: Error, Sendable {
     /// Translates an error thrown by CouchbaseLite into CouchDB's vocabulary.
     static func from(_ error: Error) -> RESTError {
         if let e = error as? RESTError { return e }
+        if let e = error as? CBLDesignFunctionError {
+            // CouchDB: a function that does not compile is `compilation_error` (400, as its
+            // design document save answers); one no query server runs is `unknown_query_language`.
+            switch e.kind {
+            case .compilation: return RESTError(400, "compilation_error", e.message)
+            case .noCompiler: return RESTError(500, "unknown_query_language", e.message)
+            }
+        }
         if let e = error as? CBLError {
             switch e.code {
             case 400: return RESTError(400, "bad_request", e.message)

@@ -9,26 +9,37 @@ final class ReplicationTasks: @unchecked Sendable {
         let source: String
         let target: String
         let continuous: Bool
+        /// The replication shown by `_active_tasks` (a relay's push leg).
         let replication: CBLReplication
+        /// Set for a remote → remote replication.
+        var relay: ReplicationRelay?
+
+        var isRunning: Bool { relay?.running ?? replication.running }
     }
 
     private let lock = NSLock()
     private var tasks: [Task] = []
     private var counter = 0
 
-    func add(source: String, target: String, continuous: Bool, replication: CBLReplication) -> String {
+    func add(source: String, target: String, continuous: Bool, replication: CBLReplication,
+             relay: ReplicationRelay? = nil) -> String {
         lock.lock(); defer { lock.unlock() }
         counter += 1
         let id = "repl" + String(format: "%03d", counter)
-        tasks.append(Task(sessionID: id, source: source, target: target, continuous: continuous, replication: replication))
+        tasks.append(Task(sessionID: id, source: source, target: target, continuous: continuous, replication: replication,
+                          relay: relay))
         return id
     }
 
-    /// Running tasks (finished one-shot tasks are dropped as they are listed).
+    /// Running tasks (finished ones are dropped as they are listed, their relays closed).
     var running: [Task] {
-        lock.lock(); defer { lock.unlock() }
-        tasks.removeAll { !$0.replication.running }
-        return tasks
+        lock.lock()
+        let finished = tasks.filter { !$0.isRunning }
+        tasks.removeAll { !$0.isRunning }
+        let live = tasks
+        lock.unlock()
+        for task in finished { task.relay?.close() }
+        return live
     }
 
     func find(sessionID: String?, source: String, target: String, continuous: Bool) -> Task? {
@@ -43,7 +54,10 @@ final class ReplicationTasks: @unchecked Sendable {
         let all = tasks
         tasks.removeAll()
         lock.unlock()
-        for task in all { task.replication.stop() }
+        for task in all {
+            task.replication.stop()
+            task.relay?.stop()
+        }
     }
 }
 
@@ -93,7 +107,8 @@ extension RESTRouter {
     }
 
     /// `POST /_replicate`: starts (or with `cancel`, stops) a replication between a local
-    /// database and a remote one (or two local ones). One-shot requests answer when done.
+    /// database and a remote one, two local ones, or two remote ones (through a relay database).
+    /// One-shot requests answer when done.
     func replicate(_ request: RESTRequest) throws -> RESTResponse {
         try requireMethod(request, "POST")
         try requireJSONBody(request)
@@ -109,7 +124,11 @@ extension RESTRouter {
                 throw RESTError(404, "not_found", "No such replication is running")
             }
             task.replication.stop()
+            task.relay?.stop()
             return .json(200, ["ok": true, "session_id": task.sessionID])
+        }
+        if let sourceURL = source.url, let targetURL = target.url {
+            return try relay(source: source, sourceURL, target: target, targetURL, body: body, continuous: continuous)
         }
 
         // Pull into a local target, or push from a local source; two local databases replicate
@@ -147,12 +166,7 @@ extension RESTRouter {
             throw RESTError(400, "bad_request", "One of source and target must be a local database")
         }
         replication.continuous = continuous
-        if let filter = body["filter"] as? String { replication.filter = filter }
-        if let params = body["query_params"] as? [String: Any] { replication.filterParams = params }
-        if let ids = body["doc_ids"] {
-            guard let list = ids as? [String] else { throw RESTError(400, "bad_request", "doc_ids must be an array of strings") }
-            replication.documentIDs = list
-        }
+        try applyReplicationOptions(body, to: replication)
 
         let sessionID = tasks.add(source: source.display, target: target.display, continuous: continuous,
                                   replication: replication)
@@ -172,6 +186,54 @@ extension RESTRouter {
         return .json(200, [
             "ok": true, "session_id": sessionID,
             "docs_read": Int(replication.completedChangesCount), "changes": Int(replication.changesCount),
+        ])
+    }
+
+    /// `filter`, `query_params` and `doc_ids` of a `_replicate` request.
+    private func applyReplicationOptions(_ body: [String: Any], to replication: CBLReplication) throws {
+        if let filter = body["filter"] as? String { replication.filter = filter }
+        if let params = body["query_params"] as? [String: Any] { replication.filterParams = params }
+        if let ids = body["doc_ids"] {
+            guard let list = ids as? [String] else { throw RESTError(400, "bad_request", "doc_ids must be an array of strings") }
+            replication.documentIDs = list
+        }
+    }
+
+    /// Remote → remote: the listener replicates as a service, through a private relay database
+    /// (``ReplicationRelay``). The source's filter and `doc_ids` select what is pulled.
+    private func relay(source: Endpoint, _ sourceURL: URL, target: Endpoint, _ targetURL: URL,
+                       body: [String: Any], continuous: Bool) throws -> RESTResponse {
+        let relay: ReplicationRelay
+        do {
+            relay = try ReplicationRelay(
+                source: .init(url: sourceURL, headers: source.headers, authenticator: source.authenticator),
+                target: .init(url: targetURL, headers: target.headers, authenticator: target.authenticator),
+                continuous: continuous, createTarget: body["create_target"] as? Bool ?? false)
+        } catch {
+            throw RESTError(500, "internal_server_error", "Cannot create the relay database: \(error)")
+        }
+        do {
+            try applyReplicationOptions(body, to: relay.pull)
+        } catch {
+            relay.close()
+            throw error
+        }
+        let sessionID = state.replicationTasks.add(source: source.display, target: target.display, continuous: continuous,
+                                                   replication: relay.push, relay: relay)
+        if continuous {
+            relay.startContinuous()
+            return .json(202, ["ok": true, "session_id": sessionID])
+        }
+        if let error = relay.runOnce() as? CBLError {
+            let restError = RESTError.from(error)
+            return .error(RESTError(error.code >= 400 && error.code < 600 ? error.code : 502, restError.error, error.message))
+        } else if let error = relay.pull.lastError ?? relay.push.lastError, !(error is CBLError) {
+            return .error(RESTError(502, "bad_gateway", "\(error)"))
+        }
+        return .json(200, [
+            "ok": true, "session_id": sessionID,
+            "docs_read": Int(relay.pull.completedChangesCount), "changes": Int(relay.pull.changesCount),
+            "docs_written": Int(relay.push.completedChangesCount),
         ])
     }
 

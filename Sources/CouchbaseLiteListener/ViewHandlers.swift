@@ -2,12 +2,13 @@ import CouchbaseLite
 import Foundation
 import JSONCore
 
-/// `GET|POST /{db}/_design/{ddoc}/_view/{view}` over views registered in Swift as `ddoc/view`.
+/// `GET|POST /{db}/_design/{ddoc}/_view/{view}` over views registered in Swift as `ddoc/view`, or
+/// defined in the design document and compiled with the registered view compiler.
 extension RESTRouter {
     func view(_ db: CBLDatabase, designDoc: String, view viewName: String, _ request: RESTRequest) throws -> RESTResponse {
         try requireMethod(request, "GET", "POST")
         let fullName = "\(designDoc)/\(viewName)"
-        guard let view = db.existingViewNamed(fullName), view.mapBlock != nil else {
+        guard let view = try designView(db, name: fullName) else {
             throw try missingViewError(db, designDoc: designDoc, view: viewName)
         }
         let (params, q, keys) = try rowQueryParameters(request)
@@ -124,6 +125,18 @@ extension RESTRouter {
         return skip
     }
 
+    /// The view `ddoc/view`: one registered in Swift, else the design document's, compiled with
+    /// the registered view compiler (again when the design document's revision changed); nil when
+    /// there is none, or it is JavaScript and no compiler is registered.
+    func designView(_ db: CBLDatabase, name: String) throws -> CBLView? {
+        if let view = db.existingViewNamed(name), view.mapBlock != nil, !db.isDesignDocumentView(name) { return view }
+        do {
+            return try db.compileDesignDocumentView(named: name)
+        } catch let error as CBLError where error.code == 501 {
+            return nil   // no compiler: `missingViewError` says why
+        }
+    }
+
     /// Why a view cannot be queried: no design document, a JavaScript view we cannot run, or
     /// no such view.
     private func missingViewError(_ db: CBLDatabase, designDoc: String, view: String) throws -> RESTError {
@@ -134,7 +147,7 @@ extension RESTRouter {
         if let views = props["views"] as? [String: Any], let def = views[view] as? [String: Any], def["map"] != nil {
             let language = props["language"] as? String ?? "javascript"
             return RESTError(501, "not_implemented",
-                             "\(language == "javascript" ? "JavaScript" : language) views are not supported; register view '\(designDoc)/\(view)' in Swift")
+                             "\(language == "javascript" ? "JavaScript" : language) views are not enabled on this listener (no view compiler is registered: CBLView.setCompiler, or cbl serve without --no-javascript); register view '\(designDoc)/\(view)' in Swift")
         }
         return RESTError(404, "not_found", "missing_named_view")
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CouchbaseLite
+import CouchbaseLiteJavaScript
 import CouchbaseLiteListener
 import Foundation
 
@@ -105,6 +106,7 @@ struct Serve: ParsableCommand {
               cbl serve --directory ./dbs --port 5984
               cbl serve --directory ./dbs --readonly --credentials admin:secret --ssl
               cbl serve --port 0     # any free port, printed at start
+              cbl serve --no-javascript   # design documents' JavaScript not run (views 501, filters 404; writes a validate_doc_update guards are refused)
 
             EXIT STATUS: 0 stopped by a signal; 2 bad option or the listener could not start.
             """)
@@ -130,7 +132,12 @@ struct Serve: ParsableCommand {
     @Option(help: "Largest request body accepted, in bytes (larger ones get 413).")
     var maxBodySize: Int = 64 * 1024 * 1024
 
+    @Flag(inversion: .prefixedNo,
+          help: "Run design documents' JavaScript views, filters and validate_doc_update (5 s per call, as CouchDB).")
+    var javascript = true
+
     func run() throws {
+        if javascript { CBLRegisterJSViewCompiler() }
         var options = CBLManagerOptions(readOnly: readonly, fileProtection: [])
         let manager = try CBLManager(directory: directory, options: &options)
         let listener = CBLListener(manager: manager, port: port)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CouchbaseLite
+import CouchbaseLiteJavaScript
 import CouchbaseLiteUpgrade
 import Foundation
 
@@ -8,7 +9,8 @@ struct Compare: ParsableCommand {
         abstract: "Run a 1.x view and a N1QL query side by side and explain every difference.",
         discussion: """
             The view side reads the view's STORED index in the 1.x file (what the app's map function
-            emitted). The N1QL side runs over the converted database (--converted), or over a
+            emitted), or, when the database holds _design/DESIGN defining the view (a REST-era app's
+            JavaScript), indexes that view in a scratch copy. The N1QL side runs over the converted database (--converted), or over a
             conversion made on the fly in a temporary directory. Name the N1QL columns id, key and
             optionally value; rows are matched by document ID and key (by key for reduced views).
             Each difference is explained by a named rule (null/MISSING, booleans as numbers,
@@ -31,7 +33,7 @@ struct Compare: ParsableCommand {
     @Argument(help: "The 1.x database (NAME.cblite2).")
     var database: String
 
-    @Option(help: "The view (design/name) whose stored index to read.")
+    @Option(help: "The view (design/name) whose stored index to read, or a design document's JavaScript view.")
     var view: String
 
     @Option(help: "The N1QL query (or a JSON query starting with { or [).")
@@ -74,6 +76,7 @@ struct Compare: ParsableCommand {
     }
 
     func run() throws {
+        if CBLView.compiler() == nil { CBLView.setCompiler(CBLJSViewCompiler()) }
         if suggest { return try runSuggestion() }
         let report = try compare()
         if let html {

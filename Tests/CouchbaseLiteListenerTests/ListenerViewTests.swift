@@ -94,7 +94,7 @@ final class ListenerViewTests: ListenerTestCase {
             "lists": ["map": "function(doc) { if (doc.type == \"list\") emit(doc.created_at, doc.title); }"],
         ]])
         expectError(try get("/db/_design/todo/_view/lists"), 501, "not_implemented",
-                    "JavaScript views are not supported; register view 'todo/lists' in Swift")
+                    "JavaScript views are not enabled on this listener (no view compiler is registered: CBLView.setCompiler, or cbl serve without --no-javascript); register view 'todo/lists' in Swift")
         expectError(try get("/db/_design/todo/_view/other"), 404, "not_found", "missing_named_view")
         expectError(try get("/db/_design/nope/_view/lists"), 404, "not_found", "missing")
         expectError(try request("PUT", "/db/_design/todo/_view/lists", json: [String: Any]()), 405, "method_not_allowed")

@@ -109,6 +109,20 @@ final class CompareCommandTests: XCTestCase {
         XCTAssertTrue(neither.stderr.contains("Give either --n1ql QUERY or --suggest"), neither.stderr)
     }
 
+    func testSuggestForADesignDocumentJavaScriptView() throws {
+        // A REST-era app's view lives in its design document as JavaScript, not in a Swift closure.
+        let db = try makeLegacy([("a", ["type": "person", "name": "alice"]), ("b", ["type": "person", "name": "Bob"]),
+                                 ("x", ["type": "pet", "name": "rex"]),
+                                 ("_design/app", ["language": "javascript", "views": [
+                                     "byName": ["map": "function(doc) { if (doc.type == 'person' && doc.name) emit(doc.name, null); }"],
+                                 ]])],
+                                views: [:])
+        let r = try run(["compare", db.path, "--view", "app/byName", "--map-only", "--suggest"])
+        XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
+        XCTAssertTrue(r.stdout.contains("N1QL:   SELECT meta().id AS id, name AS key FROM _ WHERE type = 'person' AND name IS VALUED ORDER BY name COLLATE UNICODE, meta().id"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("verified"), r.stdout)
+    }
+
     func testBadInputExitsTwoWithAOneLineMessage() throws {
         let db = try people()
         let missingView = try run(["compare", db.path, "--view", "app/nope", "--n1ql", "SELECT meta().id AS id, name AS key FROM _"])

@@ -68,17 +68,23 @@ public final class CBLAttachment: NSObject, @unchecked Sendable {
         return raw
     }
 
-    /// The blob file holding the content; nil if the content is encoded (the file is gzip) or missing.
+    /// The blob file holding the content; nil if the content is encoded (the file is gzip),
+    /// missing, or encrypted (an encrypted database's files are not readable as is, as in 1.x).
     public var contentURL: URL? {
         if let pending, case .file(let url) = pending.body { return url }
         guard encoding == nil, let key = blobKey else { return nil }
-        return blobStore?.url(for: key)
+        return blobStore?.plaintextURL(for: key)
     }
 
     /// A stream over the (decoded) content, for reading large attachments without loading them whole.
     public func openContentStream() -> InputStream? {
         if encoding != nil { return content.map(InputStream.init(data:)) }
         if let url = contentURL { return InputStream(url: url) }
+        // An encrypted blob is decrypted as it is read (1.x `decryptStream:`).
+        if pending == nil, let key = blobKey, let store = blobStore, let encryptionKey = store.encryptionKey,
+           let url = store.url(for: key), let raw = InputStream(url: url) {
+            return encryptionKey.decryptStream(raw)
+        }
         return content.map(InputStream.init(data:))
     }
 

@@ -248,6 +248,7 @@ extension CBLDatabase {
         assert(cachedDocument(docID) === document)
         let change = CBLDatabaseChange(firstRevisionOf: docID, revID: revID, sequence: sequence)
         pendingChanges.append(change)
+        designDocumentChanged(docID)
         lock.lock()
         document.revisionAdded(change, revision: saved, serial: transactionSerial)
         lock.unlock()

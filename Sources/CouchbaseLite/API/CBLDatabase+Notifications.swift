@@ -9,6 +9,7 @@ extension CBLDatabase {
     func noteChange(_ change: RevisionChange, revision: CBLSavedRevision?) {
         let recorded = CBLDatabaseChange(change)
         pendingChanges.append(recorded)
+        designDocumentChanged(change.docID)
         lock.lock()
         cachedDocument(change.docID)?.revisionAdded(recorded, revision: revision, serial: transactionSerial)
         lock.unlock()

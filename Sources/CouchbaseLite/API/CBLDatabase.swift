@@ -42,6 +42,8 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     var expirationTimer: DispatchSourceTimer?
     var cachedMaxRevTreeDepth: Int?
     var views: [String: CBLView] = [:]
+    /// What was compiled from design documents, by the revision it came from (`DesignDocuments/`).
+    var designDocumentCache = DesignDocumentCache()
     /// The model factory, unsaved models and autosave queue (`Models/`), made on first use.
     var modelRegistryStorage: ModelRegistry?
     /// Moves when a commit that changes documents starts and when it ends: a document state

@@ -27,6 +27,16 @@ public final class CBLManager: NSObject, NSCopying, @unchecked Sendable {
     }
     private let state = Mutex(State())
     let lock = NSRecursiveLock()
+    private let refusesUnrunnableValidations = Mutex(false)
+
+    /// When set (the listener sets it), a write to a database whose design documents hold a
+    /// `validate_doc_update` that no registered compiler can run is refused (500
+    /// `unknown_query_language`) instead of accepted unchecked. Unset, 1.x's behaviour holds:
+    /// design documents' validations are run only when a filter compiler is registered.
+    package var refusesWritesWithUnrunnableValidations: Bool {
+        get { refusesUnrunnableValidations.withLock { $0 } }
+        set { refusesUnrunnableValidations.withLock { $0 = newValue } }
+    }
 
     private static let shared = Mutex<CBLManager?>(nil)
 

@@ -4,7 +4,12 @@ import Synchronization
 
 
 /// A revision of a document: the common base of ``CBLSavedRevision`` and ``CBLUnsavedRevision``.
-public class CBLRevision: NSObject, @unchecked Sendable {
+///
+/// `properties` is declared in ``CBLRevisionProperties`` (a `[String: Any]?` on every revision)
+/// rather than here, so that ``CBLUnsavedRevision`` can also offer 1.x's `NSMutableDictionary`
+/// under the same name: Swift lets a class member and a protocol-extension member share a name
+/// with different types, not an override.
+public class CBLRevision: NSObject, CBLRevisionProperties, @unchecked Sendable {
     /// The document this is a revision of.
     public let document: CBLDocument
     /// The database the document belongs to.
@@ -20,18 +25,20 @@ public class CBLRevision: NSObject, @unchecked Sendable {
     public var isDeletion: Bool { false }
     /// True if this revision is a deletion, or its document was purged (1.x `isGone`).
     public var isGone: Bool { isDeletion }
-    /// The revision's properties, including `_id`, `_rev` and `_attachments`; nil if unavailable.
-    public var properties: [String: Any]? { nil }
+    /// The properties as a Swift dictionary (what ``CBLRevisionProperties/properties`` reads).
+    var propertiesSnapshot: [String: Any]? { nil }
+    /// Replaces the properties (unsaved revisions only; a saved revision is immutable).
+    func replaceProperties(_ newValue: [String: Any]?) {}
     /// The sequence number of this revision (0 if unsaved).
     public var sequence: Int64 { 0 }
 
     /// The properties without the special ones whose names start with `_`.
     public var userProperties: [String: Any]? {
-        properties?.filter { !$0.key.hasPrefix("_") }
+        propertiesSnapshot?.filter { !$0.key.hasPrefix("_") }
     }
 
     /// The value of one property.
-    public func property(forKey key: String) -> Any? { properties?[key] }
+    public func property(forKey key: String) -> Any? { propertiesSnapshot?[key] }
 
     /// Deprecated 1.x spelling of ``property(forKey:)``.
     public func propertyForKey(_ key: String) -> Any? { property(forKey: key) }
@@ -50,7 +57,7 @@ public class CBLRevision: NSObject, @unchecked Sendable {
 
     // MARK: Attachments
 
-    var attachmentMetadata: [String: Any]? { properties?["_attachments"] as? [String: Any] }
+    var attachmentMetadata: [String: Any]? { propertiesSnapshot?["_attachments"] as? [String: Any] }
 
     /// The names of all attachments, sorted.
     public var attachmentNames: [String]? {
@@ -196,9 +203,9 @@ public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
     public override var sequence: Int64 { seq }
 
     /// True if the body is still available (not pruned or compacted away).
-    public var propertiesAvailable: Bool { properties != nil }
+    public var propertiesAvailable: Bool { propertiesSnapshot != nil }
 
-    public override var properties: [String: Any]? {
+    override var propertiesSnapshot: [String: Any]? {
         data.properties { [database, seq] in
             guard seq > 0 else { return nil }
             return (try? database.read { try $0.body(sequence: seq) }) ?? nil
@@ -262,19 +269,25 @@ public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
 /// A new revision being built; `save()` stores it.
 public final class CBLUnsavedRevision: CBLRevision, @unchecked Sendable {
     private struct State {
-        var properties: [String: Any]?
         var isDeletion = false
         var pendingAttachments: [String: PendingAttachment?] = [:]
     }
     private let state: Locked<State>
     private let parentID: String?
+    /// The properties, owned by the revision and handed out as is (1.x's `NSMutableDictionary`):
+    /// edits through any reference to it are what `save()` stores. Guarded by `state`'s lock
+    /// for the revision's own accesses.
+    private let storage: NSMutableDictionary
+    /// False after `properties = nil` (the storage is then empty and reads as nil).
+    private var hasProperties = true
 
     init(document: CBLDocument, parent: CBLSavedRevision?) {
         parentID = parent?.revisionID
         var initial = State()
-        initial.properties = parent?.properties ?? ["_id": document.documentID]
         initial.isDeletion = parent?.isDeletion ?? false
         state = Locked(initial)
+        storage = NSMutableDictionary()
+        storage.addEntries(from: parent?.properties ?? ["_id": document.documentID])
         super.init(document: document)
     }
 
@@ -286,36 +299,65 @@ public final class CBLUnsavedRevision: CBLRevision, @unchecked Sendable {
         set { state.withLock { $0.isDeletion = newValue } }
     }
 
-    /// The properties to save (special `_` keys included).
-    public override var properties: [String: Any]? {
-        get { state.withLock { $0.properties } }
-        set { state.withLock { $0.properties = newValue } }
+    /// The properties to save (special `_` keys included) as the mutable dictionary the
+    /// revision owns, as in 1.x: `let p = rev.properties; p?.setValue(x, forKey: "k")` edits
+    /// what `save()` stores. Read or assigned as a `[String: Any]`, the same name is
+    /// ``CBLRevisionProperties/properties`` (a copy; assigning replaces the contents).
+    public var properties: NSMutableDictionary? {
+        state.withLock { _ in hasProperties ? storage : nil }
+    }
+
+    override var propertiesSnapshot: [String: Any]? {
+        state.withLock { _ in hasProperties ? Self.dictionary(storage) : nil }
+    }
+
+    override func replaceProperties(_ newValue: [String: Any]?) {
+        state.withLock { _ in
+            storage.removeAllObjects()
+            if let newValue { storage.addEntries(from: newValue) }
+            hasProperties = newValue != nil
+        }
+    }
+
+    /// The storage as a Swift dictionary (values come back as Foundation bridges them:
+    /// numbers as `NSNumber`, which JSONCore writes by their type and `as? Int` reads).
+    private static func dictionary(_ storage: NSMutableDictionary) -> [String: Any] {
+        // The bridging cast also turns nested NSDictionary/NSArray values back into Swift ones.
+        if let bridged = storage as? [String: Any] { return bridged }
+        var out: [String: Any] = [:]
+        out.reserveCapacity(storage.count)
+        for (key, value) in storage {
+            guard let key = key as? String else { continue }
+            out[key] = value
+        }
+        return out
     }
 
     /// The properties without `_`-prefixed keys; setting keeps the special ones already present.
     public override var userProperties: [String: Any]? {
-        get { properties?.filter { !$0.key.hasPrefix("_") } }
+        get { propertiesSnapshot?.filter { !$0.key.hasPrefix("_") } }
         set {
-            state.withLock { state in
-                var props = state.properties?.filter { $0.key.hasPrefix("_") } ?? [:]
-                for (k, v) in newValue ?? [:] { props[k] = v }
-                state.properties = props
+            state.withLock { _ in
+                for key in storage.allKeys {
+                    if let name = key as? String, !name.hasPrefix("_") { storage.removeObject(forKey: name) }
+                }
+                if let newValue { storage.addEntries(from: newValue) }
+                hasProperties = true
             }
         }
     }
 
     /// Reads or writes one property (`rev["title"] = "x"`); assigning nil removes it.
     public override subscript(key: String) -> Any? {
-        get { properties?[key] }
+        get { propertiesSnapshot?[key] }
         set { setValue(newValue, ofProperty: key) }
     }
 
     /// Sets (or with nil, removes) one property.
     public func setValue(_ value: Any?, ofProperty key: String) {
-        state.withLock { state in
-            var props = state.properties ?? [:]
-            props[key] = value
-            state.properties = props
+        state.withLock { _ in
+            if let value { storage[key] = value } else { storage.removeObject(forKey: key) }
+            hasProperties = true
         }
     }
 
@@ -325,8 +367,9 @@ public final class CBLUnsavedRevision: CBLRevision, @unchecked Sendable {
     // MARK: Attachments
 
     override var attachmentMetadata: [String: Any]? {
-        state.withLock { state in
-            var meta = state.properties?["_attachments"] as? [String: Any] ?? [:]
+        let stored = propertiesSnapshot?["_attachments"] as? [String: Any]
+        return state.withLock { state in
+            var meta = stored ?? [:]
             for (name, pending) in state.pendingAttachments {
                 if let pending {
                     var m: [String: Any] = ["follows": true]
@@ -385,7 +428,7 @@ public final class CBLUnsavedRevision: CBLRevision, @unchecked Sendable {
 
     private func save(allowConflict: Bool) throws -> CBLSavedRevision {
         let snapshot = state.withLock { $0 }
-        var props = snapshot.properties ?? [:]
+        var props = propertiesSnapshot ?? [:]
         props["_rev"] = nil
         if snapshot.isDeletion { props["_deleted"] = true }
         return try database.putRevision(docID: document.documentID, prevRevID: parentID, properties: props,
@@ -395,3 +438,29 @@ public final class CBLUnsavedRevision: CBLRevision, @unchecked Sendable {
 
     public override var description: String { "CBLUnsavedRevision[\(document.documentID) parent \(parentID ?? "-")]" }
 }
+
+/// Where every revision's `properties` is declared, as a Swift dictionary: the properties
+/// including `_id`, `_rev` and `_attachments`, nil if unavailable. On a ``CBLUnsavedRevision``
+/// a class member of the same name also offers them as 1.x's `NSMutableDictionary`; Swift
+/// picks whichever the expression needs, and both read and write the same storage.
+public protocol CBLRevisionProperties: AnyObject {}
+
+extension CBLRevisionProperties where Self: CBLRevision {
+    /// The revision's properties, including `_id`, `_rev` and `_attachments`; nil if unavailable.
+    /// Assigning replaces an unsaved revision's properties (a saved revision ignores it).
+    public var properties: [String: Any]? {
+        get { propertiesSnapshot }
+        set { replaceProperties(newValue) }
+    }
+}
+
+#if !canImport(ObjectiveC)
+extension NSMutableDictionary {
+    /// Sets (or with nil, removes) a value, as Apple's `NSMutableDictionary.setValue(_:forKey:)`
+    /// does (swift-corelibs-foundation has no key-value coding): 1.x code edits an unsaved
+    /// revision's properties this way.
+    public func setValue(_ value: Any?, forKey key: String) {
+        if let value { self[key] = value } else { removeObject(forKey: key) }
+    }
+}
+#endif

@@ -12,6 +12,10 @@ public final class CBLValidationContext: NSObject, @unchecked Sendable {
     private let newProperties: [String: Any]
     private(set) var rejectionMessage: String?
     private(set) var rejected = false
+    /// 403, or what a design document's `validate_doc_update` threw (401 for `{unauthorized}`).
+    private(set) var rejectionStatus = 403
+    /// The error to throw instead of a `CBLError` with `rejectionStatus`, when one was given.
+    private(set) var rejectionError: CBLDesignFunctionError?
 
     init(currentRevision: CBLSavedRevision?, newProperties: [String: Any]) {
         self.currentRevision = currentRevision
@@ -36,6 +40,18 @@ public final class CBLValidationContext: NSObject, @unchecked Sendable {
     public func reject(withMessage message: String?) {
         rejected = true
         if rejectionMessage == nil { rejectionMessage = message }
+    }
+
+    /// Rejects the revision with a status other than 403 (a design document's `{unauthorized}`: 401).
+    func reject(status: Int, message: String) {
+        if !rejected { rejectionStatus = status }
+        reject(withMessage: message)
+    }
+
+    /// Rejects the revision with `error` itself (a design document's validation that cannot run).
+    func reject(error: CBLDesignFunctionError) {
+        if !rejected { rejectionError = error }
+        reject(withMessage: error.message)
     }
 
     /// Calls `block` for each changed key; rejects if it returns false for any.
@@ -95,8 +111,12 @@ extension CBLDatabase {
 
     /// The registered validation functions (a snapshot: they run outside the lock).
     var validationBlocks: [String: CBLValidationBlock] {
-        lock.lock(); defer { lock.unlock() }
-        return validations
+        lock.lock()
+        var all = validations
+        lock.unlock()
+        // Design documents' validate_doc_update run after the app's (the key sorts last).
+        if let design = designDocumentValidation() { all["\u{10FFFF}_design"] = design }
+        return all
     }
 
     /// Runs every validation function; throws 403 with the rejection message.
@@ -110,7 +130,8 @@ extension CBLDatabase {
             let context = CBLValidationContext(currentRevision: current, newProperties: newProperties)
             block(newRevision, context)
             if context.rejected {
-                throw CBLError.forbidden(context.rejectionMessage ?? "invalid document")
+                if let error = context.rejectionError { throw error }
+                throw CBLError(context.rejectionStatus, context.rejectionMessage ?? "invalid document")
             }
         }
     }

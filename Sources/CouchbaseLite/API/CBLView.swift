@@ -18,6 +18,8 @@ public final class CBLView: NSObject, @unchecked Sendable {
 
     // Guarded by database.lock:
     private var map: CBLMapBlock?
+    /// The JSON-text form of `map` when a compiler made it (see `CBLJSONMapFunction`).
+    private var jsonMap: CBLJSONMapFunction?
     private var reduce: CBLReduceBlock?
     private var version: String?
     private var docType: String?
@@ -31,6 +33,12 @@ public final class CBLView: NSObject, @unchecked Sendable {
     public var mapBlock: CBLMapBlock? {
         database.lock.lock(); defer { database.lock.unlock() }
         return map
+    }
+
+    /// The JSON-text form of the map function, when a compiler made one.
+    var jsonMapFunction: CBLJSONMapFunction? {
+        database.lock.lock(); defer { database.lock.unlock() }
+        return jsonMap
     }
 
     /// The reduce function, if any.
@@ -59,8 +67,17 @@ public final class CBLView: NSObject, @unchecked Sendable {
     /// Defines the view's map and reduce functions.
     @discardableResult
     public func setMapBlock(_ mapBlock: @escaping CBLMapBlock, reduce reduceBlock: CBLReduceBlock?, version: String) -> Bool {
+        // The app's own functions take over from a design document's (the listener stops recompiling it).
+        database.forgetDesignDocumentView(named: name)
+        return setMap(CBLCompiledMap(block: mapBlock), reduce: reduceBlock, version: version)
+    }
+
+    /// Defines the view's functions from a compiler's output (the JSON form, if any, is what the indexer runs).
+    @discardableResult
+    func setMap(_ compiled: CBLCompiledMap, reduce reduceBlock: CBLReduceBlock?, version: String) -> Bool {
         database.lock.lock()
-        map = mapBlock
+        map = compiled.block
+        jsonMap = compiled.json
         reduce = reduceBlock
         let changed = self.version != version
         self.version = version
@@ -128,6 +145,7 @@ public final class CBLView: NSObject, @unchecked Sendable {
         }
         database.lock.lock()
         map = nil
+        jsonMap = nil
         reduce = nil
         version = nil
         database.forgetView(named: name)

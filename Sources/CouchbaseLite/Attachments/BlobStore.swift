@@ -53,15 +53,32 @@ private func hexValue(_ c: UInt8) -> UInt8? {
 
 /// The 1.x blob store: `attachments/<UPPER-HEX-SHA1>.blob`, one file per distinct content,
 /// written through a temporary file and renamed into place (spec 4.2).
+///
+/// An encrypted store (1.x `CBL_BlobStore` with an `encryptionKey`) has a file `_encryption`
+/// holding the algorithm name `AES`, and every blob file is the content in ``CBLSymmetricKey``'s
+/// format (IV + AES-256-CBC). The file name stays the SHA-1 of the plaintext, so deduplication
+/// and `digest` do not change. See `BlobStore+Encryption.swift`.
 final class BlobStore: Sendable {
     let directory: URL
+    /// The key blob files are encrypted with; nil for a plain store. Changes only through
+    /// ``changeEncryptionKey(from:to:)``.
+    var encryptionKey: CBLSymmetricKey? { key.withLock { $0 } }
+    private let key: Locked<CBLSymmetricKey?>
 
-    init(directory: URL) throws {
+    /// Opens the store in `directory`. With `encryptionKey` the store must be encrypted with that
+    /// key (a plain store is encrypted now, as 1.x did; not when `readOnly`); without one it must
+    /// not be encrypted. A missing or wrong key is a 401 error.
+    init(directory: URL, encryptionKey: CBLSymmetricKey? = nil, readOnly: Bool = false) throws {
         self.directory = directory
+        self.key = Locked(nil)
+        try open(with: encryptionKey, readOnly: readOnly)
     }
 
-    /// The file holding a blob, trying the uppercase name 1.2+ writes and the lowercase one
-    /// Android 1.0 / .NET 1.0–1.1 wrote (Linux file systems are case-sensitive).
+    func setEncryptionKey(_ newKey: CBLSymmetricKey?) { key.withLock { $0 = newKey } }
+
+    /// The file holding a blob (encrypted when the store is), trying the uppercase name 1.2+
+    /// writes and the lowercase one Android 1.0 / .NET 1.0–1.1 wrote (Linux file systems are
+    /// case-sensitive).
     func url(for key: BlobKey) -> URL? {
         let fm = FileManager.default
         let upper = directory.appendingPathComponent(key.fileName)
@@ -71,17 +88,38 @@ final class BlobStore: Sendable {
         return nil
     }
 
-    func contains(_ key: BlobKey) -> Bool { url(for: key) != nil }
-
-    func contents(of key: BlobKey) -> Data? {
-        guard let url = url(for: key) else { return nil }
-        return try? Data(contentsOf: url)
+    /// The file holding a blob's plain content; nil when missing or when the store is encrypted
+    /// (1.x `blobPathForKey:` answers nil then: the file is not readable as is).
+    func plaintextURL(for key: BlobKey) -> URL? {
+        encryptionKey == nil ? url(for: key) : nil
     }
 
+    func contains(_ key: BlobKey) -> Bool { url(for: key) != nil }
+
+    /// The content of a blob (decrypted); nil when missing or unreadable.
+    func contents(of key: BlobKey) -> Data? {
+        (try? read(key)) ?? nil
+    }
+
+    /// The content of a blob (decrypted, checked against its SHA-1 when encrypted); nil when
+    /// missing; a 401 error when it does not decrypt with the store's key.
+    func read(_ blob: BlobKey) throws -> Data? {
+        guard let url = url(for: blob), let raw = try? Data(contentsOf: url) else { return nil }
+        guard let encryptionKey else { return raw }
+        let plain = try encryptionKey.decrypt(raw)
+        guard BlobKey(content: plain) == blob else { throw CBLSymmetricKey.cannotDecrypt }
+        return plain
+    }
+
+    /// The content length of a blob (for an encrypted blob, from the file size and the last
+    /// block's padding).
     func size(of key: BlobKey) -> UInt64? {
         guard let url = url(for: key),
-              let attrs = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
-        return (attrs[.size] as? NSNumber)?.uint64Value
+              let attrs = try? FileManager.default.attributesOfItem(atPath: url.path),
+              let fileSize = (attrs[.size] as? NSNumber)?.uint64Value else { return nil }
+        guard let encryptionKey else { return fileSize }
+        guard let padding = try? Self.paddingLength(of: url, key: encryptionKey) else { return nil }
+        return fileSize - UInt64(CBLSymmetricKey.blockSize) - UInt64(padding)
     }
 
     /// Stores bytes; returns their key and length.
@@ -131,24 +169,33 @@ final class BlobStore: Sendable {
 }
 
 /// Streams a blob into the store: bytes go to a temporary file while SHA-1 (and MD5, which
-/// CouchDB peers name attachments by) are computed, then the file is renamed to its key.
+/// CouchDB peers name attachments by) are computed over the plaintext, then the file is renamed
+/// to its key. In an encrypted store the file gets the ciphertext, produced as the bytes arrive
+/// (1.x `CBL_BlobStoreWriter` with its `_encryptor`).
 final class BlobWriter: @unchecked Sendable {
-    private let store: BlobStore
+    private let directory: URL
     private let tempURL: URL
     private let handle: FileHandle
+    private let encryptor: CBCEncryptor?
     private var sha1 = Insecure.SHA1()
     private var md5 = Insecure.MD5()
     private(set) var length: UInt64 = 0
     private var finished = false
 
-    init(store: BlobStore) throws {
-        self.store = store
+    convenience init(store: BlobStore) throws {
+        try self.init(directory: store.directory, key: store.encryptionKey)
+    }
+
+    /// A writer into `directory` (a store's, or a re-key's new one), encrypting with `key`.
+    init(directory: URL, key: CBLSymmetricKey?) throws {
+        self.directory = directory
         // Java-style temp names (`tmp*.blobtmp`) are ignored by blob enumeration (spec 4.2).
-        tempURL = store.directory.appendingPathComponent("tmp\(UUID().uuidString).blobtmp")
+        tempURL = directory.appendingPathComponent("tmp\(UUID().uuidString).blobtmp")
         guard FileManager.default.createFile(atPath: tempURL.path, contents: nil) else {
-            throw CBLError.dbError("Cannot create a temporary file in \(store.directory.path)")
+            throw CBLError.dbError("Cannot create a temporary file in \(directory.path)")
         }
         handle = try FileHandle(forWritingTo: tempURL)
+        encryptor = key.map(CBCEncryptor.init(key:))
     }
 
     deinit { if !finished { cancel() } }
@@ -157,7 +204,11 @@ final class BlobWriter: @unchecked Sendable {
         sha1.update(data: data)
         md5.update(data: data)
         length += UInt64(data.count)
-        try handle.write(contentsOf: data)
+        if let encryptor {
+            try handle.write(contentsOf: try encryptor.update(data))
+        } else {
+            try handle.write(contentsOf: data)
+        }
     }
 
     /// The MD5 digest in CouchDB's form (`md5-<base64>`), valid after `install()`.
@@ -166,19 +217,27 @@ final class BlobWriter: @unchecked Sendable {
     /// Syncs and renames the file into place; identical content already present is kept (dedup).
     func install() throws -> (key: BlobKey, length: UInt64) {
         finished = true
+        if let encryptor {
+            do {
+                try handle.write(contentsOf: try encryptor.finish())
+            } catch {
+                cancel()
+                throw error
+            }
+        }
         try handle.synchronize()
         try handle.close()
         let key = BlobKey(bytes: Array(sha1.finalize()))!
         md5Digest = "md5-" + Data(md5.finalize()).base64EncodedString()
         let fm = FileManager.default
-        if store.contains(key) {
+        let dest = directory.appendingPathComponent(key.fileName)
+        let lower = directory.appendingPathComponent(hex(key.bytes) + ".blob")
+        if fm.fileExists(atPath: dest.path) || fm.fileExists(atPath: lower.path) {
             try? fm.removeItem(at: tempURL)
-        } else {
-            let dest = store.directory.appendingPathComponent(key.fileName)
-            if rename(tempURL.path, dest.path) != 0 {
-                try? fm.removeItem(at: tempURL)
-                throw CBLError.dbError("Cannot install blob \(key.fileName): errno \(errno)")
-            }
+        } else if rename(tempURL.path, dest.path) != 0 {
+            let code = errno
+            try? fm.removeItem(at: tempURL)
+            throw CBLError.dbError("Cannot install blob \(key.fileName): errno \(code)")
         }
         return (key, length)
     }

@@ -57,7 +57,6 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
         var customProperties: [String: Any] = [:]
         var authenticator: CBLAuthenticatorProtocol?
         var remoteUUID: String?
-        var cookies: [String: String] = [:]
         var trustedRootCertificates: [NIOSSLCertificate] = []
         var onlyTrustedRoots = true
         var tuning = ReplicationTuning()
@@ -78,6 +77,9 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
     }
 
     private let configuration: Locked<Configuration>
+    /// The cookies sent to the remote: those the app set and those the remote set (a login's
+    /// session cookie), kept across runs as 1.x's cookie storage kept them.
+    let cookieJar = Locked<[String: String]>([:])
     private let progress = Locked(Progress())
     private let listeners = Locked<[ObjectIdentifier: (CBLReplication) -> Void]>([:])
     private let continuations = Locked<[UUID: AsyncStream<CBLReplicationChange>.Continuation]>([:])
@@ -187,12 +189,12 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
             deleteCookieNamed(name)
             return
         }
-        configuration.withLock { $0.cookies[name] = value }
+        cookieJar.withLock { $0[name] = value }
     }
 
     /// Removes a cookie set with ``setCookieNamed(_:withValue:path:expirationDate:secure:)``.
     public func deleteCookieNamed(_ name: String) {
-        configuration.withLock { $0.cookies[name] = nil }
+        cookieJar.withLock { $0[name] = nil }
     }
 
     /// Retry and batching knobs (1.x's constants by default; tests shorten the delays).
@@ -331,7 +333,7 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
                                                            docIDs: configuration.documentIDs, activeOnly: false,
                                                            includeDocs: false) else { return [] }
         var ids = Set<String>()
-        let filterBlock = configuration.filter.flatMap { localDatabase.filterNamed($0) }
+        let filterBlock = configuration.filter.flatMap { try? localDatabase.filterNamedOrCompiled($0) }
         for change in changes {
             if let filterBlock {
                 guard let rev = localDatabase.existingDocument(withID: change.docID)?.revision(withID: change.winnerRevID),

@@ -95,7 +95,8 @@ struct Pusher {
             var out: [Candidate] = []
             let block: CBLFilterBlock?
             if let filterName {
-                guard let registered = db.filterNamed(filterName) else {
+                // A design document's filter (`design/filter`) when the database has a filter compiler.
+                guard let registered = try db.filterNamedOrCompiled(filterName) else {
                     throw CBLError(404, "No filter named '\(filterName)' is registered on \(db.name)")
                 }
                 block = registered
@@ -277,11 +278,14 @@ struct Pusher {
 
     enum AttachmentSource: @unchecked Sendable {
         case file(URL, length: Int)
+        /// An encrypted blob file, decrypted as it is sent.
+        case encrypted(URL, CBLSymmetricKey, BlobKey, length: Int)
         case data(Data)
 
         var length: Int {
             switch self {
             case .file(_, let length): return length
+            case .encrypted(_, _, _, let length): return length
             case .data(let data): return data.count
             }
         }
@@ -327,6 +331,9 @@ struct Pusher {
                     let source: AttachmentSource
                     if storedMeta["encoding"] == nil, let url = db.syncAttachmentFile(meta: storedMeta) {
                         source = .file(url, length: meta["length"] as? Int ?? 0)
+                    } else if storedMeta["encoding"] == nil, let blob = db.syncEncryptedAttachment(meta: storedMeta) {
+                        // Encrypted store: streamed through decryption, never held whole.
+                        source = .encrypted(blob.url, blob.key, blob.digest, length: meta["length"] as? Int ?? 0)
                     } else {
                         source = .data(try db.syncAttachmentContent(meta: storedMeta, docID: rev.docID, name: name))
                     }
@@ -380,6 +387,7 @@ struct MultipartBodySequence: AsyncSequence, @unchecked Sendable {
         var step = 0
         var piece = 0
         var handle: FileHandle?
+        var reader: BlobReader?
 
         mutating func next() async throws -> ByteBuffer? {
             while true {
@@ -413,6 +421,15 @@ struct MultipartBodySequence: AsyncSequence, @unchecked Sendable {
                         }
                         try? handle?.close()
                         handle = nil
+                        piece += 1
+                        step = 1
+                    case .encrypted(let url, let key, let blob, _):
+                        if reader == nil { reader = try BlobReader(url: url, key: key, expected: blob) }
+                        if let chunk = try reader?.read(upToCount: 256 << 10) {
+                            return ByteBuffer(bytes: chunk)
+                        }
+                        reader?.close()
+                        reader = nil
                         piece += 1
                         step = 1
                     }

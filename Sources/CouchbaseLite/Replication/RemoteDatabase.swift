@@ -58,7 +58,7 @@ final class RemoteDatabase: Sendable {
     }
 
     init(url: URL, headers: [String: String], authenticator: CBLAuthenticatorProtocol?,
-         cookies: [String: String], trustedRootCertificates: [NIOSSLCertificate], onlyTrustedRoots: Bool,
+         cookies: Locked<[String: String]>, trustedRootCertificates: [NIOSSLCertificate], onlyTrustedRoots: Bool,
          requestTimeout: TimeAmount, retryDelays: [Duration]) throws {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
@@ -84,7 +84,7 @@ final class RemoteDatabase: Sendable {
         guard let base = components.string else { throw CBLError(400, "Invalid remote URL '\(url.absoluteString)'") }
         baseURL = base
         extraHeaders = headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        self.cookies = Locked(cookies)
+        self.cookies = cookies
         self.requestTimeout = requestTimeout
         self.retryDelays = retryDelays
 

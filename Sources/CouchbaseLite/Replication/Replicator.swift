@@ -81,7 +81,7 @@ final class Replicator: @unchecked Sendable {
         do {
             remote = try RemoteDatabase(
                 url: replication.remoteURL, headers: configuration.headers, authenticator: configuration.authenticator,
-                cookies: configuration.cookies, trustedRootCertificates: configuration.trustedRootCertificates,
+                cookies: replication.cookieJar, trustedRootCertificates: configuration.trustedRootCertificates,
                 onlyTrustedRoots: configuration.onlyTrustedRoots,
                 requestTimeout: .nanoseconds(Int64(tuning.requestTimeout / .nanoseconds(1))),
                 retryDelays: tuning.requestRetryDelays)
@@ -134,6 +134,10 @@ final class Replicator: @unchecked Sendable {
     /// Session-cookie login (spec 8.1): `POST {db}/_session`, then `POST /_session` when the
     /// database-level endpoint does not exist (CouchDB).
     private func login(_ remote: RemoteDatabase) async throws {
+        if let token = configuration.authenticator as? CBLTokenAuthenticator {
+            try await token.logIn(remote)
+            return
+        }
         guard let auth = configuration.authenticator as? CBLPasswordAuthenticator, auth.kind == .session else { return }
         let body = try JSON.canonicalData(["name": auth.username, "password": auth.password])
         var response = try await remote.send(.POST, "_session", body: .bytes(body), contentType: "application/json")

@@ -122,15 +122,26 @@ extension CBLDatabase {
         return raw
     }
 
-    /// The blob-store file holding an attachment's stored bytes, nil when missing.
+    /// The blob-store file holding an attachment's stored bytes, nil when missing or when the
+    /// store is encrypted (the file is ciphertext; use ``syncAttachmentReader(meta:)``).
     package func syncAttachmentFile(meta: [String: Any]) -> URL? {
         guard let digest = meta["digest"] as? String, let key = BlobKey(digest: digest) else { return nil }
-        return storeIfOpenForBlobs?.url(for: key)
+        return storeIfOpenForBlobs?.plaintextURL(for: key)
     }
 
-    /// The content of an attachment as stored (still gzip-encoded when its metadata says so).
+    /// Where an attachment's encrypted blob is and the key that decrypts it; nil when the
+    /// store is not encrypted or the blob is missing.
+    func syncEncryptedAttachment(meta: [String: Any]) -> (url: URL, key: CBLSymmetricKey, digest: BlobKey)? {
+        guard let digest = meta["digest"] as? String, let blob = BlobKey(digest: digest),
+              let store = storeIfOpenForBlobs, let key = store.encryptionKey, let url = store.url(for: blob) else { return nil }
+        return (url, key, blob)
+    }
+
+    /// The content of an attachment as stored (still gzip-encoded when its metadata says so);
+    /// 401 when the blob store's key does not decrypt it.
     package func syncAttachmentStoredContent(meta: [String: Any], docID: String, name: String) throws -> Data {
-        guard let digest = meta["digest"] as? String, let raw = syncAttachmentBlob(digest: digest) else {
+        guard let digest = meta["digest"] as? String, let key = BlobKey(digest: digest),
+              let raw = try storeIfOpenForBlobs?.read(key) else {
             throw CBLError(500, "The content of attachment '\(name)' of '\(docID)' is missing")
         }
         return raw

@@ -1,7 +1,7 @@
 import Foundation
 import JSONCore
 
-/// The built-in reduce functions CouchDB offers (`_count`, `_sum`, `_stats`). Tools reduce a
+/// The built-in reduce functions CouchDB offers (`_count`, `_sum`, `_stats`, `_approx_count_distinct`). Tools reduce a
 /// view's stored index with them (`cbl query --reduce`, `cbl compare`), since the app's own reduce
 /// is a closure and not in the file; apps may use `block` as a view's reduce.
 public enum CBLBuiltinReducer: String, CaseIterable, Sendable {
@@ -11,6 +11,8 @@ public enum CBLBuiltinReducer: String, CaseIterable, Sendable {
     case sum = "_sum"
     /// `{"sum", "count", "min", "max", "sumsqr"}` of the numeric values (min/max null when empty).
     case stats = "_stats"
+    /// The number of distinct keys (CouchDB estimates it with HyperLogLog; this count is exact).
+    case approxCountDistinct = "_approx_count_distinct"
 
     /// The reducer named `name` (`count` or `_count`, …), or nil.
     public init?(named name: String) {
@@ -31,6 +33,18 @@ public enum CBLBuiltinReducer: String, CaseIterable, Sendable {
             var total = NumberAccumulator()
             for (i, v) in values.enumerated() { total.add(try number(v, key: rereduce ? nil : keys[safe: i])) }
             return total.value
+        case .approxCountDistinct:
+            // Partial results stay sets of key texts so that re-reducing them stays exact; the
+            // query runner turns the final one into its count.
+            var distinct = Set<String>()
+            if rereduce {
+                for v in values {
+                    if let d = v as? DistinctKeys { distinct.formUnion(d.keys) }
+                }
+            } else {
+                for key in keys { distinct.insert(Self.text(key)) }
+            }
+            return DistinctKeys(keys: distinct)
         case .stats:
             var sum = NumberAccumulator(), sumsqr = NumberAccumulator(), count = NumberAccumulator()
             var minimum: Number?, maximum: Number?
@@ -63,6 +77,16 @@ public enum CBLBuiltinReducer: String, CaseIterable, Sendable {
         { keys, values, rereduce in (try? reduce(keys: keys, values: values, rereduce: rereduce)) ?? NSNull() }
     }
 
+    /// The reducer as a view's reduce block whose failures make the query fail with their error
+    /// (what a design document's `"reduce": "_sum"` gets, as CouchDB answers such a query).
+    var failingBlock: CBLReduceBlock {
+        { keys, values, rereduce in
+            do { return try reduce(keys: keys, values: values, rereduce: rereduce) } catch {
+                return CBLReduceFailure(error: error as? CBLError ?? CBLError(500, "\(error)"))
+            }
+        }
+    }
+
     /// CouchDB's `_sum` over arrays: element-wise, shorter arrays count as zeros there.
     private func sumArrays(keys: [Any], values: [Any]) throws -> Any {
         var totals: [NumberAccumulator] = []
@@ -88,6 +112,21 @@ public enum CBLBuiltinReducer: String, CaseIterable, Sendable {
     static func text(_ v: Any) -> String {
         (try? JSON.string(v, sortedKeys: true)) ?? String(describing: v)
     }
+}
+
+/// The partial result of `_approx_count_distinct`: the distinct keys' JSON texts.
+struct DistinctKeys {
+    var keys: Set<String>
+    var count: Int { keys.count }
+}
+
+/// What a reduce block returns when its function failed: the query throws `error`.
+public struct CBLReduceFailure: @unchecked Sendable {
+    /// Why the reduce failed (status and message as CouchDB would answer them).
+    public let error: CBLError
+
+    /// A failure carrying `error`.
+    public init(error: CBLError) { self.error = error }
 }
 
 private extension Array {

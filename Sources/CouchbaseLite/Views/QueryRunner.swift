@@ -52,7 +52,14 @@ struct QueryRunner {
 
     func runView(_ view: CBLView) throws -> CBLQueryEnumerator {
         let reduceBlock: ThrowingReduce? = options.builtinReducer.map { r in { try r.reduce(keys: $0, values: $1, rereduce: $2) } }
-            ?? view.reduceBlock.map { block in { block($0, $1, $2) } }
+            ?? view.reduceBlock.map { block in
+                { keys, values, rereduce in
+                    let result = block(keys, values, rereduce)
+                    // A compiled reduce that failed hands back its error (a reduce block cannot throw).
+                    if let failure = result as? CBLReduceFailure { throw failure.error }
+                    return result
+                }
+            }
         let grouped = !options.mapOnly && (options.groupLevel > 0 || options.groupExact)
         var reduce = !options.mapOnly && (reduceBlock != nil || grouped)
         if let requested = options.reduceSpecified {
@@ -203,7 +210,8 @@ struct QueryRunner {
         var sawRows = false
 
         func emitGroup() throws {
-            let value = try reducer.finish()
+            var value = try reducer.finish()
+            if let distinct = value as? DistinctKeys { value = distinct.count }
             if let value, !JSON.isValid(value) {
                 throw CBLError.dbError("Reduce function returned a value that is not JSON: \(type(of: value))")
             }

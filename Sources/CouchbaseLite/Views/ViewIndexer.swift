@@ -58,7 +58,8 @@ struct ViewIndexer {
                 view: view, record: record, totalRows: total,
                 insert: try store.connection.cached("INSERT INTO \(table) (sequence, key, value) VALUES (?, ?, ?)"),
                 deleteBySequence: try store.connection.cached("DELETE FROM \(table) WHERE sequence=?")))
-            mapTargets.append(ViewMapper.Target(name: view.name, map: map, lastSequence: record.lastSequence,
+            mapTargets.append(ViewMapper.Target(name: view.name, map: map, jsonMap: view.jsonMapFunction,
+                                                lastSequence: record.lastSequence,
                                                 documentType: view.documentType))
         }
         guard !targets.isEmpty else { return 0 }

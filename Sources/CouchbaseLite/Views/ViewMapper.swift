@@ -50,6 +50,8 @@ final class ViewMapper: @unchecked Sendable {
     struct Target {
         let name: String
         let map: CBLMapBlock
+        /// The JSON-text form of `map`, preferred when present.
+        let jsonMap: CBLJSONMapFunction?
         let lastSequence: Int64
         let documentType: String?
     }
@@ -72,26 +74,36 @@ final class ViewMapper: @unchecked Sendable {
     func map(_ jobs: [MapJob]) -> EmittedRows {
         out = EmittedRows()
         for job in jobs {
-            var doc: [String: Any]
-            if let body = job.body, !body.isEmpty {
-                guard let parsed = try? JSON.parseObject(body, extraCapacity: 4) else {
-                    out.error = CBLError.dbError("Document '\(job.docID)' revision \(job.revID) has an unreadable body")
-                    break
-                }
-                doc = parsed
-            } else {
-                doc = [:]
-            }
-            doc["_id"] = job.docID
-            doc["_rev"] = job.revID
-            doc["_local_seq"] = Int(job.sequence)
-            if !job.conflicts.isEmpty { doc["_conflicts"] = job.conflicts }
             sequence = job.sequence
+            // Each form of the document is made once, when the first view needing it maps it.
+            var properties: [String: Any]?
+            var json: [UInt8]?
             for i in targets.indices where targets[i].lastSequence < job.sequence {
                 if let type = targets[i].documentType, type != job.docType { continue }
                 target = i
+                if let jsonMap = targets[i].jsonMap {
+                    if json == nil {
+                        json = Self.documentJSON(job)
+                        if json == nil { out.error = unreadable(job); break }
+                    }
+                    do {
+                        guard let emitted = try json!.withUnsafeBytes({ try jsonMap.map(json: $0) }) else { continue }
+                        try appendRows(emitted)
+                    } catch let error as CBLError {
+                        out.error = CBLError(error.code, "View '\(targets[i].name)': \(error.message)")
+                        break
+                    } catch {
+                        out.error = CBLError(500, "View '\(targets[i].name)': map function emitted rows that are not JSON for document '\(job.docID)': \(error)")
+                        break
+                    }
+                    continue
+                }
+                if properties == nil {
+                    properties = documentProperties(job)
+                    if properties == nil { out.error = unreadable(job); break }
+                }
                 emitError = nil
-                targets[i].map(doc, emitBlock)
+                targets[i].map(properties!, emitBlock)
                 if let emitError {
                     out.error = CBLError.badRequest(
                         "View '\(targets[i].name)': map function emitted a value that is not JSON for document '\(job.docID)': \(emitError)")
@@ -103,6 +115,117 @@ final class ViewMapper: @unchecked Sendable {
         let result = out
         out = EmittedRows()
         return result
+    }
+
+    private func unreadable(_ job: MapJob) -> CBLError {
+        CBLError.dbError("Document '\(job.docID)' revision \(job.revID) has an unreadable body")
+    }
+
+    /// The properties a map block gets (1.x adds `_id`, `_rev`, `_local_seq` and `_conflicts`).
+    private func documentProperties(_ job: MapJob) -> [String: Any]? {
+        var doc: [String: Any]
+        if let body = job.body, !body.isEmpty {
+            guard let parsed = try? JSON.parseObject(body, extraCapacity: 4) else { return nil }
+            doc = parsed
+        } else {
+            doc = [:]
+        }
+        doc["_id"] = job.docID
+        doc["_rev"] = job.revID
+        doc["_local_seq"] = Int(job.sequence)
+        if !job.conflicts.isEmpty { doc["_conflicts"] = job.conflicts }
+        return doc
+    }
+
+    /// The document as CouchDB hands it to a JavaScript map: `_id`, `_rev`, `_conflicts` when
+    /// there are any, then the stored body, whose attachments become stubs (`"stub": true`).
+    /// Built by splicing the stored JSON text: no parse unless the document has attachments.
+    static func documentJSON(_ job: MapJob) -> [UInt8]? {
+        var body = job.body ?? []
+        if body.isEmpty { body = Array("{}".utf8) }
+        guard body.first == UInt8(ascii: "{") else { return nil }
+        if body.count > 2, body.starts(with: Array(#"{"_attachments":"#.utf8)) || contains(body, #""_attachments":{"#) {
+            guard var doc = try? JSON.parseObject(body) else { return nil }
+            if var atts = doc["_attachments"] as? [String: Any] {
+                for (name, meta) in atts {
+                    if var meta = meta as? [String: Any] { meta["stub"] = true; atts[name] = meta }
+                }
+                doc["_attachments"] = atts
+            }
+            guard let text = try? JSON.data(doc, sortedKeys: true) else { return nil }
+            body = text
+        }
+        var w = JSONWriter(capacity: body.count + 96)
+        w.writeRaw(#"{"_id":"#.utf8)
+        w.writeString(job.docID)
+        w.writeRaw(#","_rev":"#.utf8)
+        w.writeString(job.revID)
+        if !job.conflicts.isEmpty {
+            w.writeRaw(#","_conflicts":["#.utf8)
+            for (i, rev) in job.conflicts.enumerated() {
+                if i > 0 { w.writeRaw(CollectionOfOne(UInt8(ascii: ","))) }
+                w.writeString(rev)
+            }
+            w.writeRaw(CollectionOfOne(UInt8(ascii: "]")))
+        }
+        if body.count > 2 { w.writeRaw(CollectionOfOne(UInt8(ascii: ","))) }
+        w.writeRaw(body.dropFirst())
+        return w.bytes
+    }
+
+    private static func contains(_ bytes: [UInt8], _ needle: String) -> Bool {
+        let n = Array(needle.utf8)
+        guard bytes.count >= n.count else { return false }
+        return bytes.withUnsafeBufferPointer { b in
+            var i = 0
+            while i + n.count <= b.count {
+                if b[i] == n[0] && b[i..<(i + n.count)].elementsEqual(n) { return true }
+                i += 1
+            }
+            return false
+        }
+    }
+
+    /// Appends the rows a JSON map function emitted (key and value JSON texts, one per line).
+    /// Texts without an object are already canonical and are copied as they are; those with one
+    /// are re-encoded with sorted keys, as every index row is.
+    private func appendRows(_ emitted: [UInt8]) throws {
+        let newline = UInt8(ascii: "\n"), brace = UInt8(ascii: "{")
+        try emitted.withUnsafeBufferPointer { all in
+            var start = 0
+            var keyEnd = -1
+            var mark = out.text.byteCount
+            var sawBrace = false
+            for i in 0..<all.count {
+                let byte = all[i]
+                if byte == brace { sawBrace = true; continue }
+                guard byte == newline else { continue }
+                let text = UnsafeBufferPointer(rebasing: all[start..<i])
+                if keyEnd < 0 {
+                    mark = out.text.byteCount
+                    try write(text, canonicalizing: sawBrace)
+                    keyEnd = out.text.byteCount
+                } else {
+                    // `null` (no value, or emit(key, null)) is stored as SQL NULL, as 1.x does.
+                    if !(text.count == 4 && text.elementsEqual("null".utf8)) {
+                        do { try write(text, canonicalizing: sawBrace) } catch { out.text.truncate(to: mark); throw error }
+                    }
+                    out.rows.append(EmittedRows.Row(target: target, sequence: sequence, keyEnd: keyEnd, valueEnd: out.text.byteCount))
+                    keyEnd = -1
+                }
+                sawBrace = false
+                start = i + 1
+            }
+            if keyEnd >= 0 { out.text.truncate(to: mark) }
+        }
+    }
+
+    private func write(_ text: UnsafeBufferPointer<UInt8>, canonicalizing: Bool) throws {
+        if canonicalizing {
+            try out.text.write(try JSON.parse(UnsafeRawBufferPointer(text)), sortedKeys: true)
+        } else {
+            out.text.writeRaw(text)
+        }
     }
 
     private func emit(_ key: Any, _ value: Any?) {

@@ -7,7 +7,8 @@ import SQLiteKit
 /// The view side of a comparison: the view's stored index (what the app's own map function
 /// emitted, read from the 1.x file) or a map (and reduce) closure run here.
 public enum ViewDefinition {
-    /// The view's stored index (`maps_N` rows) as the 1.x app left it.
+    /// The view's stored index (`maps_N` rows) as the 1.x app left it; or, when the database holds
+    /// a design document defining `name` and a view compiler is registered, that view indexed afresh.
     case stored(name: String)
     /// A map function (and reduce) given in Swift; the view is indexed in a scratch copy.
     case closure(name: String, map: CBLMapBlock, reduce: CBLReduceBlock?, version: String)
@@ -200,6 +201,12 @@ public final class ViewComparison: Sendable {
         let view: CBLView
         let query: CBLQuery
         switch definition {
+        case .stored(let name) where try CBLView.compiler() != nil && db.compileDesignDocumentView(named: name) != nil:
+            // A design document's view (a REST-era app's JavaScript): the design document is the
+            // source of truth, so the view is compiled and indexed afresh in the scratch copy.
+            view = try db.compileDesignDocumentView(named: name)!
+            query = view.createQuery()
+            query.indexUpdateMode = .before
         case .stored(let name):
             guard let v = db.existingViewNamed(name) else {
                 let names = db.allViews.map(\.name).sorted()

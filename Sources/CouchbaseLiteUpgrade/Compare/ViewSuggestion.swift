@@ -273,6 +273,8 @@ struct SuggestionWriter {
             case .stats?:
                 let v = d.valuePath.map(Self.expression) ?? "0"
                 aggregate = "{'sum': sum(\(v)), 'count': count(\(v)), 'min': min(\(v)), 'max': max(\(v)), 'sumsqr': sum(\(v) * \(v))}"
+            case .approxCountDistinct?:
+                aggregate = "count(DISTINCT \(keyExpr))"
             }
             sql = "SELECT \(groupKey) AS key, \(aggregate) AS value FROM \(from)"
             if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }

@@ -1,0 +1,206 @@
+import Crypto
+import Foundation
+import JSONCore
+
+/// Design documents (`_design/NAME`) as CouchDB and 1.x's listener read them: views, filters and
+/// `validate_doc_update` compiled from their source with the registered compilers.
+extension CBLDatabase {
+    /// The view `design/view` defined in `_design/design` (`views.view.map`, `.reduce`, `language`),
+    /// compiled with ``CBLView/compiler()`` and registered under that name; nil when the design
+    /// document or the view does not exist. It is recompiled when the design document's revision
+    /// changes, and its index is reset when the function sources change (1.x's view version rule).
+    /// Throws 501 when no compiler is registered, 500 `compilation_error`-style errors otherwise.
+    public func compileDesignDocumentView(named name: String) throws -> CBLView? {
+        let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { return nil }
+        guard let found = try designDocument(parts[0]), let views = found.properties["views"] as? [String: Any],
+              parts[1] != "lib", let definition = views[parts[1]] as? [String: Any],
+              let mapSource = definition["map"] as? String else {
+            return nil
+        }
+        let (revID, ddoc) = (found.revID, found.properties)
+        let view = viewNamed(name)
+        lock.lock()
+        let compiledRev = designDocumentCache.views[name]
+        lock.unlock()
+        if compiledRev == revID, view.mapBlock != nil { return view }
+
+        let language = ddoc["language"] as? String ?? "javascript"
+        let reduceSource = (definition["reduce"] as? String).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        var reduce: CBLReduceBlock?
+        if let reduceSource, reduceSource.hasPrefix("_") {
+            guard let builtin = CBLBuiltinReducer(rawValue: reduceSource) else {
+                throw CBLError(400, "Builtin reduce function '\(reduceSource)' of view '\(name)' is unknown (CouchDB offers _count, _sum, _stats, _approx_count_distinct)")
+            }
+            reduce = builtin.failingBlock
+        }
+        let needsCompiler = reduce == nil && reduceSource != nil
+        let library = views["lib"] as? [String: Any] ?? [:]
+        guard let compiler = CBLView.compiler() else {
+            throw CBLError(501, "View '\(name)' is written in \(language == "javascript" ? "JavaScript" : language) and no view compiler is registered (CBLView.setCompiler)")
+        }
+        let map = try compiler.compileDesignDocumentMap(mapSource, language: language, library: library)
+        if needsCompiler, let reduceSource {
+            reduce = try compiler.compileDesignDocumentReduce(reduceSource, language: language, library: library)
+        }
+        // 1.x's rule: the version is derived from the definition, so editing a function (or the
+        // library it requires) discards the index; a new revision that leaves them alone keeps it.
+        let definitionText = (try? JSON.data(["language": language, "view": definition, "lib": library] as [String: Any], sortedKeys: true)) ?? []
+        let version = Insecure.SHA1.hash(data: definitionText).map { String(format: "%02x", $0) }.joined()
+        guard view.setMap(map, reduce: reduce, version: version) else {
+            throw CBLError(500, "View '\(name)' could not be registered")
+        }
+        lock.lock()
+        designDocumentCache.views[name] = revID
+        lock.unlock()
+        return view
+    }
+
+    /// True if the view `name` was compiled from a design document (rather than registered in Swift).
+    package func isDesignDocumentView(_ name: String) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        return designDocumentCache.views[name] != nil
+    }
+
+    /// Forgets that the view `name` came from a design document (its functions were set in Swift).
+    func forgetDesignDocumentView(named name: String) {
+        lock.lock(); defer { lock.unlock() }
+        designDocumentCache.views[name] = nil
+    }
+
+    /// The filter `design/filter` defined in `_design/design` (`filters.filter`), compiled with
+    /// ``CBLDatabase/filterCompiler()``; nil when there is no compiler, design document or filter.
+    /// Throws when the source does not compile.
+    public func compileDesignDocumentFilter(named name: String) throws -> CBLFilterBlock? {
+        let parts = name.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let compiler = CBLDatabase.filterCompiler() else { return nil }
+        guard let found = try designDocument(parts[0]),
+              let source = (found.properties["filters"] as? [String: Any])?[parts[1]] as? String else { return nil }
+        let (revID, ddoc) = (found.revID, found.properties)
+        lock.lock()
+        let cached = designDocumentCache.filters[name]
+        lock.unlock()
+        if let cached, cached.revID == revID { return cached.block }
+        let language = ddoc["language"] as? String ?? "javascript"
+        var whole = ddoc
+        whole["_id"] = "_design/" + parts[0]
+        whole["_rev"] = revID
+        let block = try compiler.compileDesignDocumentFilter(source, language: language, designDocument: whole)
+        lock.lock()
+        designDocumentCache.filters[name] = (revID, block)
+        lock.unlock()
+        return block
+    }
+
+    /// The filter a replication or `_changes` names: one registered with `setFilterNamed`, else a
+    /// design document's (`design/filter`) when a filter compiler is registered.
+    public func filterNamedOrCompiled(_ name: String) throws -> CBLFilterBlock? {
+        if let registered = filterNamed(name) { return registered }
+        return try compileDesignDocumentFilter(named: name)
+    }
+
+    /// The winning revision ID and properties of `_design/name`, or nil if missing or deleted.
+    func designDocument(_ name: String) throws -> (revID: String, properties: [String: Any])? {
+        guard let rev = try syncWinningRevision(docID: "_design/" + name), !rev.deleted,
+              let properties = rev.properties else { return nil }
+        return (rev.revID, properties)
+    }
+
+    // MARK: validate_doc_update
+
+    /// Called when a revision of `docID` is noted: a design document change recompiles the validations.
+    func designDocumentChanged(_ docID: String) {
+        guard docID.hasPrefix("_design/") else { return }
+        lock.lock()
+        designDocumentCache.validations = nil
+        designDocumentCache.filters = [:]
+        lock.unlock()
+    }
+
+    /// One validation block running every design document's `validate_doc_update`, or nil when
+    /// no design document has one. Compiled once per set of design document revisions. Without a
+    /// filter compiler they are not run (1.x never ran them: an app's own rules are
+    /// `setValidationNamed`), unless the manager refuses such writes (the listener, where a
+    /// CouchDB client relies on them): then each write is refused, naming the design document.
+    func designDocumentValidation() -> CBLValidationBlock? {
+        let compiler = CBLDatabase.filterCompiler()
+        if compiler == nil, !manager.refusesWritesWithUnrunnableValidations { return nil }
+        lock.lock()
+        var validations = designDocumentCache.validations
+        if designDocumentCache.validationsCompiled != (compiler != nil) { validations = nil }
+        lock.unlock()
+        if validations == nil {
+            var compiled: [(docID: String, validate: CBLDesignValidation)] = []
+            let ids: [String] = (try? read { store -> [String] in
+                var out: [String] = []
+                try store.connection.prepare("SELECT docid FROM docs WHERE docid >= '_design/' AND docid < '_design0' ORDER BY docid")
+                    .forEachRow { out.append($0.string(0) ?? "") }
+                return out
+            }) ?? []
+            for id in ids {
+                guard let found = try? designDocument(String(id.dropFirst("_design/".count))),
+                      let source = found.properties["validate_doc_update"] as? String else { continue }
+                let (revID, ddoc) = (found.revID, found.properties)
+                var whole = ddoc
+                whole["_id"] = id
+                whole["_rev"] = revID
+                let language = ddoc["language"] as? String ?? "javascript"
+                guard let compiler else {
+                    compiled.append((id, Self.refusingValidation(designDocumentID: id, language: language)))
+                    continue
+                }
+                do {
+                    if let validate = try compiler.compileValidateDocUpdate(source, language: language, designDocument: whole) {
+                        compiled.append((id, validate))
+                    }
+                } catch {
+                    // A validation that does not compile refuses every write but to design
+                    // documents (so it can be fixed); CouchDB refuses to save it in the first place.
+                    let message = (error as? CBLDesignFunctionError)?.message ?? (error as? CBLError)?.message ?? "\(error)"
+                    let failure = CBLDesignFunctionError(.compilation, "validate_doc_update of \(id) does not compile: \(message)")
+                    compiled.append((id, { _, _, _, _ in throw failure }))
+                }
+            }
+            validations = compiled
+            lock.lock()
+            designDocumentCache.validations = compiled
+            designDocumentCache.validationsCompiled = compiler != nil
+            lock.unlock()
+        }
+        guard let validations, !validations.isEmpty else { return nil }
+        let dbName = name
+        return { newRevision, context in
+            let newDoc = newRevision.properties ?? [:]
+            let oldDoc = context.currentRevision?.properties
+            // The listener has no user accounts: every request acts as CouchDB's admin party.
+            let userCtx: [String: Any] = ["db": dbName, "name": NSNull(), "roles": ["_admin"]]
+            let secObj: [String: Any] = [:]
+            for (_, validate) in validations {
+                do {
+                    try validate(newDoc, oldDoc, userCtx, secObj)
+                } catch let error as CBLDesignFunctionError {
+                    // Design documents stay writable, as CouchDB never validates them with
+                    // validate_doc_update: the rule can be removed or fixed.
+                    if newRevision.document.documentID.hasPrefix("_design/") { continue }
+                    context.reject(error: error)
+                    return
+                } catch {
+                    let e = error as? CBLError ?? CBLError(500, "\(error)")
+                    context.reject(status: e.code, message: e.message)
+                    return
+                }
+            }
+        }
+    }
+
+    /// Stands for a `validate_doc_update` no registered compiler can run: refuses every write
+    /// (CouchDB's `unknown_query_language`), so a rule is never silently skipped.
+    private static func refusingValidation(designDocumentID id: String, language: String) -> CBLDesignValidation {
+        let why = language == "javascript"
+            ? "JavaScript is disabled on this listener (cbl serve --no-javascript)"
+            : "no compiler for the language '\(language)' is registered"
+        let message = "\(id) has a validate_doc_update function and \(why): writes to this database are refused "
+            + "rather than accepted unchecked (remove or change \(id), or serve with JavaScript enabled)"
+        return { _, _, _, _ in throw CBLDesignFunctionError(.noCompiler, message) }
+    }
+}

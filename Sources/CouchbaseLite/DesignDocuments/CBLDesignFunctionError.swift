@@ -1,0 +1,34 @@
+import Foundation
+
+/// A design-document function that cannot run: its source does not compile, or no compiler
+/// for its language is registered where one is required. The listener answers it in CouchDB's
+/// words (`compilation_error`, `unknown_query_language`) without reading the message.
+public struct CBLDesignFunctionError: Error, CustomNSError, LocalizedError, CustomStringConvertible, Sendable, Equatable {
+    /// Why the function cannot run.
+    public enum Kind: Sendable, Equatable {
+        /// The source does not compile (CouchDB's `compilation_error`, 400).
+        case compilation
+        /// No compiler is registered for the function's language (CouchDB's `unknown_query_language`, 500).
+        case noCompiler
+    }
+
+    /// Why the function cannot run.
+    public let kind: Kind
+    /// A human-readable reason naming the function.
+    public let message: String
+
+    /// An error of `kind` with `message`.
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// The HTTP-style status CouchDB answers: 400 for a source that does not compile, 500 otherwise.
+    public var code: Int { kind == .compilation ? 400 : 500 }
+
+    public static var errorDomain: String { CBLHTTPErrorDomain }
+    public var errorCode: Int { code }
+    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: message, NSLocalizedFailureReasonErrorKey: message] }
+    public var errorDescription: String? { message }
+    public var description: String { message }
+}

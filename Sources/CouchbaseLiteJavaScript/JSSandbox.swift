@@ -1,0 +1,185 @@
+import CJavaScriptCore
+import CouchbaseLite
+import Foundation
+import Logging
+
+/// Why a JavaScript call did not answer.
+enum JSFailure: Error, CustomStringConvertible {
+    /// The function threw (the exception, described).
+    case threw(String)
+    /// The watchdog stopped it: time or memory limit exceeded (the reason).
+    case stopped(String)
+    /// The input was not JSON, or the answer was not what the entry point returns.
+    case internalError(String)
+
+    var description: String {
+        switch self {
+        case .threw(let m): return m
+        case .stopped(let m): return m
+        case .internalError(let m): return m
+        }
+    }
+}
+
+/// One JavaScriptCore VM holding one compiled function: a plain global object (no file,
+/// process or network API exists in it) with CouchDB's query-server globals. Calls are
+/// serialised by a lock (a context is not reentrant) and each is bounded in time and memory
+/// by JSC's watchdog.
+final class JSSandbox: @unchecked Sendable {
+    /// The entry points of ``JSPrelude``.
+    enum EntryPoint: String, CaseIterable {
+        case map = "__map", reduce = "__reduce", filter = "__filter", validate = "__validate"
+    }
+
+    private let lock = NSLock()
+    private let group: JSContextGroupRef
+    private let context: JSGlobalContextRef
+    private let watchdog: Watchdog
+    private var entryPoints: [EntryPoint: JSObjectRef] = [:]
+    private var describeFunction: JSObjectRef?
+    /// NUL-terminated copy of a call's JSON argument (JSC reads C strings).
+    private var scratch: [CChar] = []
+    let limits: CBLJSLimits
+
+    /// Compiles `source` (a function expression) with `root` reachable through `require`; throws
+    /// `JSFailure.threw` with CouchDB's wording when it does not compile.
+    init(source: String, root: [String: Any], limits: CBLJSLimits) throws {
+        self.limits = limits
+        group = JSContextGroupCreate()
+        context = JSGlobalContextCreateInGroup(group, nil)
+        watchdog = Watchdog(group: group, limits: limits)
+        JSContextGroupSetExecutionTimeLimit(group, Watchdog.tick, watchdogCallback, Unmanaged.passUnretained(watchdog).toOpaque())
+        installLog()
+        _ = try evaluate(JSPrelude.source)
+        for entry in EntryPoint.allCases { entryPoints[entry] = try global(entry.rawValue) }
+        describeFunction = try global("__describe")
+        let args = try JSONBridge.text([source, root] as [Any])
+        let compile = try global("__compile")
+        if let message = try call(compile, json: args) {
+            throw JSFailure.threw(String(decoding: message, as: UTF8.self))
+        }
+    }
+
+    deinit {
+        JSContextGroupClearExecutionTimeLimit(group)
+        JSGlobalContextRelease(context)
+        JSContextGroupRelease(group)
+    }
+
+    /// Calls an entry point with one JSON value; answers its JSON text, or nil for null.
+    func call(_ entry: EntryPoint, json: UnsafeRawBufferPointer) throws -> [UInt8]? {
+        lock.lock()
+        defer { lock.unlock() }
+        return try call(entryPoints[entry]!, json: json)
+    }
+
+    /// Same as ``call(_:json:)`` with the argument as bytes.
+    func call(_ entry: EntryPoint, json: [UInt8]) throws -> [UInt8]? {
+        try json.withUnsafeBytes { try call(entry, json: $0) }
+    }
+
+    // MARK: Internals (called holding the lock, or from init)
+
+    private func call(_ function: JSObjectRef, json: [UInt8]) throws -> [UInt8]? {
+        try json.withUnsafeBytes { try call(function, json: $0) }
+    }
+
+    private func call(_ function: JSObjectRef, json: UnsafeRawBufferPointer) throws -> [UInt8]? {
+        if scratch.count < json.count + 1 { scratch = [CChar](repeating: 0, count: max(json.count + 1, scratch.count * 2)) }
+        let text: JSStringRef = scratch.withUnsafeMutableBufferPointer { buffer in
+            if json.count > 0 { memcpy(buffer.baseAddress!, json.baseAddress!, json.count) }
+            buffer[json.count] = 0
+            return JSStringCreateWithUTF8CString(buffer.baseAddress!)
+        }
+        defer { JSStringRelease(text) }
+        guard let argument = JSValueMakeFromJSONString(context, text) else {
+            throw JSFailure.internalError("the argument is not JSON")
+        }
+        var exception: JSValueRef?
+        watchdog.begin()
+        let result = withUnsafePointer(to: Optional(argument)) { arguments in
+            JSObjectCallAsFunction(context, function, nil, 1, arguments, &exception)
+        }
+        let stopped = watchdog.end()
+        if let stopped { throw JSFailure.stopped(stopped) }
+        if let exception { throw JSFailure.threw(describe(exception)) }
+        guard let result, !JSValueIsNull(context, result), !JSValueIsUndefined(context, result) else { return nil }
+        return utf8(result)
+    }
+
+    private func describe(_ exception: JSValueRef) -> String {
+        guard let describeFunction else { return utf8(exception).map { String(decoding: $0, as: UTF8.self) } ?? "exception" }
+        var nested: JSValueRef?
+        let text = withUnsafePointer(to: Optional(exception)) { arguments in
+            JSObjectCallAsFunction(context, describeFunction, nil, 1, arguments, &nested)
+        }
+        return text.flatMap(utf8).map { String(decoding: $0, as: UTF8.self) } ?? "exception"
+    }
+
+    /// The value converted to a string, as UTF-8 bytes.
+    private func utf8(_ value: JSValueRef) -> [UInt8]? {
+        guard let string = JSValueToStringCopy(context, value, nil) else { return nil }
+        defer { JSStringRelease(string) }
+        let capacity = JSStringGetMaximumUTF8CStringSize(string)
+        return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            let written = buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: capacity) {
+                JSStringGetUTF8CString(string, $0, capacity)
+            }
+            count = max(0, written - 1)   // without the NUL
+        }
+    }
+
+    private func evaluate(_ script: String) throws -> JSValueRef? {
+        let text = JSStringCreateWithUTF8CString(script)
+        defer { JSStringRelease(text) }
+        var exception: JSValueRef?
+        let result = JSEvaluateScript(context, text, nil, nil, 1, &exception)
+        if let exception { throw JSFailure.threw(utf8(exception).map { String(decoding: $0, as: UTF8.self) } ?? "exception") }
+        return result
+    }
+
+    private func global(_ name: String) throws -> JSObjectRef {
+        let key = JSStringCreateWithUTF8CString(name)
+        defer { JSStringRelease(key) }
+        let value = JSObjectGetProperty(context, JSContextGetGlobalObject(context), key, nil)
+        guard let value, JSValueIsObject(context, value), let object = JSValueToObject(context, value, nil) else {
+            throw JSFailure.internalError("the prelude defines no \(name)")
+        }
+        return object
+    }
+
+    /// `__nativeLog(message)`: what `log()` writes ends up in the process log, as CouchDB's does.
+    private func installLog() {
+        let name = JSStringCreateWithUTF8CString("__nativeLog")
+        defer { JSStringRelease(name) }
+        let function = JSObjectMakeFunctionWithCallback(context, name) { context, _, _, count, arguments, _ in
+            if count > 0, let arguments, let value = arguments[0], let string = JSValueToStringCopy(context, value, nil) {
+                let capacity = JSStringGetMaximumUTF8CStringSize(string)
+                var buffer = [CChar](repeating: 0, count: capacity)
+                JSStringGetUTF8CString(string, &buffer, capacity)
+                JSStringRelease(string)
+                let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                jsLogger.info("\(message)")
+            }
+            return JSValueMakeUndefined(context)
+        }
+        JSObjectSetProperty(context, JSContextGetGlobalObject(context), name, function, JSPropertyAttributes(kJSPropertyAttributeNone), nil)
+    }
+}
+
+/// Where JavaScript's `log()` and the functions' failures are reported.
+let jsLogger = Logger(label: "CouchbaseLiteJavaScript")
+
+/// The time and memory a single call of a JavaScript function may take.
+public struct CBLJSLimits: Sendable {
+    /// Seconds a call may run (CouchDB's `os_process_timeout` is 5 s).
+    public var timeLimit: TimeInterval
+    /// Bytes the process's resident memory may grow by during a call.
+    public var memoryLimit: Int
+
+    /// Limits with CouchDB's defaults: 5 s, and 256 MiB of memory growth.
+    public init(timeLimit: TimeInterval = 5, memoryLimit: Int = 256 << 20) {
+        self.timeLimit = timeLimit
+        self.memoryLimit = memoryLimit
+    }
+}
