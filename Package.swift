@@ -47,8 +47,12 @@ let package = Package(
         // Fast JSON reader and canonical (1.x) JSON writer shared by every layer.
         .target(name: "JSONCore"),
 
+        // The SQLite C functions as a table, for the system libsqlite3 or SQLCipher (Debian: libsqlcipher0,
+        // loaded at run time with RTLD_LOCAL|RTLD_DEEPBIND, only for encrypted databases).
+        .target(name: "CSQLiteAPI", dependencies: ["CSQLite"], linkerSettings: [.linkedLibrary("dl")]),
+
         // Thin Swift layer over the SQLite C API: the only code that calls sqlite3_*.
-        .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
+        .target(name: "SQLiteKit", dependencies: ["CSQLite", "CSQLiteAPI"]),
 
         // Fleece, the binary format 2.x/3.x store document bodies in: encoder (also straight
         // from JSON text), shared keys, and a validating zero-copy decoder.

@@ -3,7 +3,7 @@
 //   swift run -c release CBLBenchmarks            # 100k documents, 100k random reads
 //   swift run -c release CBLBenchmarks --quick    # 10k / 10k, for CI smoke runs
 //   options: --docs N  --reads N  --seed N  --keep (keep the temp directories)
-//            --only docs|views|collation|upgrade|readers|replication|query2x|js (one group; comma-separated list allowed)
+//            --only docs|views|collation|upgrade|readers|replication|query2x|js|encryption (one group; comma-separated list allowed)
 //            --plans (print EXPLAIN QUERY PLAN of the view and query2x statements)
 //
 // Groups (all by default; ratios are against a baseline measured in the same run):
@@ -24,6 +24,8 @@
 //              (≤ 2×); the GROUP BY's floor on LiteCore's schema and saveDocument in inBatch vs 1.x bulk insert (info).
 //   js:        full index of a design document's JavaScript map over --docs documents ≤ 3× the same map as a
 //              Swift closure (median of paired rounds), with docs/s of both.
+//   encryption: a SQLCipher-encrypted database vs a plain one: bulk insert of --docs documents ≤ 1.5×,
+//              full view index ≤ 1.5× (medians of paired rounds); opening with a password ≤ 100 ms.
 //
 // Every run uses fresh temporary directories.
 
@@ -62,12 +64,12 @@ struct Options {
                 let names = (it.next() ?? "").split(separator: ",").map(String.init)
                 let parsed = names.compactMap(BenchGroup.init(rawValue:))
                 guard !parsed.isEmpty, parsed.count == names.count else {
-                    FileHandle.standardError.write(Data("--only takes docs, views, collation, upgrade, readers, replication, query2x or js\n".utf8))
+                    FileHandle.standardError.write(Data("--only takes docs, views, collation, upgrade, readers, replication, query2x, js or encryption\n".utf8))
                     exit(2)
                 }
                 groups = Set(parsed)
             case "-h", "--help":
-                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|replication|query2x|js] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans]")
+                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|replication|query2x|js|encryption] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown option \(arg)\n".utf8))
@@ -78,7 +80,7 @@ struct Options {
 }
 
 enum BenchGroup: String, CaseIterable, Sendable {
-    case docs, views, collation, upgrade, readers, replication, query2x, js
+    case docs, views, collation, upgrade, readers, replication, query2x, js, encryption
 }
 
 
@@ -450,6 +452,12 @@ do {
         let (jsRows, jsNotes) = try runJavaScriptBenchmarks(options: options, fresh: { fresh($0) })
         rows += jsRows
         notes += jsNotes
+    }
+
+    if options.groups.contains(.encryption) {
+        let (encryptionRows, encryptionNotes) = try runEncryptionBenchmarks(options: options, fresh: { fresh($0) })
+        rows += encryptionRows
+        notes += encryptionNotes
     }
 
     if options.groups.contains(.collation) {

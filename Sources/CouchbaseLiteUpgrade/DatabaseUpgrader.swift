@@ -56,7 +56,7 @@ public struct DatabaseUpgrader: Sendable {
         let sourceBundle = try prepareSource(work: work)
         report.sourceBytes = Self.size(of: source)
         let built = work.appendingPathComponent("new.\(Schema2.bundleExtension)", isDirectory: true)
-        let legacy = try LegacySource(bundle: sourceBundle, workDirectory: work)
+        let legacy = try LegacySource(bundle: sourceBundle, workDirectory: work, encryptionKey: options.encryptionKey)
         defer { legacy.close() }
         report.sourceSchemaVersion = legacy.schemaVersion
 

@@ -15,12 +15,12 @@ final class LegacySource {
     let hasExpiryColumn: Bool
     private var workCopy: URL?
 
-    init(bundle: URL, workDirectory: URL) throws {
+    init(bundle: URL, workDirectory: URL, encryptionKey: CBLSymmetricKey? = nil) throws {
         self.bundle = bundle
         let fm = FileManager.default
         let db = bundle.appendingPathComponent("db.sqlite3")
         attachmentsDirectory = bundle.appendingPathComponent("attachments")
-        try Self.checkFormat(bundle: bundle)
+        try Self.checkFormat(bundle: bundle, encrypted: encryptionKey != nil)
 
         var openPath: String
         var mode = SQLiteConnection.OpenMode(readOnly: true)
@@ -38,14 +38,22 @@ final class LegacySource {
             openPath = SQLiteConnection.immutableURI(forPath: db.path)
         }
         do {
-            connection = try SQLiteConnection(path: openPath, mode: mode)
+            if let encryptionKey {
+                // SQLCipher with the raw key, as 1.x opened it (see SQLiteConnection+Encryption).
+                connection = try SQLiteConnection(path: openPath, mode: mode, rawKey: [UInt8](encryptionKey.keyData))
+            } else {
+                connection = try SQLiteConnection(path: openPath, mode: mode)
+            }
             // `revs.revid` sorts with REVID (the winner order); view tables name the JSON collations.
             try SQLiteStore.registerCollations(on: connection)
             _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")
+        } catch let e as SQLCipherUnavailable {
+            throw CouchbaseLiteError(.cantOpenFile, "Cannot read encrypted \(db.path): \(e.message)")
         } catch let e as SQLiteError {
             if e.isNotADatabase {
-                throw CouchbaseLiteError(.notADatabaseFile,
-                    "\(bundle.lastPathComponent) is encrypted (SQLCipher) or is not a database; decrypt it with Couchbase Lite 1.x first")
+                throw CouchbaseLiteError(.notADatabaseFile, encryptionKey == nil
+                    ? "\(bundle.lastPathComponent) is encrypted (SQLCipher) or is not a database; give its encryption key"
+                    : "\(bundle.lastPathComponent): wrong encryption key (or it is not an encrypted database)")
             }
             throw CouchbaseLiteError(e.isCorrupt ? .corruptData : .cantOpenFile, "Cannot read \(db.path): \(e.message)")
         }
@@ -74,7 +82,7 @@ final class LegacySource {
     }
 
     /// ForestDB bundles and encrypted blob stores are refused before SQLite touches anything.
-    static func checkFormat(bundle: URL) throws {
+    static func checkFormat(bundle: URL, encrypted: Bool = false) throws {
         let fm = FileManager.default
         var isDir: ObjCBool = false
         guard fm.fileExists(atPath: bundle.path, isDirectory: &isDir) else {
@@ -92,8 +100,17 @@ final class LegacySource {
             throw CouchbaseLiteError(.wrongFormat, "\(bundle.lastPathComponent) contains no db.sqlite3")
         }
         if fm.fileExists(atPath: bundle.appendingPathComponent("attachments/_encryption").path) {
-            throw CouchbaseLiteError(.notADatabaseFile,
-                "\(bundle.lastPathComponent) is encrypted; decrypt it with Couchbase Lite 1.x before upgrading")
+            guard encrypted else {
+                throw CouchbaseLiteError(.notADatabaseFile,
+                    "\(bundle.lastPathComponent) is encrypted; give its encryption key")
+            }
+            // The converter copies blob files as they are: encrypted blobs need the blob store's decryption.
+            let blobs = ((try? fm.contentsOfDirectory(atPath: bundle.appendingPathComponent("attachments").path)) ?? [])
+                .filter { $0.hasSuffix(".blob") }
+            if !blobs.isEmpty {
+                throw CouchbaseLiteError(.notADatabaseFile,
+                    "\(bundle.lastPathComponent) has encrypted attachments, which this converter cannot decrypt yet")
+            }
         }
     }
 

@@ -1,3 +1,5 @@
+import CouchbaseLite
+
 /// What the upgrader does beyond what real Couchbase Lite 2.x does on open (all off by default).
 public struct UpgradeOptions: Sendable {
     /// Copy `_local/…` documents into a `local` key-store (2.x itself drops them).
@@ -10,6 +12,8 @@ public struct UpgradeOptions: Sendable {
     public var inPlace = false
     /// History kept per document (LiteCore's default for 2.x files).
     public var maxRevTreeDepth = 20
+    /// The key of an encrypted (SQLCipher) 1.x source, as 1.x opened it; the 2.x output is not encrypted.
+    public var encryptionKey: CBLSymmetricKey?
 
     public init() {}
 

@@ -1,4 +1,5 @@
 import CSQLite
+import CSQLiteAPI
 import Foundation
 
 /// The signature SQLite wants for a collation function.
@@ -22,6 +23,10 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     let handle: OpaquePointer
+    /// The C functions of ``library``.
+    let api: UnsafePointer<csqlite_api>
+    /// The SQLite library this connection runs on (the system's, or SQLCipher for an encrypted file).
+    public let library: SQLiteLibrary
     /// The path of the database file.
     public let path: String
     private var statementCache: [String: SQLiteStatement] = [:]
@@ -48,8 +53,10 @@ public final class SQLiteConnection: @unchecked Sendable {
         return walSize > 0 || fm.fileExists(atPath: path + "-journal")
     }
 
-    /// Opens (and with `mode.create`, creates) a database file.
-    public init(path: String, mode: OpenMode = OpenMode()) throws {
+    /// Opens (and with `mode.create`, creates) a database file with `library` (the system SQLite
+    /// unless told otherwise; an encrypted file is opened with ``init(path:mode:rawKey:)``).
+    public init(path: String, mode: OpenMode = OpenMode(), library: SQLiteLibrary = .system) throws {
+        let api = library.api
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         if mode.readOnly {
             flags |= SQLITE_OPEN_READONLY
@@ -58,16 +65,18 @@ public final class SQLiteConnection: @unchecked Sendable {
             if mode.create { flags |= SQLITE_OPEN_CREATE }
         }
         var db: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let rc = api.pointee.open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
-            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
-            if let db { sqlite3_close_v2(db) }
+            let message = db.map { String(cString: api.pointee.errmsg($0)) } ?? String(cString: api.pointee.errstr(rc))
+            if let db { api.pointee.close_v2(db) }
             throw SQLiteError(code: rc, message: message)
         }
         self.handle = db
+        self.api = api
+        self.library = library
         self.path = path
-        sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, 10_000)
+        api.pointee.extended_result_codes(db, 1)
+        api.pointee.busy_timeout(db, 10_000)
     }
 
     deinit { close() }
@@ -78,12 +87,12 @@ public final class SQLiteConnection: @unchecked Sendable {
         isClosed = true
         statementCache.removeAll()
         staticStatementCache.removeAll()
-        sqlite3_close_v2(handle)
+        api.pointee.close_v2(handle)
     }
 
     func error(_ rc: Int32, sql: String?) -> SQLiteError {
-        SQLiteError(code: rc, extendedCode: sqlite3_extended_errcode(handle),
-                    message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        SQLiteError(code: rc, extendedCode: api.pointee.extended_errcode(handle),
+                    message: String(cString: api.pointee.errmsg(handle)), sql: sql)
     }
 
     // MARK: Statements
@@ -98,7 +107,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// uncached statement is returned instead.
     public func cached(_ sql: String) throws -> SQLiteStatement {
         if let stmt = statementCache[sql] {
-            if sqlite3_stmt_busy(stmt.handle) == 0 { return stmt }
+            if api.pointee.stmt_busy(stmt.handle) == 0 { return stmt }
             return try prepare(sql)
         }
         let stmt = try prepare(sql)
@@ -112,7 +121,7 @@ public final class SQLiteConnection: @unchecked Sendable {
         guard sql.hasPointerRepresentation else { return try cached(sql.description) }
         let key = UnsafeRawPointer(sql.utf8Start)
         if let stmt = staticStatementCache[key] {
-            if sqlite3_stmt_busy(stmt.handle) == 0 { return stmt }
+            if api.pointee.stmt_busy(stmt.handle) == 0 { return stmt }
             return try prepare(sql.description)
         }
         let stmt = try prepare(sql.description)
@@ -129,11 +138,11 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// Executes one or more SQL statements with no results.
     public func execute(_ sql: String) throws {
         var errmsg: UnsafeMutablePointer<CChar>?
-        let rc = sqlite3_exec(handle, sql, nil, nil, &errmsg)
+        let rc = api.pointee.exec(handle, sql, nil, nil, &errmsg)
         if rc != SQLITE_OK {
-            let message = errmsg.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
-            sqlite3_free(errmsg)
-            throw SQLiteError(code: rc, extendedCode: sqlite3_extended_errcode(handle), message: message, sql: sql)
+            let message = errmsg.map { String(cString: $0) } ?? String(cString: api.pointee.errstr(rc))
+            api.pointee.free(errmsg)
+            throw SQLiteError(code: rc, extendedCode: api.pointee.extended_errcode(handle), message: message, sql: sql)
         }
     }
 
@@ -165,11 +174,11 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     // MARK: State
 
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    public var lastInsertRowID: Int64 { api.pointee.last_insert_rowid(handle) }
     /// Rows changed by the most recent INSERT/UPDATE/DELETE.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
+    public var changes: Int { Int(api.pointee.changes(handle)) }
     /// True while a transaction is open.
-    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    public var isInTransaction: Bool { api.pointee.get_autocommit(handle) == 0 }
 
     public var userVersion: Int {
         get { (try? scalarInt("PRAGMA user_version")).flatMap { $0 }.map(Int.init) ?? 0 }
@@ -203,7 +212,7 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// Registers a C collation function under `name`.
     public func createCollation(_ name: String, _ function: SQLiteCollationFunction) throws {
-        let rc = sqlite3_create_collation_v2(handle, name, SQLITE_UTF8, nil, function, nil)
+        let rc = api.pointee.create_collation_v2(handle, name, SQLITE_UTF8, nil, function, nil)
         if rc != SQLITE_OK { throw error(rc, sql: nil) }
     }
 
@@ -211,7 +220,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// `name` on this connection, through `fts3_tokenizer(name, pointer)`; the two-argument form
     /// is allowed first with `SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER`.
     public func registerFTS3Tokenizer(named name: String, module: UnsafeRawPointer) throws {
-        let rc = csqlite_enable_fts3_tokenizer(handle)
+        let rc = api.pointee.enable_fts3_tokenizer(handle)
         if rc != SQLITE_OK { throw error(rc, sql: nil) }
         let pointerBytes = withUnsafeBytes(of: UInt(bitPattern: module)) { Array($0) }
         let stmt = try prepare("SELECT fts3_tokenizer(?, ?)")

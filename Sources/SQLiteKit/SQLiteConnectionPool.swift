@@ -18,10 +18,10 @@ import Darwin
 ///   snapshot (it must not wait for a second reader while holding one).
 public final class SQLiteConnectionPool: @unchecked Sendable {
     /// The one connection that writes. Use it only inside ``write(_:)``.
-    public let writer: SQLiteConnection
+    public private(set) var writer: SQLiteConnection
     /// How many reader connections may be open at once.
     public let maximumReaderCount: Int
-    private let openReader: () throws -> SQLiteConnection
+    private var openReader: () throws -> SQLiteConnection
     /// Serialises writes; recursive, because a write may call code that writes.
     private let writerLock = NSRecursiveLock()
     private let condition = NSCondition()
@@ -35,6 +35,8 @@ public final class SQLiteConnectionPool: @unchecked Sendable {
     /// The reader each thread is reading on, and how deeply its reads nest.
     private var activeReads: [UInt: (connection: SQLiteConnection, depth: Int)] = [:]
     private var isClosed = false
+    /// True while ``reconnect(_:)`` swaps the connections: check-outs wait.
+    private var isReconnecting = false
 
     /// - Parameters:
     ///   - writer: the open writer connection (in WAL mode, or read-only).
@@ -125,12 +127,17 @@ public final class SQLiteConnectionPool: @unchecked Sendable {
                 condition.unlock()
                 throw Self.closedError
             }
+            if isReconnecting {
+                condition.wait()
+                continue
+            }
             if let reader = idleReaders.popLast() {
                 condition.unlock()
                 return reader
             }
             if readerCount < maximumReaderCount {
                 readerCount += 1
+                let openReader = self.openReader
                 condition.unlock()
                 do {
                     return try openReader()
@@ -176,6 +183,45 @@ public final class SQLiteConnectionPool: @unchecked Sendable {
         writer.close()
     }
 
+    /// Replaces every connection, for when the database file itself was replaced (a change of
+    /// encryption key): waits until no other thread is reading, closes the idle readers, and runs
+    /// `reopen`, which closes the old writer, does its work and returns the new writer and reader
+    /// opener. Reads wait meanwhile. Call it inside ``write(_:)``, outside any read. When `reopen`
+    /// throws, the pool is closed.
+    public func reconnect(_ reopen: () throws -> (writer: SQLiteConnection, openReader: () throws -> SQLiteConnection)) throws {
+        let me = Self.currentThread()
+        condition.lock()
+        precondition(writerOwner == me, "reconnect outside write")
+        if activeReads[me] != nil {
+            condition.unlock()
+            throw SQLiteError(code: SQLITE_MISUSE, message: "cannot replace the connections inside a read")
+        }
+        isReconnecting = true
+        while idleReaders.count < readerCount, !isClosed { condition.wait() }
+        let idle = idleReaders
+        idleReaders.removeAll()
+        readerCount -= idle.count
+        condition.unlock()
+        for reader in idle { reader.close() }
+        do {
+            let (newWriter, newOpenReader) = try reopen()
+            condition.lock()
+            writer = newWriter
+            openReader = newOpenReader
+            isReconnecting = false
+            condition.broadcast()
+            condition.unlock()
+        } catch {
+            condition.lock()
+            isClosed = true
+            isReconnecting = false
+            condition.broadcast()
+            condition.unlock()
+            writer.close()
+            throw error
+        }
+    }
+
     /// What a read on a closed pool throws.
     public static let closedError = SQLiteError(code: SQLITE_MISUSE, message: "connection pool is closed")
 
@@ -198,10 +244,10 @@ extension SQLiteConnection {
     /// Ends a read transaction. A statement left mid-step would keep the snapshot open past the
     /// transaction (later reads on this connection would then see old data), so any is reset first.
     func endReadTransaction() {
-        var stmt = sqlite3_next_stmt(handle, nil)
+        var stmt = api.pointee.next_stmt(handle, nil)
         while let s = stmt {
-            if sqlite3_stmt_busy(s) != 0 { sqlite3_reset(s) }
-            stmt = sqlite3_next_stmt(handle, s)
+            if api.pointee.stmt_busy(s) != 0 { api.pointee.reset(s) }
+            stmt = api.pointee.next_stmt(handle, s)
         }
         guard isInTransaction else { return }
         if (try? cached(static: "COMMIT").run()) == nil {

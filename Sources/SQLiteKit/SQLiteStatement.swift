@@ -1,4 +1,5 @@
 import CSQLite
+import CSQLiteAPI
 import Foundation
 
 /// SQLite copies bound strings and blobs when given this destructor.
@@ -7,67 +8,71 @@ let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 /// A prepared statement. Not thread-safe: the owning connection's user serialises access.
 public final class SQLiteStatement {
     let handle: OpaquePointer
+    /// The library the statement's connection runs on.
+    let api: UnsafePointer<csqlite_api>
     /// The SQL text this statement was prepared from.
     public let sql: String
     unowned let connection: SQLiteConnection
 
     init(connection: SQLiteConnection, sql: String) throws {
         var stmt: OpaquePointer?
-        let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        let api = connection.api
+        let rc = api.pointee.prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
         guard rc == SQLITE_OK, let stmt else {
             throw connection.error(rc, sql: sql)
         }
         self.handle = stmt
+        self.api = api
         self.sql = sql
         self.connection = connection
     }
 
-    deinit { sqlite3_finalize(handle) }
+    deinit { api.pointee.finalize(handle) }
 
     // MARK: Binding (1-based indexes, as in SQLite)
 
     /// Binds a value to the parameter at `index` (1-based).
     public func bind(_ value: SQLiteValue, at index: Int32) throws {
         switch value {
-        case .null: try check(sqlite3_bind_null(handle, index))
+        case .null: try check(api.pointee.bind_null(handle, index))
         case .integer(let i): try bind(i, at: index)
-        case .real(let d): try check(sqlite3_bind_double(handle, index, d))
+        case .real(let d): try check(api.pointee.bind_double(handle, index, d))
         case .text(let s): try bind(s, at: index)
         case .blob(let b): try bindBlob(b, at: index)
         }
     }
 
     public func bind(_ value: Int64, at index: Int32) throws {
-        try check(sqlite3_bind_int64(handle, index, value))
+        try check(api.pointee.bind_int64(handle, index, value))
     }
 
     public func bind(_ value: Int, at index: Int32) throws {
-        try check(sqlite3_bind_int64(handle, index, Int64(value)))
+        try check(api.pointee.bind_int64(handle, index, Int64(value)))
     }
 
     public func bind(_ value: Bool, at index: Int32) throws {
-        try check(sqlite3_bind_int(handle, index, value ? 1 : 0))
+        try check(api.pointee.bind_int(handle, index, value ? 1 : 0))
     }
 
     public func bind(_ value: Double, at index: Int32) throws {
-        try check(sqlite3_bind_double(handle, index, value))
+        try check(api.pointee.bind_double(handle, index, value))
     }
 
     /// The index of the named parameter `name` (with its `:`/`@`/`$` prefix), 0 if absent.
     public func parameterIndex(_ name: String) -> Int32 {
-        sqlite3_bind_parameter_index(handle, name)
+        api.pointee.bind_parameter_index(handle, name)
     }
 
     public func bindNull(at index: Int32) throws {
-        try check(sqlite3_bind_null(handle, index))
+        try check(api.pointee.bind_null(handle, index))
     }
 
     public func bind(_ value: String, at index: Int32) throws {
         var s = value
         let rc = s.withUTF8 { buf -> Int32 in
-            guard let base = buf.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, SQLITE_TRANSIENT) }
+            guard let base = buf.baseAddress else { return api.pointee.bind_text(handle, index, "", 0, SQLITE_TRANSIENT) }
             return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: buf.count) {
-                sqlite3_bind_text(handle, index, $0, Int32(buf.count), SQLITE_TRANSIENT)
+                api.pointee.bind_text(handle, index, $0, Int32(buf.count), SQLITE_TRANSIENT)
             }
         }
         try check(rc)
@@ -85,7 +90,7 @@ public final class SQLiteStatement {
     public func bindBlob(_ bytes: some ContiguousBytes, at index: Int32) throws {
         let rc = bytes.withUnsafeBytes { buf in
             // A zero-length blob needs a non-NULL pointer, or SQLite stores NULL.
-            sqlite3_bind_blob(handle, index, buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buf.count), SQLITE_TRANSIENT)
+            api.pointee.bind_blob(handle, index, buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buf.count), SQLITE_TRANSIENT)
         }
         try check(rc)
     }
@@ -93,13 +98,13 @@ public final class SQLiteStatement {
     /// Binds bytes as a BLOB without copying them (SQLITE_STATIC): the memory must stay valid
     /// and unchanged until the statement is stepped and reset. For bulk-load hot paths.
     public func bindBlobNoCopy(_ buf: UnsafeRawBufferPointer, at index: Int32) throws {
-        try check(sqlite3_bind_blob(handle, index, buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buf.count), nil))
+        try check(api.pointee.bind_blob(handle, index, buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buf.count), nil))
     }
 
     /// Binds UTF-8 bytes as TEXT without copying them (SQLITE_STATIC); see `bindBlobNoCopy`.
     public func bindTextNoCopy(_ buf: UnsafeRawBufferPointer, at index: Int32) throws {
         let base = buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-        try check(sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(buf.count), nil))
+        try check(api.pointee.bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(buf.count), nil))
     }
 
     /// Binds bytes as TEXT (UTF-8).
@@ -107,7 +112,7 @@ public final class SQLiteStatement {
         let rc = bytes.withUnsafeBytes { buf -> Int32 in
             // A zero-length text needs a non-NULL pointer, or SQLite stores NULL.
             let base = buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-            return sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(buf.count), SQLITE_TRANSIENT)
+            return api.pointee.bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(buf.count), SQLITE_TRANSIENT)
         }
         try check(rc)
     }
@@ -122,21 +127,21 @@ public final class SQLiteStatement {
     /// Advances to the next row. Returns false when done.
     @discardableResult
     public func step() throws -> Bool {
-        let rc = sqlite3_step(handle)
+        let rc = api.pointee.step(handle)
         switch rc {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         default:
             let err = connection.error(rc, sql: sql)
-            sqlite3_reset(handle)
+            api.pointee.reset(handle)
             throw err
         }
     }
 
     /// Resets the statement and clears its bindings, ready for reuse.
     public func reset() {
-        sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        api.pointee.reset(handle)
+        api.pointee.clear_bindings(handle)
     }
 
     /// Runs the statement to completion (for INSERT/UPDATE/DELETE), then resets it.
@@ -154,44 +159,44 @@ public final class SQLiteStatement {
 
     // MARK: Columns (0-based indexes, as in SQLite)
 
-    public var columnCount: Int32 { sqlite3_column_count(handle) }
+    public var columnCount: Int32 { api.pointee.column_count(handle) }
 
     public func isNull(_ column: Int32) -> Bool {
-        sqlite3_column_type(handle, column) == SQLITE_NULL
+        api.pointee.column_type(handle, column) == SQLITE_NULL
     }
 
-    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
-    public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
-    public func bool(_ column: Int32) -> Bool { sqlite3_column_int64(handle, column) != 0 }
-    public func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    public func int64(_ column: Int32) -> Int64 { api.pointee.column_int64(handle, column) }
+    public func int(_ column: Int32) -> Int { Int(api.pointee.column_int64(handle, column)) }
+    public func bool(_ column: Int32) -> Bool { api.pointee.column_int64(handle, column) != 0 }
+    public func double(_ column: Int32) -> Double { api.pointee.column_double(handle, column) }
 
     public func string(_ column: Int32) -> String? {
-        guard let p = sqlite3_column_text(handle, column) else { return nil }
-        let n = Int(sqlite3_column_bytes(handle, column))
+        guard let p = api.pointee.column_text(handle, column) else { return nil }
+        let n = Int(api.pointee.column_bytes(handle, column))
         return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
     }
 
     /// The column's bytes (BLOB or TEXT), or nil for SQL NULL.
     public func bytes(_ column: Int32) -> [UInt8]? {
-        let type = sqlite3_column_type(handle, column)
+        let type = api.pointee.column_type(handle, column)
         if type == SQLITE_NULL { return nil }
-        let p = sqlite3_column_blob(handle, column)
-        let n = Int(sqlite3_column_bytes(handle, column))
+        let p = api.pointee.column_blob(handle, column)
+        let n = Int(api.pointee.column_bytes(handle, column))
         guard let p, n > 0 else { return [] }
         return Array(UnsafeRawBufferPointer(start: p, count: n))
     }
 
     /// Calls `body` with the column's bytes without copying; nil for SQL NULL. The buffer is valid only inside `body`.
     public func withBytes<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        let type = sqlite3_column_type(handle, column)
+        let type = api.pointee.column_type(handle, column)
         if type == SQLITE_NULL { return try body(nil) }
-        let p = sqlite3_column_blob(handle, column)
-        let n = Int(sqlite3_column_bytes(handle, column))
+        let p = api.pointee.column_blob(handle, column)
+        let n = Int(api.pointee.column_bytes(handle, column))
         return try body(UnsafeRawBufferPointer(start: n > 0 ? p : nil, count: n))
     }
 
     public func value(_ column: Int32) -> SQLiteValue {
-        switch sqlite3_column_type(handle, column) {
+        switch api.pointee.column_type(handle, column) {
         case SQLITE_INTEGER: return .integer(int64(column))
         case SQLITE_FLOAT: return .real(double(column))
         case SQLITE_TEXT: return .text(string(column) ?? "")
@@ -201,7 +206,7 @@ public final class SQLiteStatement {
     }
 
     public func columnName(_ column: Int32) -> String {
-        String(cString: sqlite3_column_name(handle, column))
+        api.pointee.column_name(handle, column).map { String(cString: $0) } ?? ""
     }
 
     private func check(_ rc: Int32) throws {

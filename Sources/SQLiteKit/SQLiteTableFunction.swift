@@ -1,4 +1,5 @@
 import CSQLite
+import CSQLiteAPI
 import Foundation
 
 /// The rows a table-valued function produced for one set of arguments.
@@ -15,7 +16,10 @@ private final class TableFunctionBox {
     let columns: [String]
     let argumentCount: Int
     let body: SQLiteTableFunction
-    init(columns: [String], argumentCount: Int, body: @escaping SQLiteTableFunction) {
+    /// The library of the connection the function is registered on.
+    let api: UnsafePointer<csqlite_api>
+    init(columns: [String], argumentCount: Int, api: UnsafePointer<csqlite_api>, body: @escaping SQLiteTableFunction) {
+        self.api = api
         self.columns = columns
         self.argumentCount = argumentCount
         self.body = body
@@ -50,7 +54,7 @@ nonisolated(unsafe) private var tableFunctionModule: sqlite3_module = {
         let b = Unmanaged<TableFunctionBox>.fromOpaque(aux!).takeUnretainedValue()
         var columns = b.columns.map { "\"\($0)\"" }
         for i in 0..<b.argumentCount { columns.append("_arg\(i) HIDDEN") }
-        let rc = sqlite3_declare_vtab(db, "CREATE TABLE x(\(columns.joined(separator: ", ")))")
+        let rc = b.api.pointee.declare_vtab(db, "CREATE TABLE x(\(columns.joined(separator: ", ")))")
         if rc != SQLITE_OK { return rc }
         let raw = UnsafeMutableRawPointer.allocate(byteCount: vtabSize + 8, alignment: 8)
         raw.initializeMemory(as: UInt8.self, repeating: 0, count: vtabSize)
@@ -100,7 +104,7 @@ nonisolated(unsafe) private var tableFunctionModule: sqlite3_module = {
     m.xFilter = { cursor, idxNum, _, argc, argv in
         let s = state(of: cursor)
         let b = box(of: cursor!.pointee.pVtab)
-        s.rows = b.body(SQLiteArguments(argv: argv, count: Int(argc)))
+        s.rows = b.body(SQLiteArguments(api: b.api, argv: argv, count: Int(argc)))
         s.position = 0
         _ = idxNum
         return SQLITE_OK
@@ -117,9 +121,9 @@ nonisolated(unsafe) private var tableFunctionModule: sqlite3_module = {
         let s = state(of: cursor)
         let b = box(of: cursor!.pointee.pVtab)
         if Int(column) < b.columns.count, let rows = s.rows {
-            rows.column(Int(column), row: s.position, into: SQLiteFunctionResult(context: context))
+            rows.column(Int(column), row: s.position, into: SQLiteFunctionResult(api: b.api, context: context))
         } else {
-            sqlite3_result_null(context)
+            b.api.pointee.result_null(context)
         }
         return SQLITE_OK
     }
@@ -135,9 +139,9 @@ extension SQLiteConnection {
     /// FROM/JOIN like SQLite's `json_each`. Arguments not given are NULL.
     public func createTableFunction(_ name: String, columns: [String], argumentCount: Int,
                                     _ body: @escaping SQLiteTableFunction) throws {
-        let b = Unmanaged.passRetained(TableFunctionBox(columns: columns, argumentCount: argumentCount, body: body)).toOpaque()
+        let b = Unmanaged.passRetained(TableFunctionBox(columns: columns, argumentCount: argumentCount, api: api, body: body)).toOpaque()
         let rc = withUnsafePointer(to: &tableFunctionModule) { module in
-            sqlite3_create_module_v2(handle, name, module, b) { p in
+            api.pointee.create_module_v2(handle, name, module, b) { p in
                 if let p { Unmanaged<TableFunctionBox>.fromOpaque(p).release() }
             }
         }

@@ -11,6 +11,8 @@
 // to stdout with a single unbuffered write(2), so a line the parent reads was committed.
 // When the new indices are used up it keeps updating earlier documents. It runs until killed.
 //
+// Also: CBLCrashWriter rekey … (see below).
+//
 // Exit codes: 2 = bad arguments, 3 = cannot open the database, 4 = a write failed.
 //
 // Replication mode: CBLCrashWriter pull|push <manager-directory> <db-name> <remote-url> <page-size>
@@ -72,6 +74,25 @@ if args.count == 6, args[1] == "pull" || args[1] == "push", let pageSize = Int(a
         exit(0)
     } catch {
         fail("cannot open \(args[3]) in \(args[2]): \(error)", code: 3)
+    }
+}
+// Re-key mode: CBLCrashWriter rekey <manager-directory> <db-name> <old-password|-> <new-password|->
+// opens the database with the old key ("-": none), calls changeEncryptionKey with the new one and
+// prints `DONE`. The encryption tests kill it at random moments (or at a named step, through
+// CBL_REKEY_CRASH_AT) and check the database still opens with one of the two keys, intact.
+if args.count == 6, args[1] == "rekey" {
+    do {
+        let manager = try CBLManager(directory: args[2])
+        let options = CBLDatabaseOptions()
+        options.create = true
+        options.encryptionKey = args[4] == "-" ? nil : args[4]
+        let db = try manager.openDatabaseNamed(args[3], with: options)
+        emit("OPEN")
+        try db.changeEncryptionKey(args[5] == "-" ? nil : args[5])
+        emit("DONE")
+        exit(0)
+    } catch {
+        fail("re-key of \(args[3]) failed: \(error)", code: 4)
     }
 }
 guard args.count == 5, let startIndex = Int(args[3]), let count = Int(args[4]), startIndex >= 0, count >= 0 else {

@@ -53,11 +53,14 @@ final class ManagerTests: XCTestCase {
         forest.create = true
         forest.storageType = kCBLForestDBStorage
         XCTAssertThrowsStatus(406, try manager.openDatabaseNamed("f", with: forest))
+        // A key that is neither a password, 32 bytes nor a CBLSymmetricKey is refused before anything
+        // is created (encrypted databases themselves: EncryptionTests).
         let encrypted = CBLDatabaseOptions()
         encrypted.create = true
-        encrypted.encryptionKey = "secret"
+        encrypted.encryptionKey = 42
         XCTAssertThrowsError(try manager.openDatabaseNamed("e", with: encrypted)) {
-            XCTAssertTrue(($0 as? CBLError)?.message.contains("encryption") ?? false)
+            XCTAssertEqual(($0 as? CBLError)?.code, 400)
+            XCTAssertTrue(($0 as? CBLError)?.message.contains("encryption key") ?? false)
         }
         XCTAssertFalse(manager.databaseExistsNamed("e"), "nothing created")
 

@@ -71,12 +71,13 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     }
     private var forcedWriterReads = false
 
-    init(name: String, directory: URL, manager: CBLManager, create: Bool, readOnly: Bool) throws {
+    init(name: String, directory: URL, manager: CBLManager, create: Bool, readOnly: Bool,
+         encryptionKey: CBLSymmetricKey? = nil) throws {
         self.name = name
         self.manager = manager
         self.directoryURL = directory
         self.isReadOnly = readOnly
-        let store = try SQLiteStore(directory: directory, create: create, readOnly: readOnly)
+        let store = try SQLiteStore(directory: directory, create: create, readOnly: readOnly, encryptionKey: encryptionKey)
         self.storeIfOpen = store
         self.pool = SQLiteConnectionPool(writer: store.connection, maximumReaderCount: Self.readerConnectionLimit,
                                          openReader: store.openReader)
@@ -340,6 +341,8 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     public func delete() throws {
         try checkWritable()
         try close()
+        // 1.x forgets a deleted database's key: a database re-created under the name starts plain.
+        manager.setRegisteredEncryptionKey(nil, forDatabaseNamed: name)
         do {
             try FileManager.default.removeItem(at: directoryURL)
         } catch {

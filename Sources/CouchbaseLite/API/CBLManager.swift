@@ -20,6 +20,8 @@ public final class CBLManager: NSObject, NSCopying, @unchecked Sendable {
 
     private struct State {
         var databases: [String: CBLDatabase] = [:]
+        /// Keys given with ``registerEncryptionKey(_:forDatabaseNamed:)``.
+        var encryptionKeys: [String: CBLSymmetricKey] = [:]
         var dispatchQueue: DispatchQueue?
         var closed = false
     }
@@ -190,8 +192,14 @@ public final class CBLManager: NSObject, NSCopying, @unchecked Sendable {
             }
             throw CBLError.badRequest("Unknown storage type '\(type)'")
         }
-        if options.encryptionKey != nil {
-            throw CBLError.notImplemented("Database encryption is not supported by this build; open the database without an encryption key")
+        var key: CBLSymmetricKey?
+        if let option = options.encryptionKey {
+            guard let given = CBLSymmetricKey.from(option) else {
+                throw CBLError.badRequest("Invalid encryption key: give a password String, 32 bytes of Data or a CBLSymmetricKey")
+            }
+            key = given
+        } else {
+            key = registeredEncryptionKey(forDatabaseNamed: name)
         }
         lock.lock()
         defer { lock.unlock() }
@@ -201,9 +209,17 @@ public final class CBLManager: NSObject, NSCopying, @unchecked Sendable {
         let readOnly = options.readOnly || self.options.readOnly
         let dir = databaseDirectory(for: name)
         let db = try CBLDatabase(name: name, directory: dir, manager: self,
-                                 create: options.create && !readOnly, readOnly: readOnly)
+                                 create: options.create && !readOnly, readOnly: readOnly, encryptionKey: key)
         state.withLock { $0.databases[name] = db }
         return db
+    }
+
+    func registeredEncryptionKey(forDatabaseNamed name: String) -> CBLSymmetricKey? {
+        state.withLock { $0.encryptionKeys[name] }
+    }
+
+    func setRegisteredEncryptionKey(_ key: CBLSymmetricKey?, forDatabaseNamed name: String) {
+        state.withLock { $0.encryptionKeys[name] = key }
     }
 
     func databaseDidClose(_ db: CBLDatabase) {
@@ -244,7 +260,8 @@ public final class CBLManager: NSObject, NSCopying, @unchecked Sendable {
         defer { try? fm.removeItem(at: staging) }
         try install(staging)
         // Open once to validate and upgrade the schema, then re-key the UUIDs (spec 1.6).
-        let store = try SQLiteStore(directory: staging, create: false, readOnly: false)
+        let store = try SQLiteStore(directory: staging, create: false, readOnly: false,
+                                    encryptionKey: registeredEncryptionKey(forDatabaseNamed: name))
         do {
             try store.inTransaction {
                 if let oldPrivate = try store.info("privateUUID") {

@@ -32,7 +32,7 @@ public final class CBLDatabaseOptions: NSObject, @unchecked Sendable {
     public var readOnly = false
     /// `kCBLSQLiteStorage` (default) or `kCBLForestDBStorage` (refused: unsupported here).
     public var storageType: String?
-    /// A password `String` or a 32-byte key `Data`. Encryption is not built yet: a key is refused clearly.
+    /// The key the database file is encrypted with (SQLCipher, as 1.x): a password `String`, 32 bytes of `Data`, or a `CBLSymmetricKey`.
     public var encryptionKey: Any?
 
     public override init() { super.init() }

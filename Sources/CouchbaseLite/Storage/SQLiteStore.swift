@@ -17,6 +17,8 @@ package final class SQLiteStore: @unchecked Sendable {
     /// True when the schema has `docs.expiry_timestamp` (v102); a read-only v101 file has not.
     private(set) var hasExpiryColumn = true
     let blobStore: BlobStore
+    /// The key the database file is encrypted with (SQLCipher, raw key as 1.x); nil when plain.
+    let encryptionKey: CBLSymmetricKey?
 
     static let databaseFileName = "db.sqlite3"
     static let attachmentsDirectoryName = "attachments"
@@ -24,14 +26,16 @@ package final class SQLiteStore: @unchecked Sendable {
     var databasePath: String { directory.appendingPathComponent(Self.databaseFileName).path }
 
     /// Opens the store in `directory`, creating it when `create` is true and nothing is there.
-    init(directory: URL, create: Bool, readOnly: Bool) throws {
+    init(directory: URL, create: Bool, readOnly: Bool, encryptionKey: CBLSymmetricKey? = nil) throws {
         self.directory = directory
         self.readOnly = readOnly
+        self.encryptionKey = encryptionKey
         let fm = FileManager.default
         let dbPath = directory.appendingPathComponent(Self.databaseFileName).path
         let attachments = directory.appendingPathComponent(Self.attachmentsDirectoryName)
 
-        try Self.checkStorageFormat(directory: directory)
+        try Self.checkStorageFormat(directory: directory, encrypted: encryptionKey != nil)
+        if !readOnly { try DatabaseRekey.recover(directory: directory) }
         let exists = fm.fileExists(atPath: dbPath)
         if !exists {
             guard create, !readOnly else { throw CBLError.notFound("Database not found at \(directory.path)") }
@@ -42,11 +46,8 @@ package final class SQLiteStore: @unchecked Sendable {
         }
         blobStore = try BlobStore(directory: attachments)
 
-        do {
-            connection = try SQLiteConnection(path: dbPath, mode: .init(readOnly: readOnly, create: !exists))
-        } catch let e as SQLiteError {
-            throw Self.openError(e, subject: dbPath)
-        }
+        connection = try Self.openConnection(path: dbPath, mode: .init(readOnly: readOnly, create: !exists),
+                                             key: encryptionKey)
         do {
             try Self.registerCollations(on: connection)
             // The first read tells a real database from garbage or a SQLCipher file before any
@@ -61,7 +62,7 @@ package final class SQLiteStore: @unchecked Sendable {
             try openSchema(isNew: !exists)
         } catch let e as SQLiteError {
             connection.close()
-            throw Self.openError(e, subject: dbPath)
+            throw Self.openError(e, subject: dbPath, keyGiven: encryptionKey != nil)
         } catch {
             connection.close()
             throw error
@@ -71,6 +72,7 @@ package final class SQLiteStore: @unchecked Sendable {
     /// A store working on `reader`, another connection on the same file (see ``openReader()``).
     init(reader: SQLiteConnection, sharing store: SQLiteStore) {
         connection = reader
+        encryptionKey = store.encryptionKey
         directory = store.directory
         readOnly = store.readOnly
         hasExpiryColumn = store.hasExpiryColumn
@@ -81,12 +83,8 @@ package final class SQLiteStore: @unchecked Sendable {
     /// as the writer is (same collations). It is `query_only`: a write routed to it by mistake
     /// fails instead of bypassing the writer.
     func openReader() throws -> SQLiteConnection {
-        let reader: SQLiteConnection
-        do {
-            reader = try SQLiteConnection(path: databasePath, mode: .init(readOnly: readOnly, create: false))
-        } catch let e as SQLiteError {
-            throw Self.openError(e, subject: databasePath)
-        }
+        let reader = try Self.openConnection(path: databasePath, mode: .init(readOnly: readOnly, create: false),
+                                             key: encryptionKey)
         do {
             try Self.registerCollations(on: reader)
             if !readOnly { try reader.execute("PRAGMA query_only = 1") }
@@ -110,8 +108,25 @@ package final class SQLiteStore: @unchecked Sendable {
         try connection.createCollation("REVID", cbl_sqlite_collate_revid)
     }
 
-    /// Refuses ForestDB and encrypted databases with the statuses 1.x used (spec 1.5, 1.7).
-    static func checkStorageFormat(directory: URL) throws {
+    /// Opens a connection on the database file: the system SQLite for a plain file, SQLCipher
+    /// with the raw key for an encrypted one (1.x `decryptWithKey:`). Nothing is read yet.
+    static func openConnection(path: String, mode: SQLiteConnection.OpenMode, key: CBLSymmetricKey?) throws -> SQLiteConnection {
+        do {
+            if let key {
+                return try SQLiteConnection(path: path, mode: mode, rawKey: [UInt8](key.keyData))
+            }
+            return try SQLiteConnection(path: path, mode: mode)
+        } catch let e as SQLiteError {
+            throw openError(e, subject: path, keyGiven: key != nil)
+        } catch let e as SQLCipherUnavailable {
+            // 1.x answered 501 when the app was not built with SQLCipher.
+            throw CBLError.notImplemented("Cannot open encrypted database \(path): \(e.message)")
+        }
+    }
+
+    /// Refuses ForestDB databases, and encrypted attachments when no key is given, with the
+    /// statuses 1.x used (spec 1.5, 1.7).
+    static func checkStorageFormat(directory: URL, encrypted: Bool = false) throws {
         let fm = FileManager.default
         let dbPath = directory.appendingPathComponent(databaseFileName).path
         if !fm.fileExists(atPath: dbPath),
@@ -120,16 +135,19 @@ package final class SQLiteStore: @unchecked Sendable {
             throw CBLError.notAcceptable("Unsupported storage: \(directory.lastPathComponent) is a ForestDB database; only SQLite storage is supported")
         }
         let marker = directory.appendingPathComponent(attachmentsDirectoryName).appendingPathComponent("_encryption")
-        if fm.fileExists(atPath: marker.path) {
-            throw CBLError.unauthorized("Database \(directory.lastPathComponent) is encrypted; encryption is not supported by this build")
+        if !encrypted, fm.fileExists(atPath: marker.path) {
+            throw CBLError.unauthorized("Database \(directory.lastPathComponent) is encrypted: open it with its encryption key")
         }
     }
 
     /// The 1.x status for a file SQLite cannot open or read: 401 for an encrypted file or one that
     /// is not a database (spec 1.7), 500 otherwise. `subject` names the file in the message.
-    static func openError(_ e: SQLiteError, subject: String) -> CBLError {
+    static func openError(_ e: SQLiteError, subject: String, keyGiven: Bool = false) -> CBLError {
         if e.isNotADatabase {
-            return .unauthorized("Cannot open \(subject): file is encrypted or is not a database")
+            if keyGiven {
+                return .unauthorized("Cannot open \(subject): wrong encryption key (or the file is not an encrypted database)")
+            }
+            return .unauthorized("Cannot open \(subject): the database is encrypted and no encryption key was given (or it is not a database)")
         }
         if e.isCorrupt {
             return .dbError("Cannot open \(subject): database file is corrupt or truncated")

@@ -1,0 +1,45 @@
+import CSQLite
+import CSQLiteAPI
+
+/// The SQLite library a connection runs on: the system's libsqlite3 (every unencrypted database),
+/// or SQLCipher, which 1.x used for encrypted databases, loaded at run time with its symbols kept
+/// local (`RTLD_LOCAL | RTLD_DEEPBIND`) because it exports the same `sqlite3_*` names. See `CSQLiteAPI.h`.
+public struct SQLiteLibrary: @unchecked Sendable, Equatable {
+    let api: UnsafePointer<csqlite_api>
+
+    /// The system SQLite the package links.
+    public static let system = SQLiteLibrary(api: csqlite_system_api())
+
+    /// SQLCipher (Debian's `libsqlcipher0`), loaded on first use; throws ``SQLCipherUnavailable``
+    /// with the reason when it is not installed or not usable.
+    public static func sqlCipher() throws -> SQLiteLibrary {
+        var message = [CChar](repeating: 0, count: 512)
+        guard let api = csqlite_sqlcipher_api(&message, message.count) else {
+            throw SQLCipherUnavailable(message: String(cString: message))
+        }
+        return SQLiteLibrary(api: api)
+    }
+
+    /// True when SQLCipher can be loaded.
+    public static var isSQLCipherAvailable: Bool { csqlite_sqlcipher_api(nil, 0) != nil }
+
+    /// True for SQLCipher.
+    public var isSQLCipher: Bool { api.pointee.is_sqlcipher != 0 }
+
+    public static func == (a: SQLiteLibrary, b: SQLiteLibrary) -> Bool { a.api == b.api }
+
+    /// The tables C callbacks use: a callback receives only SQLite's context, so each library
+    /// registers its own thunk, which names its table here.
+    nonisolated(unsafe) static let callbackSystemAPI: UnsafePointer<csqlite_api> = csqlite_system_api()
+    static var callbackSQLCipherAPI: UnsafePointer<csqlite_api> {
+        // Only thunks registered on a SQLCipher connection read this, so the library is loaded.
+        csqlite_sqlcipher_api(nil, 0)!
+    }
+}
+
+/// SQLCipher (needed for an encrypted database) is not installed or cannot be loaded.
+public struct SQLCipherUnavailable: Error, CustomStringConvertible, Sendable {
+    /// Why, from the dynamic loader.
+    public let message: String
+    public var description: String { message }
+}
