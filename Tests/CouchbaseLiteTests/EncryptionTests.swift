@@ -325,6 +325,48 @@ final class EncryptionTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: db4.directoryURL.appendingPathComponent(DatabaseRekey.commitMarkerName).path))
     }
 
+    /// Attachments of an encrypted database: encrypted in the blob store with the database's key,
+    /// re-keyed with it by `changeEncryptionKey`, readable after each step and after reopening.
+    func testAttachmentsFollowTheDatabaseKey() throws {
+        let manager = try makeManager(dir)
+        let secret = String(repeating: "attachment-plaintext-", count: 200)
+        let db = try manager.openDatabaseNamed("atts", with: options(key: "pw1"))
+        let rev = try db.document(withID: "a")!.putProperties(["title": "with attachment"])
+        let unsaved = rev.createRevision()
+        unsaved.setAttachmentNamed("note.txt", withContentType: "text/plain", content: Data(secret.utf8))
+        _ = try unsaved.save()
+        let attachments = db.directoryURL.appendingPathComponent("attachments")
+
+        func blobFilesContain(_ text: String) throws -> Bool {
+            let files = try FileManager.default.contentsOfDirectory(atPath: attachments.path).filter { $0.hasSuffix(".blob") }
+            XCTAssertEqual(files.count, 1)
+            return try files.contains { try Data(contentsOf: attachments.appendingPathComponent($0)).range(of: Data(text.utf8)) != nil }
+        }
+        func content(_ db: CBLDatabase) -> String? {
+            db.existingDocument(withID: "a")?.currentRevision?.attachmentNamed("note.txt")?.content.map { String(decoding: $0, as: UTF8.self) }
+        }
+        XCTAssertEqual(content(db), secret)
+        XCTAssertFalse(try blobFilesContain("attachment-plaintext"))
+        XCTAssertEqual(try String(contentsOf: attachments.appendingPathComponent("_encryption"), encoding: .utf8), "AES")
+
+        try db.changeEncryptionKey("pw2")
+        XCTAssertEqual(content(db), secret)
+        try db.close()
+        XCTAssertThrowsStatus(401, try CBLManager(directory: manager.directory)
+            .openDatabaseNamed("atts", with: self.options(key: "pw1", create: false)))
+        let reopened = try manager.openDatabaseNamed("atts", with: options(key: "pw2", create: false))
+        XCTAssertEqual(content(reopened), secret)
+        XCTAssertFalse(try blobFilesContain("attachment-plaintext"))
+
+        try reopened.changeEncryptionKey(nil)
+        XCTAssertEqual(content(reopened), secret)
+        XCTAssertTrue(try blobFilesContain("attachment-plaintext"), "decrypted: blobs are plain again, as 1.x leaves them")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: attachments.appendingPathComponent("_encryption").path))
+        for leftover in ["attachments.rekey-new", "attachments.rekey-old"] {
+            XCTAssertFalse(FileManager.default.fileExists(atPath: reopened.directoryURL.appendingPathComponent(leftover).path))
+        }
+    }
+
     func testChangeEncryptionKeyRefusals() throws {
         let manager = try makeManager(dir)
         let db = try manager.databaseNamed("rekey")

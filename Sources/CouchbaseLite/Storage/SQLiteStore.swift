@@ -44,8 +44,6 @@ package final class SQLiteStore: @unchecked Sendable {
         if !readOnly, !fm.fileExists(atPath: attachments.path) {
             try fm.createDirectory(at: attachments, withIntermediateDirectories: true)
         }
-        blobStore = try BlobStore(directory: attachments)
-
         connection = try Self.openConnection(path: dbPath, mode: .init(readOnly: readOnly, create: !exists),
                                              key: encryptionKey)
         do {
@@ -53,6 +51,11 @@ package final class SQLiteStore: @unchecked Sendable {
             // The first read tells a real database from garbage or a SQLCipher file before any
             // pragma could write to it (the file must be left untouched, spec 1.7).
             _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")
+            // The blob store opens only once SQLCipher accepted the key: with a key, a plain store
+            // is encrypted on the spot (1.x's rule), which a wrong key must never trigger. A blob
+            // re-key cut short by a crash is finished or rolled back to match the database's key.
+            if !readOnly { try BlobStore.recoverInterruptedKeyChange(directory: attachments, currentKey: encryptionKey) }
+            blobStore = try BlobStore(directory: attachments, encryptionKey: encryptionKey, readOnly: readOnly)
             try connection.execute("PRAGMA foreign_keys = ON")
             if !readOnly {
                 try connection.execute("PRAGMA journal_mode = WAL")
@@ -136,7 +139,7 @@ package final class SQLiteStore: @unchecked Sendable {
         }
         let marker = directory.appendingPathComponent(attachmentsDirectoryName).appendingPathComponent("_encryption")
         if !encrypted, fm.fileExists(atPath: marker.path) {
-            throw CBLError.unauthorized("Database \(directory.lastPathComponent) is encrypted: open it with its encryption key")
+            throw CBLError.unauthorized("Database \(directory.lastPathComponent) is encrypted and no encryption key was given: open it with its encryption key")
         }
     }
 
