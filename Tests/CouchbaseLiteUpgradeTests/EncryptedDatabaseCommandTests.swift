@@ -214,4 +214,19 @@ final class EncryptedDatabaseCommandTests: XCTestCase {
         assertOneLineError(try run(["check", plain.path, "--password", "letmein"]), "check", "is not encrypted")
         // (Damage keeps its own messages: CLICommandTests' truncated and garbage databases.)
     }
+
+    func testInfoQueryAndCompactWithThePassword() throws {
+        let bundle = try makeSource()
+        let info = try run(["info", bundle.path, "--password", "letmein"])
+        XCTAssertEqual(info.status, 0, info.stderr)
+        XCTAssertTrue(info.stdout.contains("documents:       1"), info.stdout)
+        let query = try run(["query", bundle.path, "--all-docs", "--password", "letmein"])
+        XCTAssertEqual(query.status, 0, query.stderr)
+        XCTAssertTrue(query.stdout.contains("doc-1"), query.stdout)
+        let compact = try run(["compact", bundle.path, "--password", "letmein"])
+        XCTAssertEqual(compact.status, 0, compact.stderr)
+        // Still encrypted and readable with the key after compaction.
+        assertOneLineError(try run(["dump", bundle.path]), "dump", "is encrypted and the key is missing")
+        XCTAssertTrue(try run(["dump", bundle.path, "--password", "letmein"]).stdout.contains("holiday"))
+    }
 }
