@@ -59,6 +59,7 @@ public struct DatabaseUpgrader: Sendable {
         let legacy = try LegacySource(bundle: sourceBundle, workDirectory: work, encryptionKey: options.encryptionKey)
         defer { legacy.close() }
         report.sourceSchemaVersion = legacy.schemaVersion
+        report.sourceEncrypted = options.encryptionKey != nil
 
         let output = try DataFile(creatingForBulkLoadAt: built)
         do {

@@ -233,13 +233,16 @@ struct DocumentConverter {
                 continue
             }
             do {
-                try blobStore.install(copying: file, expectedKey: key)
+                // An encrypted 1.x store's blobs go in as plaintext: their names are the plaintext's SHA-1.
+                report.attachmentBytes += try source.withPlaintext(of: file) { plain in
+                    _ = try blobStore.install(copying: plain, expectedKey: key)
+                    return DatabaseUpgrader.size(of: plain)
+                }
             } catch let e as CouchbaseLiteError {
                 throw upgradeError(e.code, e.message)
             }
             copiedBlobs.insert(key)
             report.attachmentsCopied += 1
-            report.attachmentBytes += DatabaseUpgrader.size(of: file)
         }
         return true
     }

@@ -13,6 +13,9 @@ final class LegacySource {
     let schemaVersion: Int
     let attachmentsDirectory: URL
     let hasExpiryColumn: Bool
+    /// The key of an encrypted 1.x blob store (1.x encrypts attachments with the database's key); nil when plain.
+    let blobKey: CBLSymmetricKey?
+    private let workDirectory: URL
     private var workCopy: URL?
 
     init(bundle: URL, workDirectory: URL, encryptionKey: CBLSymmetricKey? = nil) throws {
@@ -20,7 +23,9 @@ final class LegacySource {
         let fm = FileManager.default
         let db = bundle.appendingPathComponent("db.sqlite3")
         attachmentsDirectory = bundle.appendingPathComponent("attachments")
+        self.workDirectory = workDirectory
         try Self.checkFormat(bundle: bundle, encrypted: encryptionKey != nil)
+        blobKey = fm.fileExists(atPath: attachmentsDirectory.appendingPathComponent("_encryption").path) ? encryptionKey : nil
 
         var openPath: String
         var mode = SQLiteConnection.OpenMode(readOnly: true)
@@ -104,13 +109,7 @@ final class LegacySource {
                 throw CouchbaseLiteError(.notADatabaseFile,
                     "\(bundle.lastPathComponent) is encrypted; give its encryption key")
             }
-            // The converter copies blob files as they are: encrypted blobs need the blob store's decryption.
-            let blobs = ((try? fm.contentsOfDirectory(atPath: bundle.appendingPathComponent("attachments").path)) ?? [])
-                .filter { $0.hasSuffix(".blob") }
-            if !blobs.isEmpty {
-                throw CouchbaseLiteError(.notADatabaseFile,
-                    "\(bundle.lastPathComponent) has encrypted attachments, which this converter cannot decrypt yet")
-            }
+            // Encrypted blob files are decrypted while they are copied (`withPlaintext(of:_:)`).
         }
     }
 
@@ -153,5 +152,43 @@ final class LegacySource {
             if fm.fileExists(atPath: url.path) { return url }
         }
         return nil
+    }
+
+    /// Calls `body` with a plaintext file of the blob `file`: the file itself for a plain store;
+    /// for an encrypted one (1.x `CBLSymmetricKey` format) its content decrypted into the work
+    /// directory, removed afterwards. A blob that does not decrypt is the wrong key (401).
+    func withPlaintext<T>(of file: URL, _ body: (URL) throws -> T) throws -> T {
+        guard let blobKey else { return try body(file) }
+        guard let encrypted = InputStream(url: file) else {
+            throw CouchbaseLiteError(.notFound, "Cannot read blob file \(file.path)")
+        }
+        let plain = workDirectory.appendingPathComponent("plain-\(UUID().uuidString).blob")
+        let fm = FileManager.default
+        try fm.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+        guard fm.createFile(atPath: plain.path, contents: nil) else {
+            throw CouchbaseLiteError(.ioError, "Cannot create \(plain.path)")
+        }
+        defer { try? fm.removeItem(at: plain) }
+        let output = try FileHandle(forWritingTo: plain)
+        let stream = blobKey.decryptStream(encrypted)
+        stream.open()
+        defer { stream.close() }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        do {
+            while true {
+                let n = stream.read(&buffer, maxLength: buffer.count)
+                if n < 0 {
+                    throw CouchbaseLiteError(.notADatabaseFile,
+                        "\(bundle.lastPathComponent): wrong encryption key (attachment \(file.lastPathComponent) does not decrypt)")
+                }
+                if n == 0 { break }
+                try output.write(contentsOf: buffer[0..<n])
+            }
+            try output.close()
+        } catch {
+            try? output.close()
+            throw error
+        }
+        return try body(plain)
     }
 }

@@ -30,6 +30,8 @@ public struct UpgradeReport: Codable, Sendable, Equatable {
     public var source = ""
     public var destination = ""
     public var sourceSchemaVersion = 0
+    /// The source was encrypted (SQLCipher); the 2.x output is not (2.x Community has no encryption).
+    public var sourceEncrypted = false
     public var destinationSchemaVersion = 302
     /// Documents written (live documents and tombstones).
     public var documentsConverted = 0
@@ -66,9 +68,13 @@ public struct UpgradeReport: Codable, Sendable, Equatable {
         return try encoder.encode(self)
     }
 
+    /// The first line of the summary of an encrypted source's upgrade.
+    public static let unencryptedOutputNote = "NOTE: the source was encrypted; the converted database is NOT encrypted"
+
     /// A few lines for a terminal.
     public var summary: String {
         var lines: [String] = []
+        if sourceEncrypted { lines.append(Self.unencryptedOutputNote) }
         lines.append("Upgraded \(source) (schema \(sourceSchemaVersion)) → \(destination) (schema \(destinationSchemaVersion))")
         let rate = seconds > 0 ? String(format: ", %.0f docs/s", Double(documentsConverted) / seconds) : ""
         lines.append("  documents: \(documentsConverted) converted (\(tombstones) tombstones) in \(String(format: "%.2f", seconds)) s\(rate)")

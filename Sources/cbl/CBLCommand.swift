@@ -76,8 +76,11 @@ struct Info: ParsableCommand {
     @Argument(help: "Path to NAME.cblite2")
     var path: String
 
+    @OptionGroup(title: "Encryption")
+    var encryption: EncryptionKeyOptions
+
     func run() throws {
-        let bundle = try DatabaseBundle.locate(path)
+        let bundle = try DatabaseBundle.locate(path, key: try encryption.key())
         if bundle.format == .v2, let summary = try twoXSummary(bundle.url) {
             print(summary)
             return
@@ -107,6 +110,7 @@ struct Serve: ParsableCommand {
               cbl serve --directory ./dbs --readonly --credentials admin:secret --ssl
               cbl serve --port 0     # any free port, printed at start
               cbl serve --no-javascript   # design documents' JavaScript not run (views 501, filters 404; writes a validate_doc_update guards are refused)
+              cbl serve --encryption-key notes=letmein --encryption-key-file ledger=ledger.key
 
             EXIT STATUS: 0 stopped by a signal; 2 bad option or the listener could not start.
             """)
@@ -136,10 +140,40 @@ struct Serve: ParsableCommand {
           help: "Run design documents' JavaScript views, filters and validate_doc_update (5 s per call, as CouchDB).")
     var javascript = true
 
+    @Option(help: ArgumentHelp("The password of the encrypted database NAME (repeatable).", valueName: "name=password"))
+    var encryptionKey: [String] = []
+
+    @Option(help: ArgumentHelp("A key file for the encrypted database NAME (repeatable; the file's forms are those of `cbl upgrade --key-file`).",
+                               valueName: "name=file"))
+    var encryptionKeyFile: [String] = []
+
+    /// The keys of `--encryption-key` and `--encryption-key-file`, by database name.
+    private func encryptionKeys() throws -> [(name: String, key: CBLSymmetricKey)] {
+        func split(_ value: String, _ option: String) throws -> (String, String) {
+            guard let equals = value.firstIndex(of: "="), equals != value.startIndex else {
+                throw ValidationError("--\(option) must be NAME=\(option == "encryption-key" ? "PASSWORD" : "FILE")")
+            }
+            return (String(value[..<equals]), String(value[value.index(after: equals)...]))
+        }
+        var keys: [(String, CBLSymmetricKey)] = []
+        for value in encryptionKey {
+            let (name, password) = try split(value, "encryption-key")
+            keys.append((name, CBLSymmetricKey(password: password)))
+        }
+        for value in encryptionKeyFile {
+            let (name, file) = try split(value, "encryption-key-file")
+            keys.append((name, try EncryptionKeyOptions.key(fromFile: file)))
+        }
+        return keys
+    }
+
     func run() throws {
         if javascript { CBLRegisterJSViewCompiler() }
+        let keys = try encryptionKeys()
         var options = CBLManagerOptions(readOnly: readonly, fileProtection: [])
         let manager = try CBLManager(directory: directory, options: &options)
+        // Registered before the listener starts, so the first request already opens with the key (1.x CBLManager).
+        for (name, key) in keys { manager.registerEncryptionKey(key, forDatabaseNamed: name) }
         let listener = CBLListener(manager: manager, port: port)
         listener.bindAddress = host
         listener.readOnly = readonly

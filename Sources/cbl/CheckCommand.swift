@@ -26,11 +26,14 @@ struct Check: ParsableCommand {
     @Argument(help: "The database: NAME.cblite2 (1.x or 2.x/3.x).")
     var path: String
 
+    @OptionGroup(title: "Encryption")
+    var encryption: EncryptionKeyOptions
+
     @Flag(help: "Print the report as one JSON object.")
     var json = false
 
     func run() throws {
-        let bundle = try DatabaseBundle.locate(path)
+        let bundle = try DatabaseBundle.locate(path, key: try encryption.key())
         let report = bundle.format == .v1 ? try StorageAudit.auditV1(bundle) : try StorageAudit.auditV2(bundle)
         let output = Output()
         if json {

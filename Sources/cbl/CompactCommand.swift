@@ -25,8 +25,11 @@ struct Compact: ParsableCommand {
     @Argument(help: "The database: NAME.cblite2 (1.x or 2.x/3.x).")
     var path: String
 
+    @OptionGroup(title: "Encryption")
+    var encryption: EncryptionKeyOptions
+
     func run() throws {
-        let bundle = try DatabaseBundle.locate(path)
+        let bundle = try DatabaseBundle.locate(path, key: try encryption.key())
         let before = BundleSize(bundle)
         switch bundle.format {
         case .v1:

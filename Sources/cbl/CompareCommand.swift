@@ -59,6 +59,9 @@ struct Compare: ParsableCommand {
 
     @OptionGroup var flags: ViewQueryFlags
 
+    @OptionGroup(title: "Encryption")
+    var encryption: EncryptionKeyOptions
+
     @Option(help: "A N1QL parameter, name=JSON (e.g. --param type='\"user\"'); repeatable.")
     var param: [String] = []
 
@@ -123,9 +126,10 @@ struct Compare: ParsableCommand {
         if !s.verified { throw ExitCode(ExitStatus.problemFound) }
     }
 
-    private func comparison() -> ViewComparison {
+    private func comparison() throws -> ViewComparison {
         ViewComparison(legacyDatabase: URL(fileURLWithPath: database).standardizedFileURL,
-                       convertedDatabase: converted.map { URL(fileURLWithPath: $0).standardizedFileURL })
+                       convertedDatabase: converted.map { URL(fileURLWithPath: $0).standardizedFileURL },
+                       encryptionKey: try encryption.key())
     }
 
     private func compare() throws -> ComparisonReport {

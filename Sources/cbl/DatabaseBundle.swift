@@ -1,3 +1,4 @@
+import CouchbaseLite
 import CouchbaseLiteSwift
 import Foundation
 import SQLiteKit
@@ -15,6 +16,8 @@ struct DatabaseBundle {
     let schemaVersion: Int
     /// The path as the user gave it (for messages).
     let argument: String
+    /// The key of an encrypted (SQLCipher) 1.x database, from `--password`/`--key-file`.
+    var encryptionKey: CBLSymmetricKey? = nil
 
     /// The database name: the bundle name without `.cblite2`.
     var name: String { url.deletingPathExtension().lastPathComponent }
@@ -33,7 +36,9 @@ struct DatabaseBundle {
 
     /// Finds the bundle at `path` (a `NAME.cblite2` directory, or the `db.sqlite3` inside one)
     /// and recognises its format; throws a ``CommandFailure`` (exit status 2) saying what it is instead.
-    static func locate(_ path: String) throws -> DatabaseBundle {
+    /// With `key`, the file is opened as an encrypted 1.x database; a wrong or missing key gets a
+    /// message of its own (not "corrupt").
+    static func locate(_ path: String, key: CBLSymmetricKey? = nil) throws -> DatabaseBundle {
         let fm = FileManager.default
         var url = URL(fileURLWithPath: path).standardizedFileURL
         var isDirectory: ObjCBool = false
@@ -61,15 +66,15 @@ struct DatabaseBundle {
             }
             throw CommandFailure("\(path) holds no db.sqlite3: it is not a Couchbase Lite database")
         }
-        if fm.fileExists(atPath: url.appendingPathComponent("attachments/_encryption").path) {
-            throw CommandFailure("\(path) is encrypted; decrypt it with Couchbase Lite 1.x first")
+        if key == nil, fm.fileExists(atPath: url.appendingPathComponent("attachments/_encryption").path) {
+            throw CommandFailure(Self.missingKeyMessage(path))
         }
-        let (version, tables) = try probe(database, argument: path)
+        let (version, tables) = try probe(database, argument: path, key: key)
         if (Schema2.oldestReadable...Schema2.newestReadable).contains(version) {
-            return DatabaseBundle(url: url, format: .v2, schemaVersion: version, argument: path)
+            return DatabaseBundle(url: url, format: .v2, schemaVersion: version, argument: path, encryptionKey: key)
         }
         if version < Schema2.oldestReadable && tables.contains("revs") && tables.contains("docs") {
-            return DatabaseBundle(url: url, format: .v1, schemaVersion: version, argument: path)
+            return DatabaseBundle(url: url, format: .v1, schemaVersion: version, argument: path, encryptionKey: key)
         }
         if tables.isEmpty {
             throw CommandFailure("\(path): db.sqlite3 is empty, not a database")
@@ -80,10 +85,10 @@ struct DatabaseBundle {
 
     /// The schema version and table names, read without writing anything next to the file
     /// (immutable unless a `-wal`/journal holds committed data, spec 1.7).
-    private static func probe(_ file: URL, argument: String) throws -> (Int, Set<String>) {
+    private static func probe(_ file: URL, argument: String, key: CBLSymmetricKey?) throws -> (Int, Set<String>) {
         let path = SQLiteConnection.hasPendingJournal(path: file.path) ? file.path : SQLiteConnection.immutableURI(forPath: file.path)
         do {
-            let connection = try SQLiteConnection(path: path, mode: .init(readOnly: true, create: false))
+            let connection = try openConnection(path: path, key: key)
             defer { connection.close() }
             var tables = Set<String>()
             try connection.prepare("SELECT name FROM sqlite_master WHERE type='table'").forEachRow {
@@ -91,15 +96,49 @@ struct DatabaseBundle {
             }
             let version = try connection.scalarInt("PRAGMA user_version") ?? 0
             return (Int(version), tables)
+        } catch let e as SQLCipherUnavailable {
+            throw CommandFailure("\(argument) is encrypted, but SQLCipher is not available: \(e.message)")
         } catch let e as SQLiteError {
             if e.isNotADatabase {
-                throw CommandFailure("\(argument): db.sqlite3 is encrypted or is not an SQLite database")
+                // A plain SQLite file starts with its magic string; an encrypted one with random salt.
+                let plain = hasPlainSQLiteHeader(file)
+                if key != nil {
+                    throw CommandFailure(plain
+                        ? "\(argument) is not encrypted; omit --password/--key-file"
+                        : "\(argument) is encrypted and the key is wrong (or db.sqlite3 is not a database)")
+                }
+                throw CommandFailure(plain
+                    ? "\(argument): db.sqlite3 is not an SQLite database"
+                    : "\(argument): db.sqlite3 is encrypted or is not an SQLite database "
+                      + "(if it is an encrypted database, the key is missing: give it with --password or --key-file)")
             }
             if e.isCorrupt {
                 throw CommandFailure("\(argument): db.sqlite3 is corrupt or truncated (\(e.message))")
             }
             throw CommandFailure("\(argument): cannot read db.sqlite3: \(e.message)")
         }
+    }
+
+    /// The message for an encrypted database opened without a key.
+    static func missingKeyMessage(_ argument: String) -> String {
+        "\(argument) is encrypted and the key is missing; give it with --password or --key-file"
+    }
+
+    /// True when the file starts with "SQLite format 3\0" (never true of an SQLCipher file).
+    static func hasPlainSQLiteHeader(_ file: URL) -> Bool {
+        guard let handle = try? FileHandle(forReadingFrom: file) else { return false }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 16)) == Data("SQLite format 3\0".utf8)
+    }
+
+    /// A read-only connection: plain, or SQLCipher with the raw key as 1.x opened it.
+    static func openConnection(path: String, key: CBLSymmetricKey?) throws -> SQLiteConnection {
+        if let key {
+            let connection = try SQLiteConnection(path: path, mode: .init(readOnly: true, create: false), rawKey: [UInt8](key.keyData))
+            _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")   // SQLCipher checks the key on first read
+            return connection
+        }
+        return try SQLiteConnection(path: path, mode: .init(readOnly: true, create: false))
     }
 
     /// Fails with exit status 2 unless the database is in `format`; `purpose` says why

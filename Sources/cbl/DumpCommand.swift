@@ -26,6 +26,9 @@ struct Dump: ParsableCommand {
     @Argument(help: "The database: NAME.cblite2 (1.x or 2.x/3.x).")
     var path: String
 
+    @OptionGroup(title: "Encryption")
+    var encryption: EncryptionKeyOptions
+
     @Flag(help: "Add _revisions: the current revision's history, as {\"start\":GEN,\"ids\":[newest…oldest]}.")
     var revs = false
 
@@ -39,7 +42,7 @@ struct Dump: ParsableCommand {
     var deleted = false
 
     func run() throws {
-        let bundle = try DatabaseBundle.locate(path)
+        let bundle = try DatabaseBundle.locate(path, key: try encryption.key())
         let output = Output()
         switch bundle.format {
         case .v1: try dumpV1(bundle, output)

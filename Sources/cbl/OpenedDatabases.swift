@@ -26,6 +26,7 @@ final class V1Database {
         var options = CBLManagerOptions(readOnly: readOnly, fileProtection: [])
         do {
             manager = try CBLManager(directory: directory.path, options: &options)
+            if let key = bundle.encryptionKey { manager.registerEncryptionKey(key, forDatabaseNamed: name) }
             database = try manager.existingDatabaseNamed(name)
         } catch {
             if let link { try? FileManager.default.removeItem(at: link) }
@@ -67,7 +68,9 @@ final class QueryableDatabase {
             let temp = FileManager.default.temporaryDirectory.appendingPathComponent("cbl-\(command)-\(UUID().uuidString)")
             let destination = temp.appendingPathComponent(bundle.url.lastPathComponent)
             do {
-                _ = try DatabaseUpgrader(source: bundle.url, destination: destination).run()
+                var upgrade = UpgradeOptions()
+                upgrade.encryptionKey = bundle.encryptionKey
+                _ = try DatabaseUpgrader(source: bundle.url, destination: destination, options: upgrade).run()
                 note(command, "\(bundle.argument) is a \(bundle.formatDescription) database; querying a 2.x copy "
                      + "converted into a temporary directory (winning revisions, no design documents)")
                 database = try Database(name: bundle.name, config: DatabaseConfiguration(directory: temp.path))

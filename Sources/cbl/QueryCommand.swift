@@ -37,6 +37,9 @@ struct ViewQuery: ParsableCommand {
     @Argument(help: "The 1.x database: NAME.cblite2.")
     var path: String
 
+    @OptionGroup(title: "Encryption")
+    var encryption: EncryptionKeyOptions
+
     @Argument(help: ArgumentHelp("The view to query, as design/name (same as --view).", valueName: "view"))
     var viewArgument: String?
 
@@ -94,7 +97,7 @@ struct ViewQuery: ParsableCommand {
     }
 
     func run() throws {
-        let bundle = try DatabaseBundle.locate(path)
+        let bundle = try DatabaseBundle.locate(path, key: try encryption.key())
         try bundle.require(.v1, "views and all-docs queries need a 1.x database (use `cbl n1ql` for 2.x/3.x)")
         let opened = try bundle.openV1(readOnly: true)
         defer { opened.close() }

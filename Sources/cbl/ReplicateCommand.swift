@@ -35,6 +35,9 @@ struct Replicate: ParsableCommand {
     @Argument(help: "Where documents go: NAME.cblite2 or a database URL.")
     var target: String
 
+    @OptionGroup(title: "Encryption")
+    var encryption: EncryptionKeyOptions
+
     @Flag(help: "Keep running and follow new changes until interrupted.")
     var continuous = false
 
@@ -73,6 +76,7 @@ struct Replicate: ParsableCommand {
         let manager = try CBLManager(directory: local.deletingLastPathComponent().path)
         defer { manager.close() }
         let name = local.deletingPathExtension().lastPathComponent
+        if let key = try encryption.key() { manager.registerEncryptionKey(key, forDatabaseNamed: name) }
         let db = (sourceIsURL && createTarget) ? try manager.databaseNamed(name) : try manager.existingDatabaseNamed(name)
         let replication = sourceIsURL ? db.createPullReplication(remote) : db.createPushReplication(remote)
         replication.continuous = continuous

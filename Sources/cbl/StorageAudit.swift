@@ -123,7 +123,9 @@ enum StorageAudit {
                 report.missing.append(.init(digest: digestV1(key), file: key + ".blob", references: refs))
                 continue
             }
-            if let (expected, reference) = expectedSizes[key] {
+            if let (length, reference) = expectedSizes[key] {
+                // An encrypted blob file is a 16-byte IV, then the content AES-CBC/PKCS#7-padded to whole 16-byte blocks.
+                let expected = bundle.encryptionKey == nil ? length : 16 + (length / 16 + 1) * 16
                 let size = BundleSize.size(of: bundle.blobDirectory.appendingPathComponent(file).path)
                 if size != expected {
                     report.mismatched.append(.init(file: file, size: size, expectedSize: expected, reference: reference))
@@ -224,7 +226,7 @@ enum StorageAudit {
     private static func openReadOnly(_ bundle: DatabaseBundle) throws -> SQLiteConnection {
         let path = bundle.databaseFile.path
         let uri = SQLiteConnection.hasPendingJournal(path: path) ? path : SQLiteConnection.immutableURI(forPath: path)
-        return try SQLiteConnection(path: uri, mode: .init(readOnly: true, create: false))
+        return try DatabaseBundle.openConnection(path: uri, key: bundle.encryptionKey)
     }
 
     /// `PRAGMA integrity_check`'s lines; a check SQLite cannot even run is itself the finding.

@@ -17,9 +17,15 @@ struct Upgrade: ParsableCommand {
               cbl upgrade old.cblite2 ./converted --name app --report report.json --include-local
               cbl upgrade old.cblite2 --in-place
               cbl upgrade legacy.cblite ./converted --legacy
+              cbl upgrade secret.cblite2 ./converted --password 'letmein'
+
+            ENCRYPTED SOURCES: give the key with --password or --key-file. Attachments are decrypted \
+            while they are copied. The converted database is NOT encrypted (Couchbase Lite 2.x \
+            Community has no encryption): the summary's first line says so, and \
+            --refuse-unencrypted-output makes it an error instead.
 
             EXIT STATUS: 0 converted; 2 bad option, or a source that cannot be converted \
-            (ForestDB, encrypted, already 2.x, damaged), with the reason.
+            (ForestDB, encrypted without its key or with a wrong one, already 2.x, damaged), with the reason.
             """)
 
     @Argument(help: "The 1.x database: NAME.cblite2 (or a legacy NAME.cblite file with --legacy).")
@@ -46,6 +52,12 @@ struct Upgrade: ParsableCommand {
     @Flag(help: "Accept a legacy single-file .cblite database (1.0/1.1).")
     var legacy = false
 
+    @OptionGroup(title: "Encryption")
+    var encryption: EncryptionKeyOptions
+
+    @Flag(help: "Refuse to convert an encrypted source, since the converted database would not be encrypted (exit 2, nothing written).")
+    var refuseUnencryptedOutput = false
+
     func validate() throws {
         if !inPlace && destinationDirectory == nil {
             throw ValidationError("Give a destination directory, or --in-place")
@@ -61,8 +73,13 @@ struct Upgrade: ParsableCommand {
         if baseName.hasSuffix(".cblite2") { baseName = String(baseName.dropLast(8)) }
         let destination = inPlace ? sourceURL : URL(fileURLWithPath: destinationDirectory!)
             .appendingPathComponent("\(baseName).cblite2", isDirectory: true).standardizedFileURL
-        let options = UpgradeOptions(includeLocalDocuments: includeLocal, includeExpiration: includeExpiration,
+        var options = UpgradeOptions(includeLocalDocuments: includeLocal, includeExpiration: includeExpiration,
                                      allowLegacySingleFile: legacy, inPlace: inPlace)
+        options.encryptionKey = try encryption.key()
+        if options.encryptionKey != nil && refuseUnencryptedOutput {
+            throw CommandFailure("the source is encrypted and the converted database would NOT be encrypted "
+                                 + "(Couchbase Lite 2.x Community has no encryption); refused by --refuse-unencrypted-output")
+        }
         let bar = ProgressBar()
         let result: UpgradeReport
         do {

@@ -99,10 +99,13 @@ public struct ViewQueryOptions {
 public final class ViewComparison: Sendable {
     public let legacyDatabase: URL
     public let convertedDatabase: URL?
+    /// The key of an encrypted (SQLCipher) 1.x database.
+    public let encryptionKey: CBLSymmetricKey?
 
-    public init(legacyDatabase: URL, convertedDatabase: URL? = nil) {
+    public init(legacyDatabase: URL, convertedDatabase: URL? = nil, encryptionKey: CBLSymmetricKey? = nil) {
         self.legacyDatabase = legacyDatabase
         self.convertedDatabase = convertedDatabase
+        self.encryptionKey = encryptionKey
     }
 
     /// Compares `view` (queried with `options`) with the N1QL query `n1ql` (or a JSON query when it
@@ -175,6 +178,7 @@ public final class ViewComparison: Sendable {
             throw ComparisonError.input("\(legacyDatabase.lastPathComponent) is a 2.x/3.x database; give the 1.x database the app used")
         }
         let manager = try CBLManager(directory: dir.path)
+        if let encryptionKey { manager.registerEncryptionKey(encryptionKey, forDatabaseNamed: name) }
         do {
             return Legacy(manager: manager, database: try manager.existingDatabaseNamed(name))
         } catch {
@@ -243,7 +247,9 @@ public final class ViewComparison: Sendable {
         } else {
             bundle = scratch.appendingPathComponent("converted", isDirectory: true)
                 .appendingPathComponent(legacyDatabase.lastPathComponent)
-            try DatabaseUpgrader(source: legacyDatabase, destination: bundle).run()
+            var options = UpgradeOptions()
+            options.encryptionKey = encryptionKey
+            try DatabaseUpgrader(source: legacyDatabase, destination: bundle, options: options).run()
         }
         var config = DatabaseConfiguration()
         config.directory = bundle.deletingLastPathComponent().path
