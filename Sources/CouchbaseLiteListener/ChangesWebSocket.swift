@@ -86,6 +86,9 @@ enum ChangesWebSocket {
         let loop = ChangesFeedLoop(router: router, feed: feed)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
+                // Whatever ends the feed (the limit, the timeout, an error), the client is told with a
+                // close frame: it never waits on a socket the feed has left.
+                do {
                 _ = try await loop.run(untilRows: false) { event in
                     switch event {
                     case .rows(let rows, _):
@@ -98,6 +101,11 @@ enum ChangesWebSocket {
                     case .heartbeat:
                         try await outbound.write(.pong)
                     }
+                }
+                } catch {
+                    let failure = RESTError.from(error)
+                    try? await outbound.close(.unexpectedServerError, reason: "\(failure.status) \(failure.error): \(failure.reason)")
+                    return
                 }
                 try? await outbound.close(.normalClosure, reason: nil)
             }
