@@ -39,3 +39,39 @@ public enum BuiltExecutable {
         return nil
     }
 }
+
+extension BuiltExecutable {
+    /// What a finished (or stopped) run of a built executable printed and returned.
+    public struct Output: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+        /// True when the run outlived its time limit and was terminated.
+        public var timedOut: Bool
+    }
+
+    /// Runs the built executable `name` with `arguments`, its output captured in files under
+    /// `scratch` (pipes could fill up and block it), stopping it after `timeout` seconds; nil when
+    /// the executable was not built.
+    public static func run(_ name: String, _ arguments: [String], scratch: URL,
+                           timeout: TimeInterval = 120) throws -> Output? {
+        guard let executable = find(name) else { return nil }
+        let id = UUID().uuidString
+        let out = scratch.appendingPathComponent("stdout-\(id)"), err = scratch.appendingPathComponent("stderr-\(id)")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        let timedOut = process.isRunning
+        if timedOut { process.terminate() }
+        process.waitUntilExit()
+        return Output(status: process.terminationStatus, stdout: try String(contentsOf: out, encoding: .utf8),
+                      stderr: try String(contentsOf: err, encoding: .utf8), timedOut: timedOut)
+    }
+}

@@ -35,28 +35,11 @@ final class CLICommandTests: XCTestCase {
     }
 
     private func cbl(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> Run {
-        guard let executable = BuiltExecutable.find("cbl") else {
+        guard let output = try BuiltExecutable.run("cbl", arguments, scratch: scratch.url) else {
             throw XCTSkip("cbl executable not found; build with `swift build --build-tests`")
         }
-        let id = UUID().uuidString
-        let out = scratch.path("stdout-\(id)"), err = scratch.path("stderr-\(id)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        try process.run()
-        let deadline = Date().addingTimeInterval(120)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning {
-            process.terminate()
-            XCTFail("cbl \(arguments.joined(separator: " ")) did not finish", file: file, line: line)
-        }
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus,
-                   stdout: try String(contentsOf: out, encoding: .utf8), stderr: try String(contentsOf: err, encoding: .utf8))
+        if output.timedOut { XCTFail("cbl \(arguments.joined(separator: " ")) did not finish", file: file, line: line) }
+        return Run(status: output.status, stdout: output.stdout, stderr: output.stderr)
     }
 
     /// Exit status 2, nothing on standard output, and one `cbl <command>: error: …` line that

@@ -41,23 +41,11 @@ final class EncryptedDatabaseCommandTests: XCTestCase {
     }
 
     private func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        guard let executable = BuiltExecutable.find("cbl") else {
+        guard let output = try BuiltExecutable.run("cbl", arguments, scratch: scratch.url) else {
             throw XCTSkip("cbl executable not found; build with `swift build --build-tests`")
         }
-        let out = scratch.path("stdout-\(UUID().uuidString)"), err = scratch.path("stderr-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        try process.run()
-        let deadline = Date().addingTimeInterval(120)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning { process.terminate(); XCTFail("cbl \(arguments) did not finish") }
-        process.waitUntilExit()
-        return (process.terminationStatus, try String(contentsOf: out, encoding: .utf8), try String(contentsOf: err, encoding: .utf8))
+        if output.timedOut { XCTFail("cbl \(arguments) did not finish") }
+        return (output.status, output.stdout, output.stderr)
     }
 
     private func assertConvertedPlaintext(_ bundle: URL, file: StaticString = #filePath, line: UInt = #line) throws {
