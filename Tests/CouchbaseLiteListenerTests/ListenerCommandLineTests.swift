@@ -5,42 +5,11 @@ import XCTest
 
 /// `cbl serve`: prints its URL, serves until interrupted, then exits cleanly.
 final class ListenerCommandLineTests: XCTestCase {
-    private func findCBL() -> URL? { BuiltExecutable.find("cbl") }
-
     private func serve(_ extra: [String], directory: URL) throws -> (Process, URL, URL) {
-        guard let cbl = findCBL() else { throw XCTSkip("cbl executable not found; build with `swift build --build-tests`") }
-        let log = directory.appendingPathComponent("serve.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let process = Process()
-        process.executableURL = cbl
-        process.arguments = ["serve", "--port", "0", "--directory", directory.appendingPathComponent("dbs").path] + extra
-        let handle = try FileHandle(forWritingTo: log)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Serving ") }),
-               let range = line.range(of: "http://"),
-               let url = URL(string: String(line[range.lowerBound...].split(separator: " ").first ?? "")) {
-                return (process, url, log)
-            }
-            if !process.isRunning { break }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        process.terminate()
-        XCTFail("cbl serve did not report its URL: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
-        throw XCTSkip("cannot continue")
+        try ServeProcess.start(extra, directory: directory)
     }
 
-    private func stop(_ process: Process) -> Int32? {
-        process.interrupt()
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if process.isRunning { process.terminate(); return nil }
-        return process.terminationStatus
-    }
+    private func stop(_ process: Process) -> Int32? { ServeProcess.stop(process) }
 
     func testServeAndInterrupt() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cbl-listener-cli-\(UUID().uuidString)")

@@ -34,40 +34,11 @@ final class ListenerEncryptionCommandLineTests: XCTestCase {
     }
 
     private func serve(_ extra: [String]) throws -> (Process, UInt16, URL) {
-        guard let cbl = BuiltExecutable.find("cbl") else { throw XCTSkip("cbl executable not found; build with `swift build --build-tests`") }
-        let log = directory.appendingPathComponent("serve-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let process = Process()
-        process.executableURL = cbl
-        process.arguments = ["serve", "--port", "0", "--no-javascript", "--directory", directory.appendingPathComponent("dbs").path] + extra
-        let handle = try FileHandle(forWritingTo: log)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Serving ") }),
-               let range = line.range(of: "http://"),
-               let url = URL(string: String(line[range.lowerBound...].split(separator: " ").first ?? "")),
-               let port = url.port {
-                return (process, UInt16(port), log)
-            }
-            if !process.isRunning { break }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        if process.isRunning { process.terminate() }
-        XCTFail("cbl serve did not report its URL: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
-        throw XCTSkip("cannot continue")
+        let (process, url, log) = try ServeProcess.start(["--no-javascript"] + extra, directory: directory)
+        return (process, UInt16(url.port ?? 0), log)
     }
 
-    private func stop(_ process: Process) -> Int32? {
-        process.interrupt()
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if process.isRunning { process.terminate(); return nil }
-        return process.terminationStatus
-    }
+    private func stop(_ process: Process) -> Int32? { ServeProcess.stop(process) }
 
     func testServesEncryptedDatabasesWithRegisteredKeys() throws {
         let keyFile = directory.appendingPathComponent("ledger.key")
