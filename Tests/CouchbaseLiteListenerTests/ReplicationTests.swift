@@ -107,6 +107,15 @@ class ReplicationTestCase: ListenerTestCase {
         let connection = try SQLiteConnection(path: path, mode: .init(readOnly: true, create: false))
         return try connection.scalarString("SELECT value FROM info WHERE key=?", [.text(key)])
     }
+
+    /// Writes `info` rows as another process (one killed mid-save) would have left them.
+    func setSQLiteInfo(_ db: CBLDatabase, _ rows: [String: String]) throws {
+        let path = db.internalURL.appendingPathComponent("db.sqlite3").path
+        let connection = try SQLiteConnection(path: path, mode: .init(readOnly: false, create: false))
+        for (key, value) in rows {
+            try connection.run("INSERT OR REPLACE INTO info (key, value) VALUES (?, ?)", [.text(key), .text(value)])
+        }
+    }
 }
 
 /// Push and pull between two managers through the listener.
@@ -200,6 +209,33 @@ final class ReplicationTests: ReplicationTestCase {
         // The local half is the info row checkpoint/<id> (read through SQLite, as 1.x would).
         let info = try sqliteInfo(local, key: "checkpoint/\(expected)")
         XCTAssertEqual(info, String(local.lastSequenceNumber))
+    }
+
+    func testAProcessKilledBetweenTheRemoteAndLocalCheckpointSavesResumes() throws {
+        let local = try clientManager.databaseNamed("local")
+        for i in 0..<12 { try local.document(withID: "d\(i)")!.putProperties(["i": i]) }
+        _ = try createDB("half")
+        let url = remoteURL("half")
+        runToCompletion(local.createPushReplication(url))
+        let canonical = "{\"continuous\":false,\"localUUID\":\"\(local.privateUUID!)\",\"push\":true,\"remoteURL\":\"\(url.absoluteString)\"}"
+        let id = Insecure.SHA1.hash(data: Data(canonical.utf8)).map { String(format: "%02x", $0) }.joined()
+        let finished = String(local.lastSequenceNumber)
+        XCTAssertEqual(try sqliteInfo(local, key: "checkpoint/\(id)"), finished)
+        XCTAssertNil(try sqliteInfo(local, key: "checkpoint/\(id)/pending"), "cleared once both sides agree")
+
+        // What a kill between the two saves leaves: the remote `_local` holds the new sequence,
+        // the local row the old one, and the pending row (written before the PUT) the new one.
+        try setSQLiteInfo(local, ["checkpoint/\(id)": "3", "checkpoint/\(id)/pending": finished])
+        let again = local.createPushReplication(url)
+        runToCompletion(again)
+        XCTAssertNil(again.lastError)
+        XCTAssertEqual(again.changesCount, 0, "resumed from the pending checkpoint the remote holds")
+
+        // A pending row the remote does not hold is ignored: 1.x's rule (start over) applies.
+        try setSQLiteInfo(local, ["checkpoint/\(id)": "3", "checkpoint/\(id)/pending": "7"])
+        let over = local.createPushReplication(url)
+        runToCompletion(over)
+        XCTAssertEqual(over.changesCount, 12, "a mismatch starts over")
     }
 
     func testSecondRunTransfersOnlyWhatIsNew() throws {

@@ -29,6 +29,24 @@ struct CheckpointSpec: Sendable {
 extension CBLDatabase {
     static func checkpointInfoKey(_ checkpointID: String) -> String { "checkpoint/" + checkpointID }
 
+    /// The `info` row holding a checkpoint being saved: written before the remote `_local`
+    /// document is PUT, removed when the local row catches up. A process killed between the
+    /// two saves finds the remote equal to this row and resumes from it (every revision up to
+    /// it was stored before the save began) instead of starting over as 1.x would.
+    static func pendingCheckpointInfoKey(_ checkpointID: String) -> String { "checkpoint/" + checkpointID + "/pending" }
+
+    /// The sequence a killed process may have saved remotely but not locally (see above).
+    func pendingCheckpoint(_ checkpointID: String) throws -> String? {
+        try read { store in try store.info(CBLDatabase.pendingCheckpointInfoKey(checkpointID)) }
+    }
+
+    /// Records the sequence about to be saved on the remote (see `pendingCheckpointInfoKey`).
+    func setPendingCheckpoint(_ checkpointID: String, lastSequence: String) throws {
+        try write(atomic: true) { store in
+            try store.setInfo(CBLDatabase.pendingCheckpointInfoKey(checkpointID), lastSequence)
+        }
+    }
+
     /// The local checkpoint of a replication (spec 9.2): the `info` row `checkpoint/<id>`, or,
     /// for a database installed from elsewhere, the row of the ID computed with the UUID kept in
     /// `_local/CBL_LocalCheckpoint`. Returns the checkpoint ID in use, the sequence (nil if
@@ -51,6 +69,7 @@ extension CBLDatabase {
     func setLocalCheckpoint(_ checkpointID: String, lastSequence: String?) throws {
         try write(atomic: true) { store in
             try store.setInfo(CBLDatabase.checkpointInfoKey(checkpointID), lastSequence)
+            try store.setInfo(CBLDatabase.pendingCheckpointInfoKey(checkpointID), nil)
         }
     }
 }

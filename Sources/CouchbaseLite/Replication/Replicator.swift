@@ -160,6 +160,11 @@ final class Replicator: @unchecked Sendable {
         }
         let remoteSeq = try await checkpoint.fetch()
         if remoteSeq == local { return (local, checkpoint, false) }
+        // Killed between the remote save and the local one: the remote holds the pending value.
+        if let remoteSeq, let pending = try await onDatabase(reading: true, { try db.pendingCheckpoint(id) }),
+           pending == remoteSeq {
+            return (pending, checkpoint, false)
+        }
         // An installed copy of a database (spec 9.2/9.3): no checkpoint under its own ID on
         // either side counts as equal, and the one recorded under its previous UUID is used.
         if imported && remoteSeq == nil { return (local, checkpoint, true) }
@@ -169,9 +174,10 @@ final class Replicator: @unchecked Sendable {
 
     /// Saves a checkpoint on the remote, then locally (spec 9.6).
     func saveCheckpoint(_ checkpoint: RemoteCheckpoint, _ sequence: String) async throws {
-        try await checkpoint.save(sequence)
         let db = self.db
         let id = checkpoint.checkpointID
+        try await onDatabase { try db.setPendingCheckpoint(id, lastSequence: sequence) }
+        try await checkpoint.save(sequence)
         try await onDatabase { try db.setLocalCheckpoint(id, lastSequence: sequence) }
     }
 
