@@ -9,6 +9,11 @@ typedef struct {
     sqlite3_vtab base;
     const csqlite_api *api;
     const cfl_host *host;
+    /* What the last closed cursor left: SQLite opens a cursor per run of an ANY subquery (once
+       per outer row), so its compiled path and buffer are handed to the next cursor. */
+    cfl_path *spare_path;
+    uint8_t *spare_buffer;
+    size_t spare_capacity;
 } each_vtab;
 
 enum { ROWS_NONE, ROWS_COLLECTION, ROWS_FLEECE_SCALAR, ROWS_INTEGER, ROWS_REAL, ROWS_TEXT, ROWS_DATA };
@@ -47,7 +52,13 @@ static int each_connect(sqlite3 *db, void *aux, int argc, const char *const *arg
     return SQLITE_OK;
 }
 
-static int each_disconnect(sqlite3_vtab *v) { free(v); return SQLITE_OK; }
+static int each_disconnect(sqlite3_vtab *v) {
+    each_vtab *vt = (each_vtab *)v;
+    cfl_path_free(vt->spare_path);
+    free(vt->spare_buffer);
+    free(v);
+    return SQLITE_OK;
+}
 
 static int each_best_index(sqlite3_vtab *v, sqlite3_index_info *info) {
     (void)v;
@@ -70,17 +81,30 @@ static int each_best_index(sqlite3_vtab *v, sqlite3_index_info *info) {
 }
 
 static int each_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out) {
-    (void)v;
+    each_vtab *vt = (each_vtab *)v;
     each_cursor *c = calloc(1, sizeof *c);
     if (!c) return SQLITE_NOMEM;
+    c->path = vt->spare_path;
+    c->buffer = vt->spare_buffer;
+    c->capacity = vt->spare_capacity;
+    vt->spare_path = NULL;
+    vt->spare_buffer = NULL;
+    vt->spare_capacity = 0;
     *out = &c->base;
     return SQLITE_OK;
 }
 
 static int each_close(sqlite3_vtab_cursor *cur) {
     each_cursor *c = (each_cursor *)cur;
-    free(c->buffer);
-    cfl_path_free(c->path);
+    each_vtab *vt = (each_vtab *)cur->pVtab;
+    if (!vt->spare_buffer && !vt->spare_path) {
+        vt->spare_path = c->path;
+        vt->spare_buffer = c->buffer;
+        vt->spare_capacity = c->capacity;
+    } else {
+        free(c->buffer);
+        cfl_path_free(c->path);
+    }
     free(c);
     return SQLITE_OK;
 }
