@@ -1,29 +1,16 @@
 import Fleece
 import Foundation
 
-/// The N1QL scalar functions (spec 9.1's list) the query engine runs in Swift, registered as
-/// SQL functions `n1ql_<name>`. MISSING in gives MISSING out and a wrong type gives null, as in
-/// LiteCore's `QueryFunctions.cc`.
+/// The implementations of the N1QL scalar functions (spec 9.1's list) the query engine runs in
+/// Swift, registered as SQL functions `n1ql_<name>`; their argument counts, SQL writers and
+/// aggregates are rows of ``N1QLFunctions``. MISSING in gives MISSING out and a wrong type gives
+/// null, as in LiteCore's `QueryFunctions.cc`.
 enum N1QLFunctionTable {
     struct Function: Sendable {
         let minArgs: Int
         let maxArgs: Int
         let body: @Sendable ([QueryValue]) -> QueryValue
     }
-
-    /// Aggregates SQLite runs itself.
-    static let aggregates: [String: (min: Int, max: Int, sql: String)] = [
-        "count": (0, 1, "count"), "sum": (1, 1, "sum"), "avg": (1, 1, "avg"),
-        "min": (1, 1, "min"), "max": (1, 1, "max"), "array_agg": (1, 1, "n1ql_array_agg"),
-    ]
-
-    static func lookup(_ name: String) -> Function? { functions[name] }
-
-    /// Functions of spec 9.1's list that the parser accepts but this engine does not run yet.
-    static let notYetSupported: Set<String> = [
-        "prediction", "euclidean_distance", "cosine_distance",
-        "approx_vector_distance",
-    ]
 
     private static func numeric(_ f: @escaping @Sendable (Double) -> Double) -> Function {
         Function(minArgs: 1, maxArgs: 1) { a in
