@@ -49,6 +49,9 @@ enum N1QLFunctions {
 
     static func arity(of lowercasedName: String) -> Arity? { table[lowercasedName]?.arity }
 
+    /// Every function name, sorted.
+    static var names: [String] { table.keys.sorted() }
+
     private static let table: [String: Row] = {
         var t: [String: Row] = [:]
         func add(_ names: String, _ min: Int, _ max: Int?, _ writer: Writer = .library) {
