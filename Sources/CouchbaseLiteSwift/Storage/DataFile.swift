@@ -87,8 +87,9 @@ package final class DataFile: @unchecked Sendable {
                 }
                 try loadLayout()
             }
-            // LiteCore's per-connection settings (SQLiteDataFile::reopen): 10 MB page cache, 50 MB mmap.
-            try connection.execute("PRAGMA cache_size=-10240; PRAGMA mmap_size=52428800")
+            // LiteCore's per-connection settings (SQLiteDataFile::reopen): 10 MB page cache, 50 MB mmap,
+            // case-sensitive LIKE (N1QL's; the translator writes SQLite's LIKE, see QueryTranslator).
+            try connection.execute("PRAGMA cache_size=-10240; PRAGMA mmap_size=52428800; PRAGMA case_sensitive_like=true")
         } catch let e as SQLiteError {
             connection.close()
             throw Self.openError(e, path: dbPath)
