@@ -3,7 +3,8 @@
 //   swift run -c release CBLBenchmarks            # 100k documents, 100k random reads
 //   swift run -c release CBLBenchmarks --quick    # 10k / 10k, for CI smoke runs
 //   options: --docs N  --reads N  --seed N  --keep (keep the temp directories)
-//            --only docs|views|collation|upgrade|readers|replication|query2x|js|encryption (one group; comma-separated list allowed)
+//            --only docs|views|collation|upgrade|readers|replication|query2x|js|encryption|query-vs-litecore
+//                   (one group; comma-separated list allowed)
 //            --plans (print EXPLAIN QUERY PLAN of the view and query2x statements)
 //
 // Groups (all by default; ratios are against a baseline measured in the same run):
@@ -26,6 +27,10 @@
 //              Swift closure (median of paired rounds), with docs/s of both.
 //   encryption: a SQLCipher-encrypted database vs a plain one: bulk insert of --docs documents ≤ 1.5×,
 //              full view index ≤ 1.5× (medians of paired rounds); opening with a password ≤ 100 ms.
+//   query-vs-litecore: issue 20's seven N1QL questions through real LiteCore's C API (an external timing
+//              program: LITECORE_BENCH=/path/to/it, skipped when unset) vs our 2.x API on a copy of LiteCore's
+//              file and on our converted file; goal: geometric mean ≤ 1.0×, none above 1.5× (see
+//              LiteCoreBenchmarks.swift).
 //
 // Every run uses fresh temporary directories.
 
@@ -64,12 +69,12 @@ struct Options {
                 let names = (it.next() ?? "").split(separator: ",").map(String.init)
                 let parsed = names.compactMap(BenchGroup.init(rawValue:))
                 guard !parsed.isEmpty, parsed.count == names.count else {
-                    FileHandle.standardError.write(Data("--only takes docs, views, collation, upgrade, readers, replication, query2x, js or encryption\n".utf8))
+                    FileHandle.standardError.write(Data("--only takes docs, views, collation, upgrade, readers, replication, query2x, js, encryption or query-vs-litecore\n".utf8))
                     exit(2)
                 }
                 groups = Set(parsed)
             case "-h", "--help":
-                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|replication|query2x|js|encryption] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans]")
+                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|replication|query2x|js|encryption|query-vs-litecore] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown option \(arg)\n".utf8))
@@ -81,6 +86,7 @@ struct Options {
 
 enum BenchGroup: String, CaseIterable, Sendable {
     case docs, views, collation, upgrade, readers, replication, query2x, js, encryption
+    case queryVsLiteCore = "query-vs-litecore"
 }
 
 
@@ -446,6 +452,12 @@ do {
         let (queryRows, queryNotes) = try runQuery2xBenchmarks(options: options)
         rows += queryRows
         notes += queryNotes
+    }
+
+    if options.groups.contains(.queryVsLiteCore) {
+        let (liteCoreRows, liteCoreNotes) = try runQueryVsLiteCoreBenchmarks(options: options)
+        rows += liteCoreRows
+        notes += liteCoreNotes
     }
 
     if options.groups.contains(.js) {
