@@ -110,6 +110,103 @@ static void count_impl(const csqlite_api *api, sqlite3_context *ctx, int argc, s
     if (!done) fallback(env, CFL_FN_COUNT, ctx, argc, argv);
 }
 
+/* fl_contains(body, path, needle): whether the array at the path has an item equal to the needle
+   as `QueryValue.sqlEquals` has it (null equals null, strings and data bytewise, numbers, booleans
+   included, as doubles); MISSING if absent, JSON null if not an array. A needle that is a
+   collection is the Swift function's. */
+static void contains_impl(const csqlite_api *api, sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    static const char empty[1] = "";
+    const cfl_env *env = api->user_data(ctx);
+    enum { NEEDLE_MISSING, NEEDLE_NULL, NEEDLE_NUMBER, NEEDLE_TEXT, NEEDLE_DATA } kind = NEEDLE_MISSING;
+    double number = 0;
+    const uint8_t *bytes = NULL;
+    size_t length = 0;
+    sqlite3_value *needle = argv[2];
+    switch (api->value_type(needle)) {
+    case SQLITE_INTEGER:
+        kind = NEEDLE_NUMBER;
+        number = api->value_subtype(needle) == CFL_SUBTYPE_BOOL ? (api->value_int64(needle) != 0)
+                                                                 : (double)api->value_int64(needle);
+        break;
+    case SQLITE_FLOAT:
+        kind = NEEDLE_NUMBER;
+        number = api->value_double(needle);
+        break;
+    case SQLITE_TEXT:
+        kind = NEEDLE_TEXT;
+        bytes = api->value_text(needle);
+        length = (size_t)api->value_bytes(needle);
+        break;
+    case SQLITE_BLOB: {
+        unsigned int subtype = api->value_subtype(needle);
+        length = (size_t)api->value_bytes(needle);
+        if (subtype == CFL_SUBTYPE_DATA) {
+            kind = NEEDLE_DATA;
+            bytes = api->value_blob(needle);
+        } else if (length == 0 || subtype == CFL_SUBTYPE_NULL) {
+            kind = NEEDLE_NULL;
+        } else {
+            fallback(env, CFL_FN_CONTAINS, ctx, argc, argv);    /* a Fleece value */
+            return;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    cfl_data d;
+    cfl_path *path;
+    int fresh;
+    long v = lookup(env, ctx, argv, &d, &path, &fresh);
+    int done = 1;
+    if (v == CFL_NONE) {
+        api->result_null(ctx);
+    } else if (v >= 0 && (d.p[v] >> 4) != CFL_ARRAY) {
+        api->result_blob(ctx, empty, 0, SQLITE_TRANSIENT);      /* JSON null */
+        api->result_subtype(ctx, CFL_SUBTYPE_NULL);
+    } else if (v >= 0) {
+        cfl_coll c;
+        int found = 0;
+        if (!cfl_collection(d, v, &c)) done = 0;
+        for (long i = 0; done && !found && kind != NEEDLE_MISSING && i < c.count; i++) {
+            long item = cfl_resolve(d, c.first + i * (c.wide ? 4 : 2), c.wide);
+            if (item < 0) { done = 0; break; }
+            uint8_t b0 = d.p[item];
+            const uint8_t *s;
+            size_t n;
+            switch (b0 >> 4) {
+            case CFL_SPECIAL:
+                if ((b0 & 0x0C) == 0 || (b0 & 0x0C) == 0x0C) found = kind == NEEDLE_NULL;
+                else found = kind == NEEDLE_NUMBER && number == (b0 == 0x38 ? 1.0 : 0.0);
+                break;
+            case CFL_SHORT: case CFL_INT: case CFL_FLOAT: {
+                int is_int;
+                int64_t iv;
+                double x;
+                if (!cfl_number(d, item, &is_int, &iv, &x)) { done = 0; break; }
+                found = kind == NEEDLE_NUMBER && number == (is_int ? (double)iv : x);
+                break;
+            }
+            case CFL_STRING: case CFL_BINARY:
+                if (!cfl_string(d, item, &s, &n)) { done = 0; break; }
+                if (kind == ((b0 >> 4) == CFL_STRING ? NEEDLE_TEXT : NEEDLE_DATA))
+                    found = n == length && (n == 0 || memcmp(s, bytes, n) == 0);
+                break;
+            default:
+                break;                                          /* a collection equals no scalar */
+            }
+        }
+        if (done) {
+            api->result_int64(ctx, found);
+            api->result_subtype(ctx, CFL_SUBTYPE_BOOL);
+        }
+    } else {
+        done = 0;
+    }
+    keep_path(env, ctx, path, fresh);
+    if (!done) fallback(env, CFL_FN_CONTAINS, ctx, argc, argv);
+}
+
 /* fl_result: numbers and strings pass through; the rest (booleans, null, data, collections)
    is the Swift function's. */
 static void result_impl(const csqlite_api *api, sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -140,6 +237,7 @@ static void bool_impl(const csqlite_api *api, sqlite3_context *ctx, int argc, sq
 ENTRY_POINTS(value)
 ENTRY_POINTS(exists)
 ENTRY_POINTS(count)
+ENTRY_POINTS(contains)
 ENTRY_POINTS(result)
 ENTRY_POINTS(bool)
 
@@ -169,6 +267,7 @@ int cfl_register_functions(void *db_, const void *api_, const cfl_host *host) {
     CREATE("fl_nested_value", 2, value)
     CREATE("fl_exists", 2, exists)
     CREATE("fl_count", 2, count)
+    CREATE("fl_contains", 3, contains)
     CREATE("fl_result", 1, result)
     CREATE("fl_bool", 1, bool)
 #undef CREATE

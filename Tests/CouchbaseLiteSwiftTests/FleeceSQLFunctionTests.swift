@@ -97,6 +97,26 @@ final class FleeceSQLFunctionTests: XCTestCase {
                     XCTAssertEqual(row.value(4), result, "fl_result(fl_value(\(path)))")
                     checked += 1
                 }
+                // fl_contains with a needle of each kind.
+                let needles: [(String, QueryValue)] = [("1", .int(1)), ("0.5", .double(0.5)), ("'a'", .string("a")),
+                                                       ("''", .string("")), ("fl_bool(1)", .bool(true)),
+                                                       ("fl_bool(0)", .bool(false)), ("fl_null()", .null),
+                                                       ("NULL", .missing), ("-1", .int(-1))]
+                for (sql, needle) in needles {
+                    let contains = try file.connection.prepare("SELECT body, fl_contains(body, ?1, \(sql)) FROM kv_default")
+                    try contains.bind(path, at: 1)
+                    try contains.forEachRow { row in
+                        let body = row.bytes(0) ?? []
+                        let v = body.withUnsafeBytes { decoder.root(of: $0) }.flatMap { root in compiled?.evaluate(root) }
+                        let want: SQLiteValue
+                        if let v {
+                            if let arr = v.arrayValue {
+                                want = .integer(arr.contains { QueryValue($0).sqlEquals(needle) } ? 1 : 0)
+                            } else { want = .blob([]) }
+                        } else { want = .null }
+                        XCTAssertEqual(row.value(1), want, "fl_contains(\(path), \(sql)) of \(body)")
+                    }
+                }
                 // fl_each over the same property, one body at a time.
                 let each = try file.connection.prepare("SELECT value, key, idx FROM fl_each(?1, ?2)")
                 for body in bodies {

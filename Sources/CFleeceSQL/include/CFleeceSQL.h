@@ -2,7 +2,7 @@
 #define CFLEECESQL_H
 /*
  * The Fleece-reading SQL functions of 2.x queries (spec 9.3) in C: fl_value, fl_nested_value,
- * fl_exists, fl_count, fl_result, fl_bool and the table-valued fl_each. They read a row's Fleece
+ * fl_exists, fl_count, fl_contains, fl_result, fl_bool and the table-valued fl_each. They read a row's Fleece
  * body in place (no copy, no validation pass) with every read bounds-checked, resolve the path
  * argument and its shared keys once per statement (sqlite3_set_auxdata), and hand the rare cases
  * they do not answer themselves (collections as results, malformed data, unusual paths) to the
@@ -17,7 +17,8 @@ enum {
     CFL_FN_EXISTS = 1,     /* fl_exists */
     CFL_FN_COUNT = 2,      /* fl_count */
     CFL_FN_RESULT = 3,     /* fl_result */
-    CFL_FN_COUNT_OF_FUNCTIONS = 4
+    CFL_FN_CONTAINS = 4,   /* fl_contains */
+    CFL_FN_COUNT_OF_FUNCTIONS = 5
 };
 
 /* What the C functions need from the Swift side; `context` is passed back to each callback. */

@@ -1,17 +1,11 @@
 import Fleece
 import SQLiteKit
 
-/// Functions over collections written in Swift: `fl_contains` (IN over a property array) and the
-/// literal constructors `fl_dict`, `fl_array`.
+/// The literal collection constructors `fl_dict`, `fl_array` (`fl_contains` is with the Fleece
+/// access functions, in C).
 extension QueryFunctions {
     static func registerCollections(on connection: SQLiteConnection, lookup: FleecePathLookup) throws {
         let decoder = lookup.decoder
-        try connection.createFunction("fl_contains", argumentCount: 3, readsSubtypes: true) { a, r in
-            guard let v = lookup.lookup(a, r) else { return r.setNull() }
-            guard let arr = v.arrayValue else { return QueryValue.null.set(r) }
-            let needle = QueryValue.argument(a, 2, decoder)
-            QueryValue.bool(arr.contains { QueryValue($0).sqlEquals(needle) }).set(r)
-        }
         // Literal collections: fl_dict(key, value, …) omits MISSING values; fl_array(items…).
         try connection.createFunction("fl_dict", argumentCount: -1, readsSubtypes: true) { a, r in
             var enc = FleeceEncoder()

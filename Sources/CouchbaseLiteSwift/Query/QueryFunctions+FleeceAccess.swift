@@ -2,7 +2,7 @@ import CFleeceSQL
 import Fleece
 import SQLiteKit
 
-/// Fleece access: `fl_value`, `fl_nested_value`, `fl_exists`, `fl_count`, `fl_result`, `fl_bool`
+/// Fleece access: `fl_value`, `fl_nested_value`, `fl_exists`, `fl_count`, `fl_contains`, `fl_result`, `fl_bool`
 /// and the table-valued `fl_each` run in C (CFleeceSQL: the body read in place, the path and its
 /// shared keys resolved once per statement); the Swift closures here answer the calls they hand
 /// back (collections as results, malformed bodies, paths only the Swift parser reads), so the
@@ -24,6 +24,13 @@ extension QueryFunctions {
         let count: SQLiteScalarFunction = { a, r in
             guard let v = lookup.lookup(a, nil) else { return r.setNull() }
             if let n = v.arrayValue?.count ?? v.dictValue?.count { r.set(Int64(n)) } else { QueryValue.null.set(r) }
+        }
+        // fl_contains(body, path, needle): IN over a property array.
+        let contains: SQLiteScalarFunction = { a, r in
+            guard let v = lookup.lookup(a, nil) else { return r.setNull() }
+            guard let arr = v.arrayValue else { return QueryValue.null.set(r) }
+            let needle = QueryValue.argument(a, 2, decoder)
+            QueryValue.bool(arr.contains { QueryValue($0).sqlEquals(needle) }).set(r)
         }
         // fl_result(value): a result column in a form that survives sorting and storage
         // (subtypes do not): booleans and data as Fleece, JSON null as an empty blob.
@@ -49,7 +56,7 @@ extension QueryFunctions {
         }
         try connection.withNativeHandle { db, api in
             let host = NativeFleeceHost(api: api, sharedKeys: sharedKeys, lookup: lookup,
-                                        fallbacks: [value, exists, count, result])
+                                        fallbacks: [value, exists, count, result, contains])
             var c = host.cHost()
             let rc = cfl_register_functions(UnsafeMutableRawPointer(db), api, &c)
             if rc != 0 { throw CouchbaseLiteError(.invalidQuery, "Cannot register the Fleece query functions (SQLite error \(rc))") }
