@@ -117,6 +117,12 @@ final class QueryPlanTests: XCTestCase {
         let expected = people.map(\.name).filter { $0.hasPrefix("name123") }.sorted()
         XCTAssertEqual(try q.execute().allResults().map { $0.string(at: 0) ?? "" }, expected)
         XCTAssertEqual(expected.count, 11)
+        // A pattern in a parameter: SQLite re-plans the statement with the bound prefix.
+        let param = try db.createQuery("SELECT name FROM _ WHERE name LIKE $p ORDER BY name")
+        param.parameters = Parameters(["p": "name123%"])
+        XCTAssertEqual(try param.execute().allResults().map { $0.string(at: 0) ?? "" }, expected)
+        param.parameters = Parameters(["p": "name19__"])
+        XCTAssertEqual(try param.execute().allResults().map { $0.string(at: 0) ?? "" }, (1900...1999).map { "name\($0)" })
 
         // N1QL's LIKE stays case-sensitive, with `_` and `\` escapes.
         let upper = try db.createQuery("SELECT count(*) FROM _ WHERE name LIKE 'NAME1%'")
