@@ -1,6 +1,7 @@
 import CJSONCollation
 import Fleece
 import Foundation
+import JSONCore
 import SQLiteKit
 
 /// A query over a database's collections (the 2.x/3.x `Query`); the `QueryBuilder` steps
@@ -98,7 +99,8 @@ public class Query: @unchecked Sendable {
     /// The result column names, as LiteCore names them (`$1`, property names, aliases).
     public var columnNames: [String] { get throws { try translation.columnTitles } }
 
-    /// The SQL the query runs and SQLite's plan for it.
+    /// The SQL the query runs, SQLite's plan for it (`id|parent|notused|detail` rows) and the
+    /// JSON query, in blank-line separated sections as LiteCore's `c4query_explain` has them.
     public func explain() throws -> String {
         let prepared = try prepared
         return try database.withOpenFile { file in
@@ -108,6 +110,7 @@ public class Query: @unchecked Sendable {
             while try stmt.step() {
                 out += "\(stmt.int(0))|\(stmt.int(1))|\(stmt.int(2))|\(stmt.string(3) ?? "")\n"
             }
+            if let json = try? JSON.string((try expression.get()).jsonObject, sortedKeys: true) { out += "\n" + json + "\n" }
             return out
         }
     }
