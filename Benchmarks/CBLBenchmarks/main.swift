@@ -509,14 +509,16 @@ do {
               + pad(ratio, 9) + pad(budget, 8) + "  " + (ok.map { $0 ? "OK" : "OVER" } ?? "info"))
     }
     print("")
-    print("base = raw SQLite on the same schema (docs, views), ICU directly (collation); for \"re-index 1%\"")
-    print("base = the full index time and the ratio is a percentage; µs/op is per document, query, row or comparison.")
-    print("Bulk insert: medians of \(options.insertRounds) alternating rounds, ratio = median of each round's API/raw; full index builds and range queries: medians of \(viewRounds) paired rounds (ratio = median of the rounds' ratios); reads, grouped reduce, collation and the upgrade the best of 3; re-index rows are single runs.")
-    print("\"re-index 1% vs raw\" compares our incremental update with raw SQLite doing the same row deletes and")
-    print("inserts: it shows the update touches only the changed documents (no scan of the database).")
-    if options.groups.contains(.query2x) {
-        print("query2x: base = SQLite json_extract on docs(id, json) with expression indexes (same cache/mmap settings);")
-        print("ratios = median of paired rounds (\(options.quick ? 3 : 7) query rounds, \(options.quick ? 1 : 3) save rounds); µs/op per execution.")
+    if options.scale == nil {
+        print("base = raw SQLite on the same schema (docs, views), ICU directly (collation); for \"re-index 1%\"")
+        print("base = the full index time and the ratio is a percentage; µs/op is per document, query, row or comparison.")
+        print("Bulk insert: medians of \(options.insertRounds) alternating rounds, ratio = median of each round's API/raw; full index builds and range queries: medians of \(viewRounds) paired rounds (ratio = median of the rounds' ratios); reads, grouped reduce, collation and the upgrade the best of 3; re-index rows are single runs.")
+        print("\"re-index 1% vs raw\" compares our incremental update with raw SQLite doing the same row deletes and")
+        print("inserts: it shows the update touches only the changed documents (no scan of the database).")
+        if options.groups.contains(.query2x) {
+            print("query2x: base = SQLite json_extract on docs(id, json) with expression indexes (same cache/mmap settings);")
+            print("ratios = median of paired rounds (\(options.quick ? 3 : 7) query rounds, \(options.quick ? 1 : 3) save rounds); µs/op per execution.")
+        }
     }
     for note in notes { print("  " + note) }
     print("")
