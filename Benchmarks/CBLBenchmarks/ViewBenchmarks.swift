@@ -37,6 +37,9 @@ func defineNamesView(_ db: CBLDatabase, counter: MapCallCounter) -> CBLView {
     return view
 }
 
+/// Paired rounds of the full index build and of the range queries (the verdicts are medians).
+let viewRounds = 5
+
 /// The groups view: `emit([group, i], qty)` with 1000 distinct groups, reduce = sum.
 let groupCount = 1_000
 func defineGroupsView(_ db: CBLDatabase) -> CBLView {
@@ -241,6 +244,27 @@ func bestOf(_ rounds: Int, _ base: () throws -> Duration, _ api: () throws -> Du
     return (bestBase, bestAPI)
 }
 
+/// Runs `base` and `api` in `rounds` pairs, alternating which goes first (so neither always
+/// inherits the other's aftermath); returns the median time of each and the median of the
+/// rounds' API/base ratios (a round's two halves share one of this VM's speed phases).
+func pairedRounds(_ rounds: Int, _ base: () throws -> Duration, _ api: () throws -> Duration) rethrows
+    -> (base: Duration, api: Duration, ratio: Double) {
+    var baseTimes: [Duration] = [], apiTimes: [Duration] = [], ratios: [Double] = []
+    for round in 0..<max(1, rounds) {
+        let b: Duration, a: Duration
+        if round % 2 == 0 {
+            b = try base()
+            a = try api()
+        } else {
+            a = try api()
+            b = try base()
+        }
+        baseTimes.append(b); apiTimes.append(a)
+        ratios.append(seconds(a) / seconds(b))
+    }
+    return (median(baseTimes), median(apiTimes), median(ratios))
+}
+
 /// Range bounds returning `width` rows each: consecutive keys of the sorted index.
 func makeRanges(sortedKeys: [[UInt8]], count: Int, width: Int, seed: UInt64) -> [(start: [UInt8], end: [UInt8])] {
     var rng = SplitMix64(seed: seed)
@@ -296,7 +320,7 @@ func runViewBenchmarks(corpus: Corpus, apiDir: URL, rawPath: String, options: Op
     let db = try manager.existingDatabaseNamed("api")
     let apiPath = db.directoryURL.appendingPathComponent("db.sqlite3").path
 
-    // 1. Full index build (best of 3 alternating rounds; the API rounds start from a deleted index).
+    // 1. Full index build: paired rounds (the API rounds start from a deleted index), median ratio.
     let counter = MapCallCounter()
     let view = defineNamesView(db, counter: counter)
     func apiFullIndex() throws -> Duration {
@@ -309,21 +333,20 @@ func runViewBenchmarks(corpus: Corpus, apiDir: URL, rawPath: String, options: Op
         }
         return elapsed
     }
-    var apiIndexTime = try apiFullIndex()
+    _ = try apiFullIndex()   // makes the table whose DDL and rows the baseline copies
     let table = try mapsTable(rawPath: apiPath, viewName: "bench_names")
     let ddl = try mapsDDL(rawPath: apiPath, table: table)
     let indexRows = try readIndexRows(rawPath: apiPath, table: table)   // the exact texts, precomputed
-    settleDisk()
-    var rawIndexTime = try rawIndexBuild(path: rawPath, table: table, ddl: ddl, rows: indexRows)
-    for _ in 0..<2 {
-        apiIndexTime = min(apiIndexTime, try apiFullIndex())
+    let indexRounds = options.quick ? 1 : viewRounds
+    let (rawIndexTime, apiIndexTime, indexRatio) = try pairedRounds(indexRounds, {
         settleDisk()
-        rawIndexTime = min(rawIndexTime, try rawIndexBuild(path: rawPath, table: table, ddl: ddl, rows: indexRows))
-    }
+        return try rawIndexBuild(path: rawPath, table: table, ddl: ddl, rows: indexRows)
+    }, apiFullIndex)
     guard try mapsTable(rawPath: apiPath, viewName: "bench_names") == table else {
         throw CBLError(500, "the view's maps table changed between rounds")
     }
-    rows.append(BenchRow(name: "view index (full)", base: rawIndexTime, api: apiIndexTime, budget: 2.0, ops: docCount))
+    rows.append(BenchRow(name: "view index (full)", base: rawIndexTime, api: apiIndexTime, budget: 2.0, ops: docCount,
+                         pairedRatio: indexRatio))
     notes.append("view index: \(docCount) docs mapped, \(indexRows.keys.count) rows; baseline = same rows into \(table) "
                  + "(same DDL, FK to revs) + both CREATE INDEX, one transaction")
 
@@ -370,7 +393,7 @@ func runViewBenchmarks(corpus: Corpus, apiDir: URL, rawPath: String, options: Op
     let ranges = makeRanges(sortedKeys: sortedKeys, count: queryCount, width: 20, seed: options.seed &+ 12)
     let stringRanges = ranges.map { (start: try! JSON.parse($0.start) as! String, end: try! JSON.parse($0.end) as! String) }
     var rawRowsRead = 0, apiRowsRead = 0
-    let (rawQueryTime, apiQueryTime) = try bestOf(3, {
+    let (rawQueryTime, apiQueryTime, queryRatio) = try pairedRounds(options.quick ? 3 : viewRounds, {
         let (t, n) = try rawRangeQueries(path: apiPath, table: table, ranges: ranges, limit: 20)
         rawRowsRead = n
         return t
@@ -382,7 +405,8 @@ func runViewBenchmarks(corpus: Corpus, apiDir: URL, rawPath: String, options: Op
     guard rawRowsRead == queryCount * 20, apiRowsRead == queryCount * 20 else {
         throw CBLError(500, "range queries read \(rawRowsRead) raw / \(apiRowsRead) API rows, expected \(queryCount * 20)")
     }
-    rows.append(BenchRow(name: "20-row range query", base: rawQueryTime, api: apiQueryTime, budget: 2.0, ops: queryCount))
+    rows.append(BenchRow(name: "20-row range query", base: rawQueryTime, api: apiQueryTime, budget: 1.5, ops: queryCount,
+                         pairedRatio: queryRatio))
 
     // 4. Grouped reduce over the whole index (groupLevel 1, 1000 groups).
     let groupsView = defineGroupsView(db)

@@ -6,13 +6,15 @@
 //            --only docs|views|collation|upgrade|readers|replication|query2x|js|encryption|query-vs-litecore
 //                   (one group; comma-separated list allowed)
 //            --plans (print EXPLAIN QUERY PLAN of the view and query2x statements)
+//            --scale N (e.g. 1m: only the scale benchmark, see ScaleBenchmarks.swift)
 //
 // Groups (all by default; ratios are against a baseline measured in the same run):
 //   docs:      bulk insert ≤ 1.5× raw, random reads ≤ 2× raw.
 //   views:     full view index ≤ 2× raw inserts into an identical maps_N table (+ its two indexes);
 //              re-index after changing 1% of the docs ≈ 1–2% of the full index (budget 2%), plus the
 //              raw SQL delete+insert of the same index rows for comparison (info);
-//              20-row key-range query ≤ 2× the same SQL; grouped reduce vs a raw ORDER BY key scan (info).
+//              20-row key-range query ≤ 1.5× the same SQL (both: medians of 5 paired rounds);
+//              grouped reduce vs a raw ORDER BY key scan (info).
 //   collation: cbl_json_collate(JSON) on realistic keys ≤ 1.3× ICU ucol_strcollUTF8 on the same strings.
 //   upgrade:   converting the API-written 1.x database to 2.x ≤ 3× a plain read of the same source rows.
 //   readers:   latency (median, p99) of single-document reads while another thread inserts --docs documents
@@ -31,6 +33,8 @@
 //              program: LITECORE_BENCH=/path/to/it, skipped when unset) vs our 2.x API on a copy of LiteCore's
 //              file and on our converted file; goal: geometric mean ≤ 1.0×, none above 1.5× (see
 //              LiteCoreBenchmarks.swift).
+//   --scale N: bulk insert, full view index, upgrade and pull of N documents (1m) cost per document ≤ 1.2×
+//              what they cost at N/10 (at most 100k), measured in the same run; peak RSS of each reported.
 //
 // Every run uses fresh temporary directories.
 
@@ -53,6 +57,8 @@ struct Options {
     /// Raw/API bulk-insert rounds; the verdict is the median of the rounds' API/raw ratios.
     var insertRounds = 9
     var groups: Set<BenchGroup> = Set(BenchGroup.allCases)
+    /// `--scale N` (e.g. 1m): only the scale benchmark, at N and at N/10 (at most 100k) documents.
+    var scale: Int?
 
     init(_ args: [String]) {
         var it = args.dropFirst().makeIterator()
@@ -64,6 +70,12 @@ struct Options {
             case "--reads": reads = Int(it.next() ?? "") ?? reads
             case "--seed": seed = UInt64(it.next() ?? "") ?? seed
             case "--keep": keep = true
+            case "--scale":
+                guard let n = Self.count(it.next() ?? ""), n >= 10_000 else {
+                    FileHandle.standardError.write(Data("--scale takes a document count of at least 10k (e.g. 1m, 200k, 500000)\n".utf8))
+                    exit(2)
+                }
+                scale = n
             case "--plans": plans = true
             case "--only":
                 let names = (it.next() ?? "").split(separator: ",").map(String.init)
@@ -74,13 +86,22 @@ struct Options {
                 }
                 groups = Set(parsed)
             case "-h", "--help":
-                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|replication|query2x|js|encryption|query-vs-litecore] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans]")
+                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|replication|query2x|js|encryption|query-vs-litecore] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans] [--scale N]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown option \(arg)\n".utf8))
                 exit(2)
             }
         }
+        if scale != nil { groups = [] }   // the scale benchmark runs alone
+    }
+
+    /// A count written `1000`, `100k` or `1m`.
+    static func count(_ text: String) -> Int? {
+        let lower = text.lowercased()
+        if lower.hasSuffix("k") { return Int(lower.dropLast()).map { $0 * 1_000 } }
+        if lower.hasSuffix("m") { return Int(lower.dropLast()).map { $0 * 1_000_000 } }
+        return Int(lower)
     }
 }
 
@@ -103,12 +124,13 @@ struct Corpus {
     static let cities = ["Springfield", "Shelbyville", "Ogdenville", "North Haverbrook", "Capital City"]
     static let statuses = ["new", "paid", "shipped", "returned"]
 
-    init(count: Int, prefix: String, seed: UInt64) {
+    /// `count` documents numbered from `offset` (IDs `prefix-i`; `--scale` makes them in chunks).
+    init(count: Int, prefix: String, seed: UInt64, offset: Int = 0) {
         var rng = SplitMix64(seed: seed)
         var ids = [String](), props = [[String: Any]](), json = [[UInt8]](), revs = [String](), types = [String]()
         ids.reserveCapacity(count); props.reserveCapacity(count); json.reserveCapacity(count)
         revs.reserveCapacity(count); types.reserveCapacity(count)
-        for i in 0..<count {
+        for i in offset..<(offset + count) {
             let type = i % 5 == 0 ? "customer" : "order"
             let p: [String: Any] = [
                 "type": type,
@@ -326,7 +348,11 @@ do {
     var rows: [BenchRow] = []
     var notes: [String] = []
 
-    if options.groups.contains(.docs) || options.groups.contains(.views) || options.groups.contains(.upgrade) {
+    if let scale = options.scale {
+        let (scaleRows, scaleNotes) = try runScaleBenchmarks(options: options, scale: scale)
+        rows += scaleRows
+        notes += scaleNotes
+    } else if options.groups.contains(.docs) || options.groups.contains(.views) || options.groups.contains(.upgrade) {
         let corpus = Corpus(count: options.docs, prefix: "doc", seed: options.seed)
         print(String(format: "  corpus: %d docs, average stored JSON %.0f bytes", corpus.ids.count, corpus.averageJSONSize))
         print("  sample: \(String(decoding: corpus.json[0], as: UTF8.self))")
@@ -495,14 +521,16 @@ do {
               + pad(ratio, 9) + pad(budget, 8) + "  " + (ok.map { $0 ? "OK" : "OVER" } ?? "info"))
     }
     print("")
-    print("base = raw SQLite on the same schema (docs, views), ICU directly (collation); for \"re-index 1%\"")
-    print("base = the full index time and the ratio is a percentage; µs/op is per document, query, row or comparison.")
-    print("Bulk insert: medians of \(options.insertRounds) alternating rounds, ratio = median of each round's API/raw; reads, full index builds, range queries, grouped reduce, collation and the upgrade the best of 3; re-index rows are single runs.")
-    print("\"re-index 1% vs raw\" compares our incremental update with raw SQLite doing the same row deletes and")
-    print("inserts: it shows the update touches only the changed documents (no scan of the database).")
-    if options.groups.contains(.query2x) {
-        print("query2x: base = SQLite json_extract on docs(id, json) with expression indexes (same cache/mmap settings);")
-        print("ratios = median of paired rounds (\(options.quick ? 3 : 7) query rounds, \(options.quick ? 1 : 3) save rounds); µs/op per execution.")
+    if options.scale == nil {
+        print("base = raw SQLite on the same schema (docs, views), ICU directly (collation); for \"re-index 1%\"")
+        print("base = the full index time and the ratio is a percentage; µs/op is per document, query, row or comparison.")
+        print("Bulk insert: medians of \(options.insertRounds) alternating rounds, ratio = median of each round's API/raw; full index builds and range queries: medians of \(viewRounds) paired rounds (ratio = median of the rounds' ratios); reads, grouped reduce, collation and the upgrade the best of 3; re-index rows are single runs.")
+        print("\"re-index 1% vs raw\" compares our incremental update with raw SQLite doing the same row deletes and")
+        print("inserts: it shows the update touches only the changed documents (no scan of the database).")
+        if options.groups.contains(.query2x) {
+            print("query2x: base = SQLite json_extract on docs(id, json) with expression indexes (same cache/mmap settings);")
+            print("ratios = median of paired rounds (\(options.quick ? 3 : 7) query rounds, \(options.quick ? 1 : 3) save rounds); µs/op per execution.")
+        }
     }
     for note in notes { print("  " + note) }
     print("")
