@@ -54,6 +54,10 @@ let package = Package(
         // Thin Swift layer over the SQLite C API: the only code that calls sqlite3_*.
         .target(name: "SQLiteKit", dependencies: ["CSQLite", "CSQLiteAPI"]),
 
+        // The Fleece-reading SQL functions of 2.x queries (fl_value, fl_each, …) in C, reading row
+        // bodies in place; the Swift side registers them and answers the cases they hand back.
+        .target(name: "CFleeceSQL", dependencies: ["CSQLiteAPI"]),
+
         // Fleece, the binary format 2.x/3.x store document bodies in: encoder (also straight
         // from JSON text), shared keys, and a validating zero-copy decoder.
         .target(name: "Fleece", dependencies: ["JSONCore"]),
@@ -78,7 +82,7 @@ let package = Package(
         // hosts the ICU-backed `unicodesn` full-text tokenizer; OpenCombine carries the change publishers.
         .target(
             name: "CouchbaseLiteSwift",
-            dependencies: ["SQLiteKit", "Fleece", "CJSONCollation", .product(name: "Crypto", package: "swift-crypto"),
+            dependencies: ["SQLiteKit", "Fleece", "CJSONCollation", "CFleeceSQL", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "OpenCombine", package: "OpenCombine")]
         ),
 

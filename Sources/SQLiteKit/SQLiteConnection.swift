@@ -35,6 +35,8 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// for statements run once per document write.
     private var staticStatementCache = StaticStatementTable()
     private var savepointDepth = 0
+    /// The keys ``once(_:_:)`` has run (extensions registered on this connection).
+    var onceKeys: Set<String> = []
     private var isClosed = false
 
     /// A `file:` URI that opens `path` as immutable: SQLite then never writes or creates anything

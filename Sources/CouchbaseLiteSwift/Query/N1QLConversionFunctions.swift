@@ -6,15 +6,15 @@ enum N1QLConversionFunctions {
     typealias Function = N1QLFunctionTable.Function
 
     static func add(to t: inout [String: Function]) {
-        let toArray = Function(minArgs: 1, maxArgs: 1) { a in
+        let toArray = Function { a in
             switch a[0] {
             case .missing, .null: return a[0]
             case .fleece(let f) where f.type == .array: return a[0]
             default: return encoded { enc in enc.beginArray(reserve: 1); a[0].write(to: &enc); enc.endArray() }
             }
         }
-        let toAtom = Function(minArgs: 1, maxArgs: 1) { a in atom(a[0]) }
-        let toObject = Function(minArgs: 1, maxArgs: 1) { a in
+        let toAtom = Function { a in atom(a[0]) }
+        let toObject = Function { a in
             switch a[0] {
             case .missing, .null: return a[0]
             case .fleece(let f) where f.type == .dict: return a[0]

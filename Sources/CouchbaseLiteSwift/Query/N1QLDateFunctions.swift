@@ -8,43 +8,43 @@ enum N1QLDateFunctions {
     typealias Function = N1QLFunctionTable.Function
 
     static func add(to t: inout [String: Function]) {
-        t["millis_to_str"] = Function(minArgs: 1, maxArgs: 2) { a in
+        t["millis_to_str"] = Function { a in
             guard let m = millis(a[0]) else { return passThrough(a) }
             return .string(format(m, offsetMinutes: localOffsetMinutes(atMillis: m), as: formatArg(a, 1)))
         }
-        t["millis_to_utc"] = Function(minArgs: 1, maxArgs: 2) { a in
+        t["millis_to_utc"] = Function { a in
             guard let m = millis(a[0]) else { return passThrough(a) }
             return .string(format(m, offsetMinutes: 0, as: formatArg(a, 1)))
         }
-        t["millis_to_tz"] = Function(minArgs: 2, maxArgs: 3) { a in
+        t["millis_to_tz"] = Function { a in
             guard let m = millis(a[0]), let tz = a[1].number, tz.isFinite else { return passThrough(a) }
             return .string(format(m, offsetMinutes: Int(tz), as: formatArg(a, 2)))
         }
-        t["str_to_millis"] = Function(minArgs: 1, maxArgs: 1) { a in
+        t["str_to_millis"] = Function { a in
             guard let d = parsed(a[0]) else { return passThrough(a) }
             return .int(d.millis)
         }
-        t["str_to_utc"] = Function(minArgs: 1, maxArgs: 2) { a in
+        t["str_to_utc"] = Function { a in
             guard let d = parsed(a[0]) else { return passThrough(a) }
             return .string(format(d.millis, offsetMinutes: 0, as: formatArg(a, 1)))
         }
-        t["str_to_tz"] = Function(minArgs: 2, maxArgs: 3) { a in
+        t["str_to_tz"] = Function { a in
             guard let d = parsed(a[0]), let tz = a[1].number, tz.isFinite else { return passThrough(a) }
             return .string(format(d.millis, offsetMinutes: Int(tz), as: formatArg(a, 2)))
         }
-        t["date_diff_millis"] = Function(minArgs: 3, maxArgs: 3) { a in
+        t["date_diff_millis"] = Function { a in
             guard let m1 = millis(a[0]), let m2 = millis(a[1]), let part = component(a[2]) else { return passThrough(a) }
             return .int(difference(WallTime(millis: m1, offsetMinutes: 0), WallTime(millis: m2, offsetMinutes: 0), part))
         }
-        t["date_diff_str"] = Function(minArgs: 3, maxArgs: 3) { a in
+        t["date_diff_str"] = Function { a in
             guard let d1 = parsed(a[0]), let d2 = parsed(a[1]), let part = component(a[2]) else { return passThrough(a) }
             return .int(difference(d1.wall, d2.wall, part))
         }
-        t["date_add_millis"] = Function(minArgs: 3, maxArgs: 3) { a in
+        t["date_add_millis"] = Function { a in
             guard let m = millis(a[0]), let n = integer(a[1]), let part = component(a[2]) else { return passThrough(a) }
             return .int(adding(n, part, to: m))
         }
-        t["date_add_str"] = Function(minArgs: 3, maxArgs: 4) { a in
+        t["date_add_str"] = Function { a in
             guard let d = parsed(a[0]), let n = integer(a[1]), let part = component(a[2]) else { return passThrough(a) }
             let result = adding(n, part, to: d.millis)
             let offset = d.offsetMinutes ?? localOffsetMinutes(atMillis: result)

@@ -1,32 +1,19 @@
 import Fleece
 import Foundation
 
-/// The N1QL scalar functions (spec 9.1's list) the query engine runs in Swift, registered as
-/// SQL functions `n1ql_<name>`. MISSING in gives MISSING out and a wrong type gives null, as in
-/// LiteCore's `QueryFunctions.cc`.
+/// The implementations of the N1QL scalar functions (spec 9.1's list) the query engine runs in
+/// Swift, registered as SQL functions `n1ql_<name>`; their argument counts, SQL writers and
+/// aggregates are rows of ``N1QLFunctions``. MISSING in gives MISSING out and a wrong type gives
+/// null, as in LiteCore's `QueryFunctions.cc`.
 enum N1QLFunctionTable {
+    /// One implementation; its argument counts are checked (by the parser and the translator)
+    /// against its row in ``N1QLFunctions`` before it is ever called.
     struct Function: Sendable {
-        let minArgs: Int
-        let maxArgs: Int
         let body: @Sendable ([QueryValue]) -> QueryValue
     }
 
-    /// Aggregates SQLite runs itself.
-    static let aggregates: [String: (min: Int, max: Int, sql: String)] = [
-        "count": (0, 1, "count"), "sum": (1, 1, "sum"), "avg": (1, 1, "avg"),
-        "min": (1, 1, "min"), "max": (1, 1, "max"), "array_agg": (1, 1, "n1ql_array_agg"),
-    ]
-
-    static func lookup(_ name: String) -> Function? { functions[name] }
-
-    /// Functions of spec 9.1's list that the parser accepts but this engine does not run yet.
-    static let notYetSupported: Set<String> = [
-        "prediction", "euclidean_distance", "cosine_distance",
-        "approx_vector_distance",
-    ]
-
     private static func numeric(_ f: @escaping @Sendable (Double) -> Double) -> Function {
-        Function(minArgs: 1, maxArgs: 1) { a in
+        Function { a in
             if a[0].isMissing { return .missing }
             guard let x = a[0].number else { return .null }
             return number(f(x))
@@ -40,7 +27,7 @@ enum N1QLFunctionTable {
     }
 
     private static func string(_ f: @escaping @Sendable (String) -> QueryValue) -> Function {
-        Function(minArgs: 1, maxArgs: 1) { a in
+        Function { a in
             if a[0].isMissing { return .missing }
             guard case .string(let s) = a[0] else { return .null }
             return f(s)
@@ -53,7 +40,7 @@ enum N1QLFunctionTable {
     }
 
     private static func withDigits(_ rule: FloatingPointRoundingRule) -> Function {
-        Function(minArgs: 1, maxArgs: 2) { a in
+        Function { a in
             if a.contains(where: \.isMissing) { return .missing }
             guard let x = a[0].number else { return .null }
             let digits = a.count > 1 ? Int(max(-400, min(400, (a[1].number ?? 0).isNaN ? 0 : a[1].number ?? 0))) : 0
@@ -74,7 +61,7 @@ enum N1QLFunctionTable {
     }
 
     private static func isType(_ name: String) -> Function {
-        Function(minArgs: 1, maxArgs: 1) { a in
+        Function { a in
             if a[0].isMissing { return .missing }
             if case .null = a[0] { return .null }
             return .bool(typeName(a[0]) == name)
@@ -87,7 +74,7 @@ enum N1QLFunctionTable {
     }
 
     private static func arrayFunction(_ f: @escaping @Sendable ([QueryValue]) -> QueryValue) -> Function {
-        Function(minArgs: 1, maxArgs: 1) { a in
+        Function { a in
             if a[0].isMissing { return .missing }
             guard let items = arrayItems(a[0]) else { return .null }
             return f(items)
@@ -114,17 +101,17 @@ enum N1QLFunctionTable {
     static let functions: [String: Function] = {
         var t: [String: Function] = [:]
         // Missing/null handling.
-        t["ifmissing"] = Function(minArgs: 2, maxArgs: 100) { a in a.first { !$0.isMissing } ?? .missing }
-        t["ifnull"] = Function(minArgs: 2, maxArgs: 100) { a in
+        t["ifmissing"] = Function { a in a.first { !$0.isMissing } ?? .missing }
+        t["ifnull"] = Function { a in
             for v in a { if case .null = v { continue }; return v }
             return .null
         }
-        t["ifmissingornull"] = Function(minArgs: 2, maxArgs: 100) { a in a.first { !$0.isMissingOrNull } ?? .null }
-        t["missingif"] = Function(minArgs: 2, maxArgs: 2) { a in
+        t["ifmissingornull"] = Function { a in a.first { !$0.isMissingOrNull } ?? .null }
+        t["missingif"] = Function { a in
             if a.contains(where: \.isMissing) { return .missing }
             return a[0].sqlEquals(a[1]) ? .missing : a[0]
         }
-        t["nullif"] = Function(minArgs: 2, maxArgs: 2) { a in
+        t["nullif"] = Function { a in
             if a.contains(where: \.isMissing) { return .missing }
             return a[0].sqlEquals(a[1]) ? .null : a[0]
         }
@@ -133,7 +120,7 @@ enum N1QLFunctionTable {
         t["lower"] = string { .string($0.lowercased()) }
         t["upper"] = string { .string($0.uppercased()) }
         for (name, trimStart, trimEnd) in [("trim", true, true), ("ltrim", true, false), ("rtrim", false, true)] {
-            t[name] = Function(minArgs: 1, maxArgs: 2) { a in
+            t[name] = Function { a in
                 if a.contains(where: \.isMissing) { return .missing }
                 guard case .string(let s) = a[0] else { return .null }
                 var chars = Set(" \t\n\r".unicodeScalars)
@@ -145,14 +132,14 @@ enum N1QLFunctionTable {
                 return .string(out)
             }
         }
-        t["concat"] = Function(minArgs: 2, maxArgs: 100) { a in
+        t["concat"] = Function { a in
             if a.contains(where: \.isMissing) { return .missing }
             var out = ""
             for v in a { guard case .string(let s) = v else { return .null }; out += s }
             return .string(out)
         }
         // `contains(s, sub[, collation flags])`: the translator adds flags for COLLATE.
-        t["contains"] = Function(minArgs: 2, maxArgs: 3) { a in
+        t["contains"] = Function { a in
             if a.contains(where: \.isMissing) { return .missing }
             guard case .string(let s) = a[0], case .string(let sub) = a[1] else { return .null }
             let flags = a.count > 2 ? Int(truncatingIfNeeded: Int64(a[2].number.map { $0.isFinite ? max(0, min(3, $0)) : 0 } ?? 0)) : 0
@@ -160,24 +147,24 @@ enum N1QLFunctionTable {
             return .bool(LikeMatcher.fold(s, flags).contains(LikeMatcher.fold(sub, flags)))
         }
         // Regular expressions (ICU syntax, like LiteCore).
-        t["regexp_contains"] = Function(minArgs: 2, maxArgs: 2) { a in
+        t["regexp_contains"] = Function { a in
             if a.contains(where: \.isMissing) { return .missing }
             guard case .string(let s) = a[0], let re = regex(a[1]) else { return .null }
             return .bool(re.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) != nil)
         }
-        t["regexp_like"] = Function(minArgs: 2, maxArgs: 2) { a in
+        t["regexp_like"] = Function { a in
             if a.contains(where: \.isMissing) { return .missing }
             guard case .string(let s) = a[0], let re = regex(a[1]) else { return .null }
             let r = NSRange(s.startIndex..., in: s)
             return .bool(re.firstMatch(in: s, options: [.anchored], range: r).map { $0.range == r } ?? false)
         }
-        t["regexp_position"] = Function(minArgs: 2, maxArgs: 2) { a in
+        t["regexp_position"] = Function { a in
             if a.contains(where: \.isMissing) { return .missing }
             guard case .string(let s) = a[0], let re = regex(a[1]) else { return .null }
             guard let m = re.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)), let r = Range(m.range, in: s) else { return .int(-1) }
             return .int(Int64(s.unicodeScalars.distance(from: s.startIndex, to: r.lowerBound)))
         }
-        t["regexp_replace"] = Function(minArgs: 3, maxArgs: 4) { a in
+        t["regexp_replace"] = Function { a in
             if a.contains(where: \.isMissing) { return .missing }
             guard case .string(let s) = a[0], let re = regex(a[1]), case .string(let rep) = a[2] else { return .null }
             return .string(re.stringByReplacingMatches(in: s, range: NSRange(s.startIndex..., in: s), withTemplate: rep))
@@ -202,21 +189,21 @@ enum N1QLFunctionTable {
         t["round"] = withDigits(.toNearestOrAwayFromZero)
         t["round_even"] = withDigits(.toNearestOrEven)
         t["trunc"] = withDigits(.towardZero)
-        t["pi"] = Function(minArgs: 0, maxArgs: 0) { _ in .double(.pi) }
-        t["e"] = Function(minArgs: 0, maxArgs: 0) { _ in .double(M_E) }
+        t["pi"] = Function { _ in .double(.pi) }
+        t["e"] = Function { _ in .double(M_E) }
         let binary: [(String, @Sendable (Double, Double) -> Double)] = [
             ("power", { Foundation.pow($0, $1) }), ("atan2", { Foundation.atan2($0, $1) }),
             ("div", { $0 / $1 }), ("idiv", { ($0 / $1).rounded(.towardZero) }),
         ]
         for (name, f) in binary {
-            t[name] = Function(minArgs: 2, maxArgs: 2) { a in
+            t[name] = Function { a in
                 if a.contains(where: \.isMissing) { return .missing }
                 guard let x = a[0].number, let y = a[1].number else { return .null }
                 return number(f(x, y))
             }
         }
         for (name, pickGreater) in [("greatest", true), ("least", false)] {
-            t[name] = Function(minArgs: 2, maxArgs: 100) { a in
+            t[name] = Function { a in
                 if a.contains(where: \.isMissing) { return .missing }
                 let nums = a.compactMap(\.number)
                 guard nums.count == a.count, !nums.contains(where: \.isNaN) else { return .null }
@@ -236,12 +223,12 @@ enum N1QLFunctionTable {
         t["array_max"] = arrayFunction { items in items.compactMap(\.number).max().map(number) ?? .null }
         t["array_min"] = arrayFunction { items in items.compactMap(\.number).min().map(number) ?? .null }
         t["array_ifnull"] = arrayFunction { items in items.first { !$0.isMissingOrNull } ?? .null }
-        t["array_contains"] = Function(minArgs: 2, maxArgs: 2) { a in
+        t["array_contains"] = Function { a in
             if a[0].isMissing { return .missing }
             guard let items = arrayItems(a[0]) else { return .null }
             return .bool(items.contains { $0.sqlEquals(a[1]) })
         }
-        t["array_of"] = Function(minArgs: 0, maxArgs: 100) { a in
+        t["array_of"] = Function { a in
             var enc = FleeceEncoder()
             enc.beginArray(reserve: a.count)
             for v in a { v.write(to: &enc) }
@@ -253,7 +240,7 @@ enum N1QLFunctionTable {
         for name in ["array", "atom", "boolean", "number", "object", "string"] {
             let f: Function
             if name == "atom" {
-                f = Function(minArgs: 1, maxArgs: 1) { a in
+                f = Function { a in
                     if a[0].isMissing { return .missing }
                     if case .null = a[0] { return .null }
                     if case .fleece = a[0] { return .bool(false) }
@@ -265,13 +252,13 @@ enum N1QLFunctionTable {
             t["is" + name] = f
             t["is_" + name] = f
         }
-        let typeFn = Function(minArgs: 1, maxArgs: 1) { a in .string(typeName(a[0])) }
+        let typeFn = Function { a in .string(typeName(a[0])) }
         t["type"] = typeFn
         t["typename"] = typeFn
-        let toStr = Function(minArgs: 1, maxArgs: 1) { a in toString(a[0]) }
+        let toStr = Function { a in toString(a[0]) }
         t["tostring"] = toStr
         t["to_string"] = toStr
-        let toNum = Function(minArgs: 1, maxArgs: 1) { a in
+        let toNum = Function { a in
             switch a[0] {
             case .missing: return .missing
             case .null: return .null
@@ -286,7 +273,7 @@ enum N1QLFunctionTable {
         }
         t["tonumber"] = toNum
         t["to_number"] = toNum
-        let toBool = Function(minArgs: 1, maxArgs: 1) { a in
+        let toBool = Function { a in
             switch a[0] {
             case .missing: return .missing
             case .null: return .null

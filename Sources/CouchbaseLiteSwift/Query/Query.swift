@@ -10,8 +10,11 @@ public class Query: @unchecked Sendable {
     public let database: Database
     /// The values of the query's `$parameters`; set before `execute()`.
     public var parameters: Parameters?
-    /// The query tree the SQL was translated from.
-    let tree: Any
+    /// The query tree the SQL is translated from (a `QueryBuilder` tree that holds a value JSON
+    /// has no place for is reported when the query is first used).
+    let expression: Swift.Result<QueryTree, CouchbaseLiteError>
+    /// The tree in its JSON form.
+    var tree: Any { (try? expression.get())?.jsonObject ?? NSNull() }
     private let lock = NSLock()
     private var compiled: Compiled?
 
@@ -31,9 +34,9 @@ public class Query: @unchecked Sendable {
     }
 
     /// A N1QL/JSON query: compiled now, so a bad query fails at creation, as in LiteCore.
-    init(database: Database, tree: Any) throws {
+    init(database: Database, tree: QueryTree) throws {
         self.database = database
-        self.tree = tree
+        self.expression = .success(tree)
         compiled = Compiled(try Self.compile(tree, on: database))
     }
 
@@ -41,7 +44,11 @@ public class Query: @unchecked Sendable {
     /// (`execute()`, `explain()`, `columnNames`), which reports any error.
     init(database: Database, builtTree: Any) {
         self.database = database
-        self.tree = builtTree
+        do {
+            expression = .success(try QueryTree(builtTree))
+        } catch {
+            expression = .failure(error as? CouchbaseLiteError ?? CouchbaseLiteError(.invalidQuery, "\(error)"))
+        }
     }
 
     /// The SQL translation of `tree`, compiled once.
@@ -54,13 +61,13 @@ public class Query: @unchecked Sendable {
             lock.lock()
             defer { lock.unlock() }
             if let compiled { return compiled }
-            let c = Compiled(try Self.compile(tree, on: database))
+            let c = Compiled(try Self.compile(try expression.get(), on: database))
             compiled = c
             return c
         }
     }
 
-    private static func compile(_ tree: Any, on database: Database) throws -> QueryTranslator.Output {
+    private static func compile(_ tree: QueryTree, on database: Database) throws -> QueryTranslator.Output {
         // Compiled on a reader (or on the writer inside a write on this thread), so creating a
         // query does not wait for another thread's `inBatch`.
         let translation = try database.withReadFile { file in
@@ -232,19 +239,16 @@ extension Database {
         } catch let e as N1QLSyntaxError {
             throw CouchbaseLiteError(e)
         }
-        return try Query(database: self, tree: tree)
+        return try Query(database: self, tree: try QueryTree(tree))
     }
 
-    /// A query from LiteCore's JSON query syntax (spec 9.1), as text.
+    /// A query from LiteCore's JSON query syntax (spec 9.1), as text (read by JSONCore).
     public func createQuery(json: String) throws -> Query {
-        guard let tree = try? JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed]) else {
-            throw CouchbaseLiteError(.invalidQuery, "The JSON query is not valid JSON")
-        }
-        return try Query(database: self, tree: tree)
+        try Query(database: self, tree: try QueryTree(json: json))
     }
 
     /// A query from an already parsed JSON query tree.
     package func createQuery(tree: Any) throws -> Query {
-        try Query(database: self, tree: tree)
+        try Query(database: self, tree: try QueryTree(tree))
     }
 }

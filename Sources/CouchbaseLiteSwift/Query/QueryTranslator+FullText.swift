@@ -21,21 +21,26 @@ extension QueryTranslator {
     }
 
     /// Registers the MATCH() calls of `whereClause`, checking where they stand.
-    mutating func collectFullTextSearches(in whereClause: Any?) throws {
+    mutating func collectFullTextSearches(in whereClause: QueryTree?) throws {
         guard let whereClause else { return }
         try collectMatches(whereClause, topLevel: true)
     }
 
-    private mutating func collectMatches(_ e: Any, topLevel: Bool) throws {
-        if let dict = e as? [String: Any] {
+    private mutating func collectMatches(_ e: QueryTree, topLevel: Bool) throws {
+        if case .dictionary(let dict) = e {
             for value in dict.values { try collectMatches(value, topLevel: false) }
             return
         }
-        guard let a = e as? [Any], let op = (a.first as? String)?.uppercased() else { return }
+        if case .array(let items) = e {
+            for item in items { try collectMatches(item, topLevel: false) }
+            return
+        }
+        guard case .operation(let rawOp, let args) = e else { return }
+        let op = rawOp.uppercased()
         if op == "MATCH()" {
             guard topLevel else { throw Self.invalid("MATCH can only appear at top-level, or in a top-level AND") }
-            try argCount(a, 2...2, "MATCH()")
-            let (source, name) = try fullTextIndex(a[1], function: "MATCH")
+            try argCount(args, 2...2, "MATCH()")
+            let (source, name) = try fullTextIndex(args[0], function: "MATCH")
             guard fullTextSearch(name, source) == nil else {
                 throw Self.invalid("Sorry, multiple MATCHes of the same property are not allowed")
             }
@@ -46,12 +51,12 @@ extension QueryTranslator {
         }
         // The operands of a top-level AND are top-level too; nothing under another operator is.
         let childrenAreTopLevel = topLevel && op == "AND"
-        for child in a.dropFirst() { try collectMatches(child, topLevel: childrenAreTopLevel) }
+        for child in args { try collectMatches(child, topLevel: childrenAreTopLevel) }
     }
 
     /// The collection and index a MATCH()/RANK() names: `index` or `alias.index`.
-    private func fullTextIndex(_ argument: Any, function: String) throws -> (Source, String) {
-        guard let text = argument as? String, !text.isEmpty else {
+    private func fullTextIndex(_ argument: QueryTree, function: String) throws -> (Source, String) {
+        guard let text = argument.stringValue, !text.isEmpty else {
             throw Self.invalid("The first argument of \(function)() must be an index name")
         }
         var keys: [String] = []
@@ -70,20 +75,20 @@ extension QueryTranslator {
     }
 
     /// `MATCH(index, query)`: only in the WHERE clause, where it was registered.
-    mutating func matchSQL(_ a: [Any]) throws -> String {
+    mutating func matchSQL(_ args: [QueryTree]) throws -> String {
         guard translatingWhere else { throw Self.invalid("a MATCH is not allowed outside the WHERE clause") }
-        try argCount(a, 2...2, "MATCH()")
-        let (source, name) = try fullTextIndex(a[1], function: "MATCH")
+        try argCount(args, 2...2, "MATCH()")
+        let (source, name) = try fullTextIndex(args[0], function: "MATCH")
         guard let search = fullTextSearch(name, source) else {
             throw Self.invalid("MATCH can only appear at top-level, or in a top-level AND")
         }
-        return "(\(search.tableColumn) MATCH \(try expr(a[2])))"
+        return "(\(search.tableColumn) MATCH \(try expr(args[1])))"
     }
 
     /// `RANK(index)`: the relevance of the row's match of that index.
-    mutating func rankSQL(_ a: [Any]) throws -> String {
-        try argCount(a, 1...1, "RANK()")
-        let (source, name) = try fullTextIndex(a[1], function: "RANK")
+    mutating func rankSQL(_ args: [QueryTree]) throws -> String {
+        try argCount(args, 1...1, "RANK()")
+        let (source, name) = try fullTextIndex(args[0], function: "RANK")
         guard let search = fullTextSearch(name, source) else { throw Self.invalid("RANK() cannot be used without MATCH()") }
         return "rank(matchinfo(\(search.tableColumn)))"
     }
@@ -99,11 +104,11 @@ extension QueryTranslator {
     /// a document property, named by its path (`text`, `note.body`), whose text is
     /// `fl_fts_value(<row>.body, 'path')`. Anything but a property cannot be full-text indexed.
     mutating func fullTextIndexColumn(_ key: Any, rowAlias: String) throws -> (name: String, sql: String) {
-        let tree = Self.shorthand(key)
-        guard let a = tree as? [Any], let head = a.first as? String, head.hasPrefix("."), head.count > 1 else {
-            throw Self.invalid("A full-text index can only index document properties, not \(tree)")
+        let tree = Self.shorthand(try QueryTree(key))
+        guard case .operation(let head, _) = tree, head.hasPrefix("."), head.count > 1 else {
+            throw Self.invalid("A full-text index can only index document properties, not \(tree.jsonObject)")
         }
-        let components = try propertyComponents(a)
+        let components = try propertyComponents(tree)
         guard !components.isEmpty else { throw Self.invalid("A full-text index needs a property") }
         let path = PropertyPath(components).string
         return (path, "fl_fts_value(\(rowAlias.isEmpty ? "" : rowAlias + ".")body, \(Self.stringLiteral(path)))")

@@ -68,7 +68,7 @@ struct QueryTranslator {
     var subqueryKeyStores: Set<KeyStore> = []
     /// The WHAT items' `AS` names and their expressions: a property path starting with one of
     /// them (outside the WHAT list) means that result column, as in LiteCore (`ORDER BY key`).
-    var resultAliases: [String: Any] = [:]
+    var resultAliases: [String: QueryTree] = [:]
     /// The full-text indexes the WHERE clause's MATCH() calls search (see `QueryTranslator+FullText`).
     var fullTextSearches: [FullTextSearch] = []
     /// True while the WHERE clause is translated, the only place MATCH() may be.
@@ -88,9 +88,9 @@ struct QueryTranslator {
 
     /// The tables of the collection FROM item `f` names, as the resolver finds them; without one,
     /// only the default collection (`_`, `_default`, none) exists.
-    func collectionTables(_ f: [String: Any]) throws -> CollectionTables {
-        let scope = f["SCOPE"] as? String
-        let collection = f["COLLECTION"] as? String
+    func collectionTables(_ f: [String: QueryTree]) throws -> CollectionTables {
+        let scope = f["SCOPE"]?.stringValue
+        let collection = f["COLLECTION"]?.stringValue
         if f["SCOPE"] != nil && scope == nil || f["COLLECTION"] != nil && collection == nil {
             throw Self.invalid("COLLECTION and SCOPE in a FROM item must be strings")
         }
@@ -105,10 +105,10 @@ struct QueryTranslator {
 
     /// A FROM item's alias: its AS (with LiteCore's `\.` escapes undone), else the collection
     /// path it names (`tasks`, `store.customers`).
-    static func alias(of f: [String: Any]) -> (alias: String?, scopedName: String?) {
-        if let alias = f["AS"] as? String { return (alias.replacingOccurrences(of: "\\.", with: "."), nil) }
-        guard let collection = f["COLLECTION"] as? String else { return (nil, nil) }
-        if let scope = f["SCOPE"] as? String { return ("\(scope).\(collection)", collection) }
+    static func alias(of f: [String: QueryTree]) -> (alias: String?, scopedName: String?) {
+        if let alias = f["AS"]?.stringValue { return (alias.replacingOccurrences(of: "\\.", with: "."), nil) }
+        guard let collection = f["COLLECTION"]?.stringValue else { return (nil, nil) }
+        if let scope = f["SCOPE"]?.stringValue { return ("\(scope).\(collection)", collection) }
         return (collection, nil)
     }
 
@@ -116,11 +116,11 @@ struct QueryTranslator {
         CouchbaseLiteError(.invalidQuery, message)
     }
 
-    mutating func translate(_ tree: Any) throws -> Output {
+    mutating func translate(_ tree: QueryTree) throws -> Output {
         var root = tree
-        if let a = tree as? [Any], a.count == 2, (a[0] as? String)?.uppercased() == "SELECT" { root = a[1] }
-        guard let query = root as? [String: Any] else { throw Self.invalid("A query must be a JSON object or [\"SELECT\", {…}]") }
-        var q: [String: Any] = [:]
+        if case .operation(let op, let args) = tree, args.count == 1, op.uppercased() == "SELECT" { root = args[0] }
+        guard let query = root.dictionaryValue else { throw Self.invalid("A query must be a JSON object or [\"SELECT\", {…}]") }
+        var q: [String: QueryTree] = [:]
         for (k, v) in query { q[k.uppercased()] = v }
         for key in q.keys where !["WHAT", "FROM", "WHERE", "GROUP_BY", "HAVING", "ORDER_BY", "LIMIT", "OFFSET", "DISTINCT"].contains(key) {
             throw Self.invalid("Unknown query key '\(key)'")
@@ -128,12 +128,12 @@ struct QueryTranslator {
 
         // FROM: the main collection, then joins and unnests in order.
         var fromSQL = ""
-        let fromItems = (q["FROM"] as? [Any]) ?? []
-        if q["FROM"] != nil && !(q["FROM"] is [Any]) { throw Self.invalid("FROM must be an array") }
-        var joinClauses: [(Int, Any)] = []
+        let fromItems = q["FROM"]?.items ?? []
+        if q["FROM"] != nil && q["FROM"]?.items == nil { throw Self.invalid("FROM must be an array") }
+        var joinClauses: [(Int, QueryTree)] = []
         for (i, raw) in fromItems.enumerated() {
-            guard let item = raw as? [String: Any] else { throw Self.invalid("A FROM item must be an object") }
-            var f: [String: Any] = [:]
+            guard let item = raw.dictionaryValue else { throw Self.invalid("A FROM item must be an object") }
+            var f: [String: QueryTree] = [:]
             for (k, v) in item { f[k.uppercased()] = v }
             let (alias, scopedName) = Self.alias(of: f)
             if let alias, sources.contains(where: { $0.alias == alias }) {
@@ -154,7 +154,7 @@ struct QueryTranslator {
                 guard let alias else { throw Self.invalid("A joined collection needs an alias") }
                 sources.append(Source(kind: .collection, alias: alias, sqlAlias: "_j\(i)", tables: try collectionTables(f),
                                       scopedCollectionName: scopedName))
-                joinClauses.append((i, f))
+                joinClauses.append((i, .dictionary(f)))
             }
         }
         if sources.isEmpty {
@@ -172,10 +172,9 @@ struct QueryTranslator {
             if s.kind == .unnest {
                 fromSQL += " JOIN fl_each(\(try unnestSource(clause))) AS \(s.sqlAlias)"
             } else {
-                let f = clause as! [String: Any]
-                var u: [String: Any] = [:]
-                for (k, v) in f { u[k.uppercased()] = v }
-                let type = (u["JOIN"] as? String)?.uppercased() ?? "INNER"
+                var u: [String: QueryTree] = [:]
+                for (k, v) in clause.dictionaryValue ?? [:] { u[k.uppercased()] = v }
+                let type = u["JOIN"]?.stringValue?.uppercased() ?? "INNER"
                 guard ["INNER", "LEFT", "LEFT OUTER", "CROSS"].contains(type) else { throw Self.invalid("Unknown JOIN type '\(type)'") }
                 fromSQL += " \(type == "INNER" ? "" : type + " ")JOIN \(KeyStore.quoted(s.tables?.table ?? table)) AS \(s.sqlAlias)"
                 var on = "(\(s.sqlAlias).flags & 1 = 0)"
@@ -187,15 +186,15 @@ struct QueryTranslator {
         // WHAT
         var columns: [String] = []
         var titles: [String] = []
-        let what: [Any] = (q["WHAT"] as? [Any]) ?? [["."]]
-        if q["WHAT"] != nil && !(q["WHAT"] is [Any]) { throw Self.invalid("WHAT must be an array") }
+        let what: [QueryTree] = q["WHAT"]?.items ?? [.operation(".", [])]
+        if q["WHAT"] != nil && q["WHAT"]?.items == nil { throw Self.invalid("WHAT must be an array") }
         if what.isEmpty { throw Self.invalid("WHAT must not be empty") }
         for (i, item) in what.enumerated() {
             var e = Self.shorthand(item)
             var title: String?
-            if let a = e as? [Any], let op = a.first as? String, op.uppercased() == "AS" {
-                guard a.count == 3, let name = a[2] as? String else { throw Self.invalid("AS needs an expression and a name") }
-                e = Self.shorthand(a[1])
+            if case .operation(let op, let args) = e, op.uppercased() == "AS" {
+                guard args.count == 2, let name = args[1].stringValue else { throw Self.invalid("AS needs an expression and a name") }
+                e = Self.shorthand(args[0])
                 title = name
             }
             columns.append("fl_result(\(try valueExpr(e)))")
@@ -216,7 +215,7 @@ struct QueryTranslator {
         translatingWhere = false
         var groupSQL = ""
         if let g = q["GROUP_BY"] {
-            guard let items = g as? [Any] else { throw Self.invalid("GROUP_BY must be an array") }
+            guard let items = g.items else { throw Self.invalid("GROUP_BY must be an array") }
             groupSQL = " GROUP BY " + (try items.map { Self.notColumnNumber(try expr(Self.shorthand($0))) }.joined(separator: ", "))
             if let h = q["HAVING"] { groupSQL += " HAVING " + (try expr(h)) }
         } else if q["HAVING"] != nil {
@@ -224,10 +223,10 @@ struct QueryTranslator {
         }
         var orderSQL = ""
         if let o = q["ORDER_BY"] {
-            guard let items = o as? [Any] else { throw Self.invalid("ORDER_BY must be an array") }
+            guard let items = o.items else { throw Self.invalid("ORDER_BY must be an array") }
             let parts: [String] = try items.map { item in
-                if let a = item as? [Any], a.count == 2, let dir = (a[0] as? String)?.uppercased(), dir == "ASC" || dir == "DESC" {
-                    return "\(Self.notColumnNumber(try expr(Self.shorthand(a[1])))) \(dir)"
+                if case .operation(let op, let args) = item, args.count == 1, ["ASC", "DESC"].contains(op.uppercased()) {
+                    return "\(Self.notColumnNumber(try expr(Self.shorthand(args[0])))) \(op.uppercased())"
                 }
                 return Self.notColumnNumber(try expr(Self.shorthand(item)))
             }
@@ -235,11 +234,11 @@ struct QueryTranslator {
         }
         var limitSQL = ""
         if let l = q["LIMIT"] {
-            limitSQL = " LIMIT max(0, \(try expr(l)))"
+            limitSQL = " LIMIT \(try limitExpr(l))"
         } else if q["OFFSET"] != nil {
             limitSQL = " LIMIT -1"
         }
-        if let o = q["OFFSET"] { limitSQL += " OFFSET max(0, \(try expr(o)))" }
+        if let o = q["OFFSET"] { limitSQL += " OFFSET \(try limitExpr(o))" }
 
         if usesDeleted, deletedTable != nil, !fullTextSearches.isEmpty {
             // FTS rows point at the live table's rowids; the deleted table's rowids would collide with them.
@@ -253,7 +252,7 @@ struct QueryTranslator {
         fromSQL += fullTextJoinsSQL
         var wheres = usesDeleted ? Array(deletedFilters.dropFirst()) : deletedFilters
         if let whereSQL { wheres.append(whereSQL) }
-        var sql = "SELECT " + ((q["DISTINCT"] as? Bool) == true ? "DISTINCT " : "") + columns.joined(separator: ", ")
+        var sql = "SELECT " + (q["DISTINCT"] == QueryTree.bool(true) ? "DISTINCT " : "") + columns.joined(separator: ", ")
         sql += " FROM " + fromSQL
         if !wheres.isEmpty { sql += " WHERE " + wheres.map { "(\($0))" }.joined(separator: " AND ") }
         sql += groupSQL + orderSQL + limitSQL
@@ -268,11 +267,23 @@ struct QueryTranslator {
     /// (spec 2.1): SQLite then matches the query's `fl_value(_doc.body, 'a')` with the index.
     /// With `rowAlias` (`new`, `old`), the columns are those of that row, as in a trigger.
     mutating func indexExpression(_ e: Any, rowAlias: String = "") throws -> String {
+        try indexExpression(try QueryTree(e), rowAlias: rowAlias)
+    }
+
+    mutating func indexExpression(_ e: QueryTree, rowAlias: String = "") throws -> String {
         sources = [Source(kind: .collection, alias: nil, sqlAlias: rowAlias)]
         let sql = try expr(Self.shorthand(e))
         if !parameters.isEmpty { throw Self.invalid("An index expression cannot use parameters") }
         if usesDeleted { throw Self.invalid("An index expression cannot use meta().deleted") }
         return sql
+    }
+
+    /// A LIMIT/OFFSET value: LiteCore's `MAX(0, n)`, but a literal integer as a plain number, which
+    /// SQLite's planner reads as a fixed limit (it may then walk an index in ORDER BY order and
+    /// stop after `n` rows instead of sorting every match).
+    mutating func limitExpr(_ e: QueryTree) throws -> String {
+        if case .int(let n) = e { return String(max(0, n)) }
+        return "max(0, \(try expr(e)))"
     }
 
     /// SQLite reads a bare integer in ORDER BY/GROUP BY as a column number; N1QL means the value.
@@ -281,18 +292,19 @@ struct QueryTranslator {
     }
 
     /// A bare string in WHAT/ORDER_BY/GROUP_BY written as `.a.b` is a property (spec 9.1).
-    static func shorthand(_ item: Any) -> Any {
-        if let s = item as? String, s.hasPrefix(".") { return [s] }
+    static func shorthand(_ item: QueryTree) -> QueryTree {
+        if case .string(let s) = item, s.hasPrefix(".") { return .operation(s, []) }
         return item
     }
 
-    mutating func unnestSource(_ e: Any) throws -> String {
+    mutating func unnestSource(_ e: QueryTree) throws -> String {
         try eachArguments(e)
     }
 
     /// The arguments of `fl_each` iterating `e`: a property is read in place from its body.
-    mutating func eachArguments(_ e: Any) throws -> String {
-        if let p = e as? [Any], let head = p.first as? String, head.hasPrefix("."), head != "." || p.count > 1 {
+    mutating func eachArguments(_ e: QueryTree) throws -> String {
+        if case .operation(let head, let rest) = e, head.hasPrefix("."), head != "." || !rest.isEmpty {
+            let p = e
             let comps = try propertyComponents(p)
             if let (s, rest) = splitSource(comps), s.kind == .unnest {
                 return "\(s.sqlAlias).value, \(Self.stringLiteral(PropertyPath(rest).string))"
@@ -300,8 +312,8 @@ struct QueryTranslator {
             let (base, path) = try propertyBase(p)
             return "\(base), \(Self.stringLiteral(path))"
         }
-        if let p = e as? [Any], let head = p.first as? String, head.hasPrefix("?") {
-            let (name, rest) = try variableComponents(p)
+        if e.isOperation(prefixed: "?") {
+            let (name, rest) = try variableComponents(e)
             guard let alias = variables[name] else { throw Self.invalid("Unknown variable '\(name)'") }
             return "\(alias).value, \(Self.stringLiteral(PropertyPath(rest).string))"
         }
@@ -309,12 +321,11 @@ struct QueryTranslator {
     }
 
     /// `["?var", …]`, `["?", "var", …]`, `["?var.a.b"]`: the variable and the path under it.
-    func variableComponents(_ a: [Any]) throws -> (String, [PropertyPath.Component]) {
-        guard let head = a.first as? String else { throw Self.invalid("Not a variable") }
-        var rest = Array(a.dropFirst())
+    func variableComponents(_ e: QueryTree) throws -> (String, [PropertyPath.Component]) {
+        guard case .operation(let head, var rest) = e else { throw Self.invalid("Not a variable") }
         var comps: [PropertyPath.Component]
         if head == "?" {
-            guard let name = rest.first as? String else { throw Self.invalid("'?' needs a variable name") }
+            guard let name = rest.first?.stringValue else { throw Self.invalid("'?' needs a variable name") }
             rest.removeFirst()
             comps = [.key(name)]
         } else {
@@ -323,14 +334,14 @@ struct QueryTranslator {
         guard case .key(let name)? = comps.first else { throw Self.invalid("Invalid variable reference") }
         comps.removeFirst()
         for item in rest {
-            if let s = item as? String { comps.append(contentsOf: try PropertyPath(parsing: s).components) }
-            else if let idx = item as? [Any], idx.count == 1, let n = (idx[0] as? NSNumber)?.intValue { comps.append(.index(n)) }
-            else { throw Self.invalid("Invalid variable path component \(item)") }
+            if case .string(let s) = item { comps.append(contentsOf: try PropertyPath(parsing: s).components) }
+            else if case .array(let idx) = item, idx.count == 1, case .int(let n) = idx[0] { comps.append(.index(Int(n))) }
+            else { throw Self.invalid("Invalid variable path component \(item.jsonObject)") }
         }
         return (name, comps)
     }
 
-    func variable(_ a: [Any]) throws -> String {
+    func variable(_ a: QueryTree) throws -> String {
         let (name, rest) = try variableComponents(a)
         guard let alias = variables[name] else { throw Self.invalid("Unknown variable '\(name)'") }
         if rest.isEmpty { return "\(alias).value" }
@@ -339,12 +350,12 @@ struct QueryTranslator {
 
     // MARK: Column titles
 
-    func defaultTitle(_ e: Any) -> String? {
-        guard let a = e as? [Any], let op = a.first as? String else { return nil }
-        if op == "_.", a.count == 3, let m = a[1] as? [Any], (m.first as? String)?.lowercased() == "meta()", let p = a[2] as? String {
+    func defaultTitle(_ e: QueryTree) -> String? {
+        guard case .operation(let op, let args) = e else { return nil }
+        if op == "_.", args.count == 2, args[0].upperOperator == "META()", let p = args[1].stringValue {
             return p.hasPrefix(".") ? String(p.dropFirst()) : p
         }
-        guard let comps = try? propertyComponents(a) else { return nil }
+        guard let comps = try? propertyComponents(e) else { return nil }
         if comps.isEmpty { return wholeDocumentTitle(sources[0]) ?? "_doc" }
         if let (source, rest) = splitSource(comps) {
             if rest.isEmpty { return wholeDocumentTitle(source) }

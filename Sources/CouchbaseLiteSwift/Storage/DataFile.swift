@@ -95,8 +95,7 @@ package final class DataFile: @unchecked Sendable {
                 }
                 try loadLayout()
             }
-            // LiteCore's per-connection settings (SQLiteDataFile::reopen): 10 MB page cache, 50 MB mmap.
-            try connection.execute("PRAGMA cache_size=-10240; PRAGMA mmap_size=52428800")
+            try connection.execute(Self.connectionSettings)
         } catch let e as SQLiteError {
             connection.close()
             throw Self.openError(e, path: dbPath)
@@ -124,6 +123,11 @@ package final class DataFile: @unchecked Sendable {
         try createSchema(bulkLoad: true)
     }
 
+    /// LiteCore's per-connection settings (SQLiteDataFile::reopen): 10 MB page cache, 50 MB mmap,
+    /// case-sensitive LIKE (N1QL's; the translator writes SQLite's LIKE, see QueryTranslator).
+    /// Every connection, writer or reader, gets them.
+    static let connectionSettings = "PRAGMA cache_size=-10240; PRAGMA mmap_size=52428800; PRAGMA case_sensitive_like=true"
+
     /// A reader on `connection`, another connection to `writer`'s file (see `DataFilePool`):
     /// it only reads, sharing the writer's blob store, and follows the writer's commits with
     /// ``refreshForRead()``.
@@ -134,7 +138,7 @@ package final class DataFile: @unchecked Sendable {
         blobStore = writer.blobStore
         sharedKeys = SharedKeys()
         schemaVersion = connection.userVersion
-        try connection.execute("PRAGMA cache_size=-10240; PRAGMA mmap_size=52428800")
+        try connection.execute(Self.connectionSettings)
         // Noted before anything is read, so a commit made meanwhile is caught by the first refresh.
         readerState = try ReaderState(connection)
         try loadLayout()
