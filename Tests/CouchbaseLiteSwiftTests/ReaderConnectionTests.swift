@@ -199,13 +199,18 @@ final class ReaderConnectionTests: XCTestCase {
             var changes: [[String]] = []
         }
         let seen = Seen()
+        let first = expectation(description: "the live query reports its first rows")
         let fired = expectation(description: "the live query reports the committed document")
         let token = query.addChangeListener { change in
             let ids = change.results?.map { $0.string(forKey: "id") ?? "?" } ?? []
             let count = seen.lock.withLock { seen.changes.append(ids); return seen.changes.count }
+            if count == 1 { first.fulfill() }
             if count == 2 { fired.fulfill() }
         }
         defer { token.remove() }
+        // The first run is asynchronous: it must come before the batch, or it would already see
+        // the document and the commit would change nothing to report.
+        wait(for: [first], timeout: 10)
         let batch = OpenBatch(db)
         XCTAssertEqual(batch.started.wait(timeout: .now() + 10), .success)
         batch.end()
