@@ -3,7 +3,7 @@
 //   swift run -c release CBLBenchmarks            # 100k documents, 100k random reads
 //   swift run -c release CBLBenchmarks --quick    # 10k / 10k, for CI smoke runs
 //   options: --docs N  --reads N  --seed N  --keep (keep the temp directories)
-//            --only docs|views|collation|upgrade|readers|replication|query2x|js|encryption|query-vs-litecore
+//            --only docs|views|collation|upgrade|readers|readers2x|replication|query2x|js|encryption|query-vs-litecore
 //                   (one group; comma-separated list allowed)
 //            --plans (print EXPLAIN QUERY PLAN of the view and query2x statements)
 //            --scale N (e.g. 1m: only the scale benchmark, see ScaleBenchmarks.swift)
@@ -19,6 +19,8 @@
 //   upgrade:   converting the API-written 1.x database to 2.x ≤ 3× a plain read of the same source rows.
 //   readers:   latency (median, p99) of single-document reads while another thread inserts --docs documents
 //              in one transaction: reads on the reader pool vs reads forced through the writer (info).
+//   readers2x: 2.x point lookups (N1QL on an indexed name, document(withID:)) while another thread saves --docs
+//              documents in one inBatch: on the reader connections vs forced through the writer; slowest < 5 ms.
 //   replication: pulling 10k ~1 KB documents through our listener on loopback ≤ 3× the store's bulk
 //              insert of the same documents; push, and 200 documents with 100 KB attachments (info).
 //   query2x:   2.x N1QL on --docs names-like documents written by the 1.x API and converted, vs SQLite's
@@ -81,12 +83,12 @@ struct Options {
                 let names = (it.next() ?? "").split(separator: ",").map(String.init)
                 let parsed = names.compactMap(BenchGroup.init(rawValue:))
                 guard !parsed.isEmpty, parsed.count == names.count else {
-                    FileHandle.standardError.write(Data("--only takes docs, views, collation, upgrade, readers, replication, query2x, js, encryption or query-vs-litecore\n".utf8))
+                    FileHandle.standardError.write(Data("--only takes docs, views, collation, upgrade, readers, readers2x, replication, query2x, js, encryption or query-vs-litecore\n".utf8))
                     exit(2)
                 }
                 groups = Set(parsed)
             case "-h", "--help":
-                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|replication|query2x|js|encryption|query-vs-litecore] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans] [--scale N]")
+                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|readers2x|replication|query2x|js|encryption|query-vs-litecore] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans] [--scale N]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown option \(arg)\n".utf8))
@@ -106,7 +108,7 @@ struct Options {
 }
 
 enum BenchGroup: String, CaseIterable, Sendable {
-    case docs, views, collation, upgrade, readers, replication, query2x, js, encryption
+    case docs, views, collation, upgrade, readers, readers2x, replication, query2x, js, encryption
     case queryVsLiteCore = "query-vs-litecore"
 }
 
@@ -464,6 +466,12 @@ do {
 
     if options.groups.contains(.readers) {
         let (readerRows, readerNotes) = try runReaderBenchmarks(options: options, fresh: { fresh($0) })
+        rows += readerRows
+        notes += readerNotes
+    }
+
+    if options.groups.contains(.readers2x) {
+        let (readerRows, readerNotes) = try runReaders2xBenchmarks(options: options, fresh: { fresh($0) })
         rows += readerRows
         notes += readerNotes
     }

@@ -33,7 +33,7 @@ public final class Collection: @unchecked Sendable, Hashable, CustomStringConver
 
     /// The number of live (non-deleted) documents; 0 when the collection no longer exists.
     public var count: UInt64 {
-        (try? database.withOpenFile { try $0.liveDocumentCount(in: keyStore) }) ?? 0
+        (try? database.withReadFile { try $0.liveDocumentCount(in: keyStore) }) ?? 0
     }
 
     public var description: String { "Collection(\(fullName))" }
@@ -128,13 +128,13 @@ public final class Collection: @unchecked Sendable, Hashable, CustomStringConver
 
     /// Deletes this collection's index `name`; nothing happens when there is none.
     public func deleteIndex(forName name: String) throws {
-        try database.withOpenFile { file in _ = try file.existingLayout(of: keyStore) }
+        try database.withReadFile { file in _ = try file.existingLayout(of: keyStore) }
         try database.deleteIndex(forName: name, in: keyStore)
     }
 
     /// The names of this collection's indexes, sorted.
     public func indexes() throws -> [String] {
-        try database.withOpenFile { file in
+        try database.withReadFile { file in
             _ = try file.existingLayout(of: keyStore)
             return try file.indexRecords(keyStore: keyStore).map(\.name)
         }

@@ -10,12 +10,12 @@ extension Database {
 
     /// The default collection `_default._default`, where the 2.x document calls act.
     public func defaultCollection() throws -> Collection {
-        try withOpenFile { _ in Collection(database: self, keyStore: .default) }
+        try withReadFile { _ in Collection(database: self, keyStore: .default) }
     }
 
     /// The default scope `_default`.
     public func defaultScope() throws -> Scope {
-        try withOpenFile { _ in Scope(name: KeyStore.defaultScopeName, database: self) }
+        try withReadFile { _ in Scope(name: KeyStore.defaultScopeName, database: self) }
     }
 
     /// The collection `name` in `scope` (nil: the default scope), or nil when there is none.
@@ -23,7 +23,7 @@ extension Database {
     public func collection(name: String, scope: String? = nil) throws -> Collection? {
         try KeyStore.validate(collection: name, scope: scope)
         let keyStore = KeyStore(collection: name, scope: scope)
-        return try withOpenFile { file in
+        return try withReadFile { file in
             try file.layout(of: keyStore) == nil ? nil : Collection(database: self, keyStore: keyStore)
         }
     }
@@ -40,7 +40,7 @@ extension Database {
     public func createCollection(name: String, scope: String? = nil) throws -> Collection {
         try KeyStore.validate(collection: name, scope: scope)
         let keyStore = KeyStore(collection: name, scope: scope)
-        return try withOpenFile { file in
+        return try withWriteFile { file in
             try file.createKeyStore(keyStore)
             return Collection(database: self, keyStore: keyStore)
         }
@@ -54,14 +54,14 @@ extension Database {
         guard !keyStore.isDefault else {
             throw CouchbaseLiteError(.invalidParameter, "The default collection cannot be deleted")
         }
-        try withOpenFile { file in _ = try file.deleteKeyStore(keyStore) }
+        try withWriteFile { file in _ = try file.deleteKeyStore(keyStore) }
     }
 
     /// The collections of `scope` (nil: the default scope), sorted by name (the default
     /// collection first); empty when the scope has none.
     public func collections(scope: String? = nil) throws -> [Collection] {
         let scope = scope ?? KeyStore.defaultScopeName
-        return try withOpenFile { file in
+        return try withReadFile { file in
             try file.collectionKeyStores()
                 .filter { $0.collectionSpec?.scope == scope }
                 .map { Collection(database: self, keyStore: $0) }
@@ -70,7 +70,7 @@ extension Database {
 
     /// The scopes that have collections, the default scope always first.
     public func scopes() throws -> [Scope] {
-        try withOpenFile { file in
+        try withReadFile { file in
             var names = [KeyStore.defaultScopeName]
             for keyStore in try file.collectionKeyStores() {
                 if let scope = keyStore.collectionSpec?.scope, !names.contains(scope) { names.append(scope) }

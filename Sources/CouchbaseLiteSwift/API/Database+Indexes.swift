@@ -20,7 +20,7 @@ extension Database {
         case .value:
             let keys = try spec.keys.map { try translator.indexExpression($0) }
             let whereSQL = try spec.whereClause.map { try translator.indexExpression($0) }
-            try withOpenFile { file in
+            try withWriteFile { file in
                 try QueryFunctions.register(on: file)
                 for collation in translator.collations { try QueryFunctions.registerCollation(collation, on: file) }
                 try file.createValueIndex(name: name, expression: keysJSON, keys: keys,
@@ -35,7 +35,7 @@ extension Database {
                 columns: columns.map(\.name), newRowValues: columns.map(\.sql),
                 newRowCondition: newCondition, oldRowCondition: oldCondition,
                 language: options.effectiveLanguage, ignoreDiacritics: options.ignoreAccents)
-            try withOpenFile { file in
+            try withWriteFile { file in
                 try QueryFunctions.register(on: file)
                 for collation in translator.collations { try QueryFunctions.registerCollation(collation, on: file) }
                 try file.createFullTextIndex(definition, on: keyStore)
@@ -55,7 +55,7 @@ extension Database {
     }
 
     func deleteIndex(forName name: String, in keyStore: KeyStore) throws {
-        try withOpenFile { file in
+        try withWriteFile { file in
             // Dropping an FTS table instantiates its tokenizer.
             try QueryFunctions.register(on: file)
             _ = try file.deleteIndex(name: name, in: keyStore)
@@ -69,6 +69,6 @@ extension Database {
 
     /// The names of the default collection's indexes, sorted (3.x `getIndexes()`).
     public func getIndexes() throws -> [String] {
-        try withOpenFile { try $0.indexRecords(keyStore: .default).map(\.name) }
+        try withReadFile { try $0.indexRecords(keyStore: .default).map(\.name) }
     }
 }

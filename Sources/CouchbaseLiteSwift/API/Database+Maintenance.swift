@@ -63,7 +63,7 @@ extension Database {
 
     /// Runs one maintenance task (see `MaintenanceType`).
     public func performMaintenance(type: MaintenanceType) throws {
-        try withOpenFile { file in
+        try withWriteFile { file in
             let connection = file.connection
             switch type {
             case .compact:

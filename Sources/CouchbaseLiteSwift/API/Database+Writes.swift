@@ -75,19 +75,20 @@ extension Database {
 
     func save(_ document: MutableDocument, conflictHandler: (MutableDocument, Document?) throws -> Bool,
               in keyStore: KeyStore) throws -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        while true {
-            if try putRevision(document, deletion: false, .failOnConflict, in: keyStore) { return true }
-            let current = try documentIncludingDeleted(withID: document.id, in: keyStore)
-            guard try conflictHandler(document, current?.isDeleted == true ? nil : current) else { return false }
-            document.revisionID = current?.revisionID
-            document.sequence = current?.sequence ?? 0
+        // Holding the writer throughout: the document read here is the one the next try replaces.
+        try withWriteFile { _ in
+            while true {
+                if try putRevision(document, deletion: false, .failOnConflict, in: keyStore) { return true }
+                let current = try documentIncludingDeleted(withID: document.id, in: keyStore)
+                guard try conflictHandler(document, current?.isDeleted == true ? nil : current) else { return false }
+                document.revisionID = current?.revisionID
+                document.sequence = current?.sequence ?? 0
+            }
         }
     }
 
     func purge(id: String, in keyStore: KeyStore) throws {
-        try withOpenFile { file in
+        try withWriteFile { file in
             guard try file.inTransaction({ try file.purgeRecord(docID: id, in: keyStore) }) else {
                 throw CouchbaseLiteError(.notFound, "Document '\(id)' not found")
             }
@@ -96,7 +97,7 @@ extension Database {
     }
 
     func setExpiration(id: String, _ expiration: Date?, in keyStore: KeyStore) throws {
-        try withOpenFile { file in
+        try withWriteFile { file in
             guard try file.record(forDocumentID: id, in: keyStore) != nil else {
                 throw CouchbaseLiteError(.notFound, "Document '\(id)' not found")
             }
@@ -114,11 +115,10 @@ extension Database {
     }
 
     /// Runs `block` in one transaction: its saves and deletes are committed together, or not at
-    /// all when it throws. Other threads' calls wait until it returns.
+    /// all when it throws. Other threads' writes wait until it returns; their reads and queries
+    /// go on, seeing the last commit, while the block's own reads see its writes.
     public func inBatch(using block: () throws -> Void) throws {
-        lock.lock()
-        defer { lock.unlock() }
-        try withOpenFile { file in
+        try withWriteFile { file in
             do {
                 try file.inTransaction { try block() }
             } catch {
@@ -134,7 +134,7 @@ extension Database {
 
     /// Writes the blob's content to the database's blob store (saving a document does it too).
     public func saveBlob(blob: Blob) throws {
-        try withOpenFile { file in
+        try withWriteFile { file in
             guard blob.isNew, let content = blob.content else { return }
             try file.blobStore.store(content)
         }
@@ -143,7 +143,7 @@ extension Database {
     /// The blob whose metadata is `properties` (it needs a `digest`), or nil when the store lacks it.
     public func getBlob(properties: [String: Any]) -> Blob? {
         guard let digest = properties["digest"] as? String else { return nil }
-        return try? withOpenFile { file in
+        return try? withReadFile { file in
             guard let url = file.blobStore.url(forDigest: digest), FileManager.default.fileExists(atPath: url.path) else {
                 return nil
             }
@@ -158,7 +158,7 @@ extension Database {
     func putRevision(_ document: Document, deletion: Bool, _ concurrencyControl: ConcurrencyControl,
                      in keyStore: KeyStore) throws -> Bool {
         try checkOwner(document, keyStore)
-        return try withOpenFile { file in
+        return try withWriteFile { file in
             try file.checkWritable()
             let saved = try file.inTransaction {
                 let existing = try file.record(forDocumentID: document.id, in: keyStore)

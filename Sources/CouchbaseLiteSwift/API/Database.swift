@@ -9,9 +9,11 @@ public final class Database: @unchecked Sendable {
     public let name: String
     /// The configuration it was opened with.
     public let config: DatabaseConfiguration
-    /// Recursive: `inBatch` holds it while its block saves documents.
-    let lock = NSRecursiveLock()
-    private var dataFile: DataFile?
+    /// Guards `files` (only the reference: the pool serialises writes itself).
+    private let stateLock = NSLock()
+    /// The writer and reader connections; nil once closed.
+    private var files: DataFilePool?
+    private var _readsWaitForWriter = false
     /// Listeners told about each committed write (database, document and live-query listeners).
     let observers = DatabaseObservers()
 
@@ -26,10 +28,24 @@ public final class Database: @unchecked Sendable {
         self.config = config
         let bundle = Self.bundleURL(name: name, directory: config.directory)
         let file = try DataFile(directory: bundle, create: !config.readOnly, readOnly: config.readOnly)
-        // Index expressions call fl_value (spec 2.1): every write to an indexed table needs it.
+        do {
+            // Index expressions call fl_value (spec 2.1): every write to an indexed table needs it,
+            // and every connection that runs queries.
+            try Self.prepareConnection(file)
+        } catch {
+            file.close()
+            throw error
+        }
+        files = DataFilePool(writer: file, prepareReader: Self.prepareConnection)
+    }
+
+    /// Registers the SQL functions and the collations the file's indexes use on `file`'s connection.
+    @Sendable static func prepareConnection(_ file: DataFile) throws {
         try QueryFunctions.register(on: file)
-        for collation in try file.collationsUsedByIndexes() { try QueryFunctions.registerCollation(collation, on: file) }
-        dataFile = file
+        for collation in try file.collationsUsedByIndexes() where !file.registeredCollations.contains(collation) {
+            try QueryFunctions.registerCollation(collation, on: file)
+            file.registeredCollations.insert(collation)
+        }
     }
 
     /// Whether a database named `name` exists in `directory` (default: the default directory).
@@ -64,7 +80,7 @@ public final class Database: @unchecked Sendable {
 
     /// Number of live (non-deleted) documents in the default collection.
     public var count: UInt64 {
-        (try? withOpenFile { try $0.liveDocumentCount() }) ?? 0
+        (try? withReadFile { try $0.liveDocumentCount() }) ?? 0
     }
 
     /// The document with `id` in the default collection, or nil when it does not exist or is
@@ -86,7 +102,7 @@ public final class Database: @unchecked Sendable {
 
     /// The document with `id` including tombstones (for tools; the 2.x API hides deleted documents).
     package func documentIncludingDeleted(withID id: String, in keyStore: KeyStore = .default) throws -> Document? {
-        try withOpenFile { file in
+        try withReadFile { file in
             guard let record = try file.record(forDocumentID: id, in: keyStore) else { return nil }
             return try makeDocument(record, file: file, keyStore: keyStore)
         }
@@ -94,12 +110,12 @@ public final class Database: @unchecked Sendable {
 
     /// The stored record of a document (rev tree, flags), for tools and tests.
     package func record(forDocumentID id: String, in keyStore: KeyStore = .default) throws -> DocumentRecord? {
-        try withOpenFile { try $0.record(forDocumentID: id, in: keyStore) }
+        try withReadFile { try $0.record(forDocumentID: id, in: keyStore) }
     }
 
     /// Every document of `keyStore` (optionally with tombstones) in document-ID order.
     package func allDocuments(includeDeleted: Bool = false, in keyStore: KeyStore = .default) throws -> [Document] {
-        try withOpenFile { file in
+        try withReadFile { file in
             var out: [Document] = []
             try file.forEachRecord(in: keyStore, includeDeleted: includeDeleted) {
                 out.append(try makeDocument($0, file: file, keyStore: keyStore))
@@ -115,7 +131,7 @@ public final class Database: @unchecked Sendable {
 
     /// The expiration time of document `id` in `keyStore`; throws `.notFound` when there is none.
     func documentExpiration(id: String, in keyStore: KeyStore) throws -> Date? {
-        try withOpenFile { file in
+        try withReadFile { file in
             guard let record = try file.record(forDocumentID: id, in: keyStore) else {
                 throw CouchbaseLiteError(.notFound, "Document '\(id)' not found")
             }
@@ -132,12 +148,15 @@ public final class Database: @unchecked Sendable {
         return Date(timeIntervalSince1970: TimeInterval(stored) / 1000)
     }
 
-    /// Closes the database; later calls fail with `.notOpen`.
+    /// Closes the database and every connection to its file (after a write in progress on
+    /// another thread ends; a read in progress keeps its connection until it ends); later calls
+    /// fail with `.notOpen`.
     public func close() throws {
-        lock.lock()
-        defer { lock.unlock() }
-        dataFile?.close()
-        dataFile = nil
+        stateLock.lock()
+        let closing = files
+        files = nil
+        stateLock.unlock()
+        closing?.close()
         observers.removeAll()
     }
 
@@ -166,15 +185,50 @@ public final class Database: @unchecked Sendable {
     }
 
     private func withFile<R>(_ body: (DataFile) -> R) -> R? {
-        lock.lock()
-        defer { lock.unlock() }
-        return dataFile.map(body)
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        return files.map { body($0.writer) }
     }
 
-    func withOpenFile<R>(_ body: (DataFile) throws -> R) throws -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let dataFile else { throw CouchbaseLiteError(.notOpen, "Database '\(name)' is closed") }
-        return try body(dataFile)
+    private func openFiles() throws -> DataFilePool {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        guard let files else { throw CouchbaseLiteError(.notOpen, "Database '\(name)' is closed") }
+        return files
+    }
+
+    /// Runs `body` on a reader connection in a read transaction (the last committed state; it
+    /// never waits for a write in progress on another thread), or on the writer when this thread
+    /// is inside a write (``withWriteFile(_:)``, `inBatch`), so it sees that write's changes.
+    func withReadFile<R>(_ body: (DataFile) throws -> R) throws -> R {
+        let files = try openFiles()
+        if readsWaitForWriter { return try files.write(body) }
+        return try files.read(body)
+    }
+
+    /// For benchmarks: reads go through the writer, waiting for any write, as they did before
+    /// the reader connections (one connection, one lock).
+    package var readsWaitForWriter: Bool {
+        get { stateLock.withLock { _readsWaitForWriter } }
+        set { stateLock.withLock { _readsWaitForWriter = newValue } }
+    }
+
+    /// Runs `body` on the writer, after any write in progress on another thread. Nested calls on
+    /// the same thread share it (an `inBatch` block's saves join its transaction).
+    func withWriteFile<R>(_ body: (DataFile) throws -> R) throws -> R {
+        try openFiles().write(body)
+    }
+
+    /// The writer, for tools and tests that look at or change the file directly (as
+    /// ``withWriteFile(_:)``: after any write in progress, and excluding other writes meanwhile).
+    package func withOpenFile<R>(_ body: (DataFile) throws -> R) throws -> R {
+        try withWriteFile(body)
+    }
+
+    /// Reader connections open now (for tests: 0 once closed and every read ended).
+    package var openReaderConnectionCount: Int {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        return files?.openReaderCount ?? 0
     }
 }

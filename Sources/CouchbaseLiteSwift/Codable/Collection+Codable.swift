@@ -23,13 +23,14 @@ extension Collection {
     @discardableResult
     public func save<T: DocumentEncodable>(from object: T, concurrencyControl: ConcurrencyControl) throws -> Bool {
         let documentID = try DocumentID.of(object)
-        database.lock.lock()
-        defer { database.lock.unlock() }
-        let document = try baseDocument(for: documentID)
-        try DocumentEncoder.encode(object, into: document)
-        guard try database.save(document, concurrencyControl: concurrencyControl, in: keyStore) else { return false }
-        documentID.assign(id: document.id, revisionID: document.revisionID)
-        return true
+        // Holding the writer: the revision read here stays current until the write.
+        return try database.withWriteFile { _ in
+            let document = try baseDocument(for: documentID)
+            try DocumentEncoder.encode(object, into: document)
+            guard try database.save(document, concurrencyControl: concurrencyControl, in: keyStore) else { return false }
+            documentID.assign(id: document.id, revisionID: document.revisionID)
+            return true
+        }
     }
 
     /// Saves `object` as a document; on a conflict calls `conflictHandler(object, current)` with
@@ -39,19 +40,20 @@ extension Collection {
     @discardableResult
     public func save<T: DocumentCodable>(from object: T, conflictHandler: (T, T?) throws -> Bool) throws -> Bool {
         let documentID = try DocumentID.of(object)
-        database.lock.lock()
-        defer { database.lock.unlock() }
-        let document = try baseDocument(for: documentID)
-        try DocumentEncoder.encode(object, into: document)
-        let saved = try database.save(document, conflictHandler: { document, current in
-            let existing = try current.map { try DocumentDecoder.decode(T.self, from: $0) }
-            guard try conflictHandler(object, existing) else { return false }
+        // Holding the writer: the revision read here stays current until the write.
+        return try database.withWriteFile { _ in
+            let document = try baseDocument(for: documentID)
             try DocumentEncoder.encode(object, into: document)
+            let saved = try database.save(document, conflictHandler: { document, current in
+                let existing = try current.map { try DocumentDecoder.decode(T.self, from: $0) }
+                guard try conflictHandler(object, existing) else { return false }
+                try DocumentEncoder.encode(object, into: document)
+                return true
+            }, in: keyStore)
+            guard saved else { return false }
+            documentID.assign(id: document.id, revisionID: document.revisionID)
             return true
-        }, in: keyStore)
-        guard saved else { return false }
-        documentID.assign(id: document.id, revisionID: document.revisionID)
-        return true
+        }
     }
 
     /// Deletes the document `object` was read from or saved as; on a conflict the delete wins.
@@ -67,21 +69,22 @@ extension Collection {
         let documentID = try DocumentID.of(object)
         let (id, revisionID) = documentID.snapshot
         guard let id else { throw CouchbaseLiteError(.notFound, "The \(T.self) has no document ID: it was never saved") }
-        database.lock.lock()
-        defer { database.lock.unlock() }
-        let document: Document
-        if let revisionID {
-            document = Document(id: id, revisionID: revisionID, sequence: 0, isDeleted: false)
-            document.owner = (database, keyStore)
-        } else {
-            guard let current = try self.document(id: id) else {
-                throw CouchbaseLiteError(.notFound, "Document '\(id)' not found")
+        // Holding the writer: the revision read here stays current until the write.
+        return try database.withWriteFile { _ in
+            let document: Document
+            if let revisionID {
+                document = Document(id: id, revisionID: revisionID, sequence: 0, isDeleted: false)
+                document.owner = (database, keyStore)
+            } else {
+                guard let current = try self.document(id: id) else {
+                    throw CouchbaseLiteError(.notFound, "Document '\(id)' not found")
+                }
+                document = current
             }
-            document = current
+            guard try database.putRevision(document, deletion: true, concurrencyControl, in: keyStore) else { return false }
+            documentID.assign(id: id, revisionID: document.revisionID)
+            return true
         }
-        guard try database.putRevision(document, deletion: true, concurrencyControl, in: keyStore) else { return false }
-        documentID.assign(id: id, revisionID: document.revisionID)
-        return true
     }
 
     /// Removes every trace of the document `object` was read from or saved as (no tombstone);
@@ -98,7 +101,7 @@ extension Collection {
 
     /// The document a model is saved into: a new one (generated ID), one based on the model's
     /// revision, or — for a model tied to no revision — one based on the current revision.
-    /// Called with the database lock held, so "current" stays current until the save.
+    /// Called holding the writer, so "current" stays current until the save.
     private func baseDocument(for documentID: DocumentID) throws -> MutableDocument {
         let (id, revisionID) = documentID.snapshot
         guard let id else { return MutableDocument() }

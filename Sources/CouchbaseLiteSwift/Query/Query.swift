@@ -69,30 +69,50 @@ public class Query: @unchecked Sendable {
     }
 
     private static func compile(_ tree: QueryTree, on database: Database) throws -> QueryTranslator.Output {
-        try database.withOpenFile { file in
+        // Compiled on a reader (or on the writer inside a write on this thread), so creating a
+        // query does not wait for another thread's `inBatch`.
+        let translation = try database.withReadFile { file in
             // FROM items name collections; which tables they are is read from the file now.
             var translator = QueryTranslator(resolver: { scope, collection in
                 try QueryTranslator.CollectionTables.resolve(scope: scope, collection: collection,
                                                              databaseName: database.name, in: file)
             })
             let translation = try translator.translate(tree)
-            // A read-only file keeps its schema; the query then fails to compile below.
-            if translation.usesExpiration {
-                for keyStore in translation.keyStores { try? file.addExpirationColumn(to: keyStore) }
-            }
-            try QueryFunctions.register(on: file)
-            for name in translation.collations { try QueryFunctions.registerCollation(name, on: file) }
-            for table in translation.fullTextTables where try !file.connection.tableExists(table) {
-                // LiteCore: NoSuchIndex, "'match' test requires a full-text index".
-                let name = table.components(separatedBy: "::").dropFirst().joined(separator: "::")
-                throw CouchbaseLiteError(.missingIndex, "'match' test requires a full-text index: there is no full-text index named '\(name)'")
-            }
-            do {
-                _ = try file.connection.cached(translation.sql)
-            } catch let e as SQLiteError {
-                throw CouchbaseLiteError(.invalidQuery, "Query could not be compiled: \(e)")
-            }
+            if !translation.usesExpiration { try check(translation, on: file) }
             return translation
+        }
+        guard translation.usesExpiration else { return translation }
+        // `meta().expiration` needs the column, added on the writer as LiteCore adds it; a
+        // read-only file keeps its schema, and the query then fails to compile below.
+        try? database.withWriteFile { file in
+            for keyStore in translation.keyStores { try? file.addExpirationColumn(to: keyStore) }
+        }
+        try database.withReadFile { try check(translation, on: $0) }
+        return translation
+    }
+
+    /// Registers what `translation` needs on `file`'s connection (collations) and prepares it
+    /// there, so a bad query fails now.
+    private static func check(_ translation: QueryTranslator.Output, on file: DataFile) throws {
+        try registerCollations(translation, on: file)
+        for table in translation.fullTextTables where try !file.connection.tableExists(table) {
+            // LiteCore: NoSuchIndex, "'match' test requires a full-text index".
+            let name = table.components(separatedBy: "::").dropFirst().joined(separator: "::")
+            throw CouchbaseLiteError(.missingIndex, "'match' test requires a full-text index: there is no full-text index named '\(name)'")
+        }
+        do {
+            _ = try file.connection.cached(translation.sql)
+        } catch let e as SQLiteError {
+            throw CouchbaseLiteError(.invalidQuery, "Query could not be compiled: \(e)")
+        }
+    }
+
+    /// The collations the query uses, on the connection about to run it (each reader has its
+    /// own; the SQL functions were registered when it opened).
+    private static func registerCollations(_ translation: QueryTranslator.Output, on file: DataFile) throws {
+        for name in translation.collations where !file.registeredCollations.contains(name) {
+            try QueryFunctions.registerCollation(name, on: file)
+            file.registeredCollations.insert(name)
         }
     }
 
@@ -103,7 +123,8 @@ public class Query: @unchecked Sendable {
     /// JSON query, in blank-line separated sections as LiteCore's `c4query_explain` has them.
     public func explain() throws -> String {
         let prepared = try prepared
-        return try database.withOpenFile { file in
+        return try database.withReadFile { file in
+            try Self.registerCollations(prepared.output, on: file)
             var out = prepared.output.sql + "\n\n"
             let stmt = try file.connection.prepare("EXPLAIN QUERY PLAN " + prepared.output.sql)
             try bind(stmt, prepared)
@@ -119,10 +140,13 @@ public class Query: @unchecked Sendable {
     public func execute() throws -> ResultSet {
         let prepared = try prepared
         let translation = prepared.output
-        return try database.withOpenFile { file in
-            // The functions were registered when the database opened. The compiled statement is
+        // On a reader: the last commit, without waiting for a write in progress on another thread
+        // (inside `inBatch` on this thread: on the writer, seeing the batch's writes).
+        return try database.withReadFile { file in
+            // The functions were registered when the connection opened. The compiled statement is
             // kept by the connection and re-bound on each run (SQLite re-plans it by itself when
             // the schema changes, e.g. after `createIndex`).
+            if !translation.collations.isEmpty { try Self.registerCollations(translation, on: file) }
             let stmt: SQLiteStatement
             do {
                 stmt = try file.connection.cached(translation.sql)

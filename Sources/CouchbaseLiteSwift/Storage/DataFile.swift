@@ -23,12 +23,13 @@ package struct DocumentRecord: @unchecked Sendable {
 /// The SQLite file of a 2.x/3.x database bundle (LiteCore's `SQLiteDataFile`): reads every layout
 /// from 2.0 (user_version 201) to 3.3 (503), and writes the 2.8 layout (302, spec 4) until the
 /// first collection other than the default one needs the 3.1 schema (500, `DataFile+KeyStores`).
-/// Not thread-safe: `Database` serialises access with its lock; the upgrader owns its own instance.
+/// Not thread-safe: `Database` keeps one writer instance and one per reader connection
+/// (`DataFilePool`), each used by one thread at a time; the upgrader owns its own instance.
 package final class DataFile: @unchecked Sendable {
     package let directory: URL
     package let connection: SQLiteConnection
-    package private(set) var schemaVersion: Int
-    package private(set) var sharedKeys: SharedKeys
+    package internal(set) var schemaVersion: Int
+    package internal(set) var sharedKeys: SharedKeys
     package let blobStore: BlobStore
     /// Rev-tree (0), 3.x rev-tree (1) or version-vector (2) storage (kv_info `versioning`, spec 2.4).
     package internal(set) var versioning: UInt64 = 0
@@ -42,6 +43,12 @@ package final class DataFile: @unchecked Sendable {
     package var hasDeletedTable: Bool { defaultLayout.hasDeletedTable }
     /// Internal: a rolled-back write sets it to -1 so the next one stores the table again.
     var sharedKeysCountSaved = 0
+    /// Opened read-only (`DatabaseConfiguration.readOnly`, tools): readers open the same way.
+    package let isReadOnly: Bool
+    /// Reader state (`DataFile+Readers`): what the last read transaction saw of the file.
+    var readerState = ReaderState()
+    /// Collations registered on this connection by queries (saves a lookup per run).
+    var registeredCollations: Set<String> = []
 
     package static func databasePath(in directory: URL) -> String {
         directory.appendingPathComponent(Schema2.databaseFileName).path
@@ -53,6 +60,7 @@ package final class DataFile: @unchecked Sendable {
     /// `readOnly` opens without writing anything (no pragmas, no schema creation).
     package init(directory: URL, create: Bool, readOnly: Bool = false) throws {
         self.directory = directory
+        self.isReadOnly = readOnly
         let fm = FileManager.default
         let dbPath = Self.databasePath(in: directory)
         try Self.checkBundle(directory)
@@ -87,9 +95,7 @@ package final class DataFile: @unchecked Sendable {
                 }
                 try loadLayout()
             }
-            // LiteCore's per-connection settings (SQLiteDataFile::reopen): 10 MB page cache, 50 MB mmap,
-            // case-sensitive LIKE (N1QL's; the translator writes SQLite's LIKE, see QueryTranslator).
-            try connection.execute("PRAGMA cache_size=-10240; PRAGMA mmap_size=52428800; PRAGMA case_sensitive_like=true")
+            try connection.execute(Self.connectionSettings)
         } catch let e as SQLiteError {
             connection.close()
             throw Self.openError(e, path: dbPath)
@@ -104,6 +110,7 @@ package final class DataFile: @unchecked Sendable {
     /// and renames it into place only after `finishBulkLoad()`.
     package init(creatingForBulkLoadAt directory: URL) throws {
         self.directory = directory
+        self.isReadOnly = false
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let dbPath = Self.databasePath(in: directory)
         guard !FileManager.default.fileExists(atPath: dbPath) else {
@@ -114,6 +121,28 @@ package final class DataFile: @unchecked Sendable {
         blobStore = BlobStore(directory: directory.appendingPathComponent(Schema2.attachmentsDirectoryName))
         schemaVersion = Schema2.version302
         try createSchema(bulkLoad: true)
+    }
+
+    /// LiteCore's per-connection settings (SQLiteDataFile::reopen): 10 MB page cache, 50 MB mmap,
+    /// case-sensitive LIKE (N1QL's; the translator writes SQLite's LIKE, see QueryTranslator).
+    /// Every connection, writer or reader, gets them.
+    static let connectionSettings = "PRAGMA cache_size=-10240; PRAGMA mmap_size=52428800; PRAGMA case_sensitive_like=true"
+
+    /// A reader on `connection`, another connection to `writer`'s file (see `DataFilePool`):
+    /// it only reads, sharing the writer's blob store, and follows the writer's commits with
+    /// ``refreshForRead()``.
+    package init(readerOn connection: SQLiteConnection, of writer: DataFile) throws {
+        directory = writer.directory
+        self.connection = connection
+        isReadOnly = true
+        blobStore = writer.blobStore
+        sharedKeys = SharedKeys()
+        schemaVersion = connection.userVersion
+        try connection.execute(Self.connectionSettings)
+        // Noted before anything is read, so a commit made meanwhile is caught by the first refresh.
+        readerState = try ReaderState(connection)
+        try loadLayout()
+        readerState.sharedKeysState = try info(Schema2.InfoKey.sharedKeys)
     }
 
     package func close() {
@@ -159,7 +188,7 @@ package final class DataFile: @unchecked Sendable {
         }
     }
 
-    private func loadLayout() throws {
+    func loadLayout() throws {
         guard try connection.tableExists(Schema2.defaultTable), try connection.tableExists(Schema2.infoTable) else {
             throw CouchbaseLiteError(.wrongFormat, "\(directory.lastPathComponent) has no kv_default/kv_info tables")
         }
