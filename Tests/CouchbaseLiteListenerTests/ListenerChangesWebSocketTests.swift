@@ -76,28 +76,19 @@ final class ListenerChangesWebSocketTests: ListenerTestCase {
         XCTAssertFalse(a.isEmpty)
     }
 
-    func testURLOptionsStartAtOnceAndLimitClosesTheSocket() async throws {
+    func testURLOptionsStartAtOnceAndLimitClosesTheSocket() throws {
         try putDoc("/db/a", ["v": 1])
         try putDoc("/db/b", ["v": 2])
         try putDoc("/db/c", ["v": 3])
-        let port = listener.port
-        let logger = self.logger
-        let (messages, close) = try await withTimeout(15) { () -> ([String], Int?) in
-            let received = LockedBox<[String]>([])
-            let frame = try await WebSocketClient.connect(
-                url: "ws://127.0.0.1:\(port)/db/_changes?feed=websocket&since=1&limit=2", logger: logger) { inbound, _, _ in
-                for try await message in inbound.messages(maxSize: 1 << 20) {
-                    if case .text(let text) = message { received.update { $0.append(text) } }
-                }
-            }
-            var code: Int?
-            if case .normalClosure? = frame?.closeCode { code = 1000 }
-            return (received.value, code)
-        }
-        // One batch with the two rows, then the server closes (the limit is reached).
-        XCTAssertEqual(messages.count, 1, "\(messages)")
-        XCTAssertEqual(rows(messages.first ?? "").map { $0["id"] as? String ?? "" }, ["b", "c"])
-        XCTAssertEqual(close, 1000)
+        // Read at the byte level: the server answers the upgrade and, with the options in the URL,
+        // sends the batch and its close frame at once — often in the same TCP segment as the 101,
+        // which is exactly what a client must cope with.
+        let frames = try RawWebSocket.exchange(port: listener.port, path: "/db/_changes?feed=websocket&since=1&limit=2")
+        // One batch with the two rows, then the server closes (the limit is reached) with 1000.
+        XCTAssertEqual(frames.map(\.opcode), [1, 8], "\(frames)")
+        guard frames.count == 2 else { return }
+        XCTAssertEqual(rows(String(decoding: frames[0].payload, as: UTF8.self)).map { $0["id"] as? String ?? "" }, ["b", "c"])
+        XCTAssertEqual(frames[1].payload.prefix(2).reduce(0) { $0 << 8 | Int($1) }, 1000)
     }
 
     func testRefusedOptionsCloseWithTheError() async throws {
@@ -204,5 +195,78 @@ final class ListenerChangesWebSocketTests: ListenerTestCase {
         }
         // An empty database: caught up at once.
         XCTAssertEqual(messages, ["[]"])
+    }
+}
+
+/// A minimal WebSocket client over a blocking loopback socket (RFC 6455): sends the upgrade
+/// request, reads the frames the server sends up to and including its close frame, answers that
+/// close (masked, as a client must), and returns the frames. Bounded by a timeout.
+enum RawWebSocket {
+    struct Frame: CustomStringConvertible {
+        let opcode: UInt8
+        let payload: [UInt8]
+        var description: String { "op \(opcode): \(String(decoding: payload, as: UTF8.self))" }
+    }
+
+    static func exchange(port: UInt16, path: String, timeout: TimeInterval = 10) throws -> [Frame] {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HTTPClientError(description: "socket() failed") }
+        defer { close(fd) }
+        var tv = timeval(tv_sec: Int(timeout), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw HTTPClientError(description: "connect() failed: errno \(errno)") }
+        func sendAll(_ bytes: [UInt8]) {
+            var sent = 0
+            while sent < bytes.count {
+                let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if n <= 0 { return }
+                sent += n
+            }
+        }
+        sendAll(Array(("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8))
+        let deadline = Date().addingTimeInterval(timeout)
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        func receive() throws {
+            guard Date() < deadline else { throw HTTPClientError(description: "timed out after \(data.count) bytes") }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n > 0 { data += buffer[0..<n]; return }
+            if n < 0, errno == EINTR { return }
+            throw HTTPClientError(description: "connection ended after \(data.count) bytes: \(String(decoding: data, as: UTF8.self))")
+        }
+        while RawHTTPClient.find([13, 10, 13, 10], in: data) == nil { try receive() }
+        let headEnd = RawHTTPClient.find([13, 10, 13, 10], in: data)! + 4
+        let status = String(decoding: data[0..<headEnd], as: UTF8.self).split(separator: " ").dropFirst().first
+        guard status == "101" else { throw HTTPClientError(description: "no upgrade: \(String(decoding: data, as: UTF8.self))") }
+        var at = headEnd
+        var frames: [Frame] = []
+        while frames.last?.opcode != 8 {
+            // Server frames are unmasked: FIN/opcode, length (7 bits, or 126 + 16 bits, or 127 + 64 bits).
+            while data.count < at + 2 { try receive() }
+            var length = Int(data[at + 1] & 0x7F)
+            var header = 2
+            if length == 126 {
+                while data.count < at + 4 { try receive() }
+                length = Int(data[at + 2]) << 8 | Int(data[at + 3]); header = 4
+            } else if length == 127 {
+                while data.count < at + 10 { try receive() }
+                length = data[(at + 2)..<(at + 10)].reduce(0) { $0 << 8 | Int($1) }; header = 10
+            }
+            while data.count < at + header + length { try receive() }
+            frames.append(Frame(opcode: data[at] & 0x0F, payload: Array(data[(at + header)..<(at + header + length)])))
+            at += header + length
+        }
+        // Answer the close with the same code, masked with a zero key.
+        let code = frames.last!.payload.prefix(2)
+        sendAll([0x88, 0x80 | UInt8(code.count), 0, 0, 0, 0] + code)
+        return frames
     }
 }

@@ -211,14 +211,19 @@ extension CBLDatabase {
     package func syncChanges(since: Int64, limit: Int?, descending: Bool, allLeaves: Bool, docIDs: [String]?,
                              activeOnly: Bool, includeDocs: Bool) throws -> [SyncChange] {
         try read { store in
-            var sql = "SELECT revs.doc_id, docs.docid, MAX(revs.sequence) AS s FROM revs, docs WHERE revs.doc_id = docs.doc_id AND revs.current=1 AND revs.sequence > ?"
+            // Each document once, at its newest leaf: the rows are read in sequence order from the
+            // primary key, keeping a leaf only when the document has no newer one (a look-up in
+            // `revs_current`). A GROUP BY over every leaf after `since` would sort the rest of the
+            // database for each page, making a pull quadratic in its size.
+            var sql = "SELECT revs.doc_id, docs.docid, revs.sequence FROM revs, docs WHERE revs.doc_id = docs.doc_id AND revs.current=1 AND revs.sequence > ?"
+                + " AND NOT EXISTS (SELECT 1 FROM revs AS newer WHERE newer.doc_id = revs.doc_id AND newer.current=1 AND newer.sequence > revs.sequence)"
             var params: [SQLiteValue] = [.integer(since)]
             if let docIDs {
                 if docIDs.isEmpty { return [] }
                 sql += " AND docs.docid IN (" + docIDs.map { _ in "?" }.joined(separator: ",") + ")"
                 params += docIDs.map { .text($0) }
             }
-            sql += " GROUP BY revs.doc_id ORDER BY s " + (descending ? "DESC" : "ASC")
+            sql += " ORDER BY revs.sequence " + (descending ? "DESC" : "ASC")
             let stmt = try store.connection.prepare(sql)
             try stmt.bind(params)
             var docs: [(Int64, String, Int64)] = []
