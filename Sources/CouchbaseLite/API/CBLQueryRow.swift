@@ -4,13 +4,17 @@ import JSONCore
 /// A JSON value kept as text until first read.
 final class LazyJSONValue: @unchecked Sendable {
     private enum State { case text([UInt8]), parsed(Any?) }
-    private let lock = NSLock()
     private var state: State
+    /// Values share a few locks instead of each allocating its own: a query makes two values
+    /// per row, and a lock per value cost more than the row's SQLite work.
+    private static let locks: [NSLock] = (0..<32).map { _ in NSLock() }
+    private var lock: NSLock { Self.locks[Int((UInt(bitPattern: ObjectIdentifier(self)) >> 4) & 31)] }
 
     init(text: [UInt8]) { state = .text(text) }
     init(value: Any?) { state = .parsed(value) }
 
     var value: Any? {
+        let lock = self.lock
         lock.lock(); defer { lock.unlock() }
         switch state {
         case .parsed(let v): return v
@@ -23,6 +27,7 @@ final class LazyJSONValue: @unchecked Sendable {
 
     /// Compact JSON text (for equality and the REST API).
     var jsonText: [UInt8] {
+        let lock = self.lock
         lock.lock(); defer { lock.unlock() }
         switch state {
         case .text(let bytes): return bytes
@@ -31,8 +36,9 @@ final class LazyJSONValue: @unchecked Sendable {
     }
 
     var isStar: Bool {
+        let lock = self.lock
         lock.lock(); defer { lock.unlock() }
-        if case .text(let bytes) = state { return bytes == [UInt8(ascii: "*")] }
+        if case .text(let bytes) = state { return bytes.count == 1 && bytes[0] == UInt8(ascii: "*") }
         return false
     }
 }
