@@ -125,6 +125,8 @@ struct QueryRunner {
                 if reduce {
                     rows = try reduceRows(stmt: stmt, store: store, reduceBlock: reduceBlock, grouped: grouped, lean: lean)
                 } else {
+                    // A small LIMIT (the common paged query) sizes the array once instead of growing it.
+                    if !usePostFilter, options.limit <= 256 { rows.reserveCapacity(Int(options.limit)) }
                     while try stmt.step() {
                         rows.append(mapRow(stmt))
                     }
