@@ -4,7 +4,8 @@ import JSONCore
 /// A JSON value kept as text until first read.
 final class LazyJSONValue: @unchecked Sendable {
     private enum State { case text([UInt8]), parsed(Any?) }
-    private var state: State
+    // Only touched with `lock` held: the runtime exclusivity check per access is redundant.
+    @exclusivity(unchecked) private var state: State
     /// Values share a few locks instead of each allocating its own: a query makes two values
     /// per row, and a lock per value cost more than the row's SQLite work.
     private static let locks: [NSLock] = (0..<32).map { _ in NSLock() }
