@@ -4,25 +4,76 @@ import JSONCore
 /// A JSON value kept as text until first read.
 final class LazyJSONValue: @unchecked Sendable {
     private enum State { case text([UInt8]), parsed(Any?) }
-    private let lock = NSLock()
-    private var state: State
+    // Only touched with `lock` held: the runtime exclusivity check per access is redundant.
+    @exclusivity(unchecked) private var state: State
+    /// Values share a few locks instead of each allocating its own: a query makes two values
+    /// per row, and a lock per value cost more than the row's SQLite work.
+    private static let locks: [NSLock] = (0..<32).map { _ in NSLock() }
+    private var lock: NSLock { Self.locks[Int((UInt(bitPattern: ObjectIdentifier(self)) >> 4) & 31)] }
 
     init(text: [UInt8]) { state = .text(text) }
     init(value: Any?) { state = .parsed(value) }
 
     var value: Any? {
+        let lock = self.lock
         lock.lock(); defer { lock.unlock() }
+        return lockedValue()
+    }
+
+    /// The value (parsed on first use); called with the lock held.
+    private func lockedValue() -> Any? {
         switch state {
         case .parsed(let v): return v
         case .text(let bytes):
-            let v = try? JSON.parse(bytes)
+            let v = Self.parseSimple(bytes) ?? (try? JSON.parse(bytes))
             state = .parsed(v)
             return v
         }
     }
 
+    /// The value of the two commonest index texts without the general parser: a string of
+    /// printable ASCII without escapes, and an integer that fits in `Int` (what `JSON.parse`
+    /// returns for them). Nil for anything else.
+    static func parseSimple(_ bytes: [UInt8]) -> Any? {
+        bytes.withUnsafeBufferPointer { b -> Any? in
+            let n = b.count
+            guard n > 0 else { return nil }
+            if b[0] == UInt8(ascii: "\"") {
+                guard n >= 2, b[n - 1] == UInt8(ascii: "\"") else { return nil }
+                for i in 1..<(n - 1) {
+                    let c = b[i]
+                    if c < 0x20 || c > 0x7E || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { return nil }
+                }
+                return String(decoding: UnsafeBufferPointer(rebasing: b[1..<(n - 1)]), as: UTF8.self)
+            }
+            let negative = b[0] == UInt8(ascii: "-")
+            let start = negative ? 1 : 0
+            let digits = n - start
+            // At most 18 digits always fits; no leading zero (and no "-0", which JSON.parse may treat specially).
+            guard digits >= 1, digits <= 18 else { return nil }
+            if b[start] == UInt8(ascii: "0") && (digits > 1 || negative) { return nil }
+            var magnitude = 0
+            for i in start..<n {
+                let d = b[i] &- UInt8(ascii: "0")
+                guard d < 10 else { return nil }
+                magnitude = magnitude &* 10 &+ Int(d)
+            }
+            return negative ? -magnitude : magnitude
+        }
+    }
+
+    /// The value, or `isStar` when the text is `*` (one lock instead of two for a row's value).
+    var valueUnlessStar: (isStar: Bool, value: Any?) {
+        let lock = self.lock
+        lock.lock()
+        defer { lock.unlock() }
+        if case .text(let bytes) = state, bytes.count == 1, bytes[0] == UInt8(ascii: "*") { return (true, nil) }
+        return (false, lockedValue())
+    }
+
     /// Compact JSON text (for equality and the REST API).
     var jsonText: [UInt8] {
+        let lock = self.lock
         lock.lock(); defer { lock.unlock() }
         switch state {
         case .text(let bytes): return bytes
@@ -31,8 +82,9 @@ final class LazyJSONValue: @unchecked Sendable {
     }
 
     var isStar: Bool {
+        let lock = self.lock
         lock.lock(); defer { lock.unlock() }
-        if case .text(let bytes) = state { return bytes == [UInt8(ascii: "*")] }
+        if case .text(let bytes) = state { return bytes.count == 1 && bytes[0] == UInt8(ascii: "*") }
         return false
     }
 }
@@ -70,8 +122,8 @@ public class CBLQueryRow: NSObject, @unchecked Sendable {
     /// The row's value; a value stored as `*` (the whole document) is expanded.
     public var value: Any? {
         guard let valueStorage else { return nil }
-        if valueStorage.isStar { return emittingRevisionProperties }
-        return valueStorage.value
+        let (isStar, value) = valueStorage.valueUnlessStar
+        return isStar ? emittingRevisionProperties : value
     }
 
     /// The element at `index` of an array key; for a key that is not an array, the key itself at

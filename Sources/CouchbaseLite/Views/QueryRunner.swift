@@ -88,8 +88,8 @@ struct QueryRunner {
                 params += keyTexts.map { .text(String(decoding: $0, as: UTF8.self)) }
             }
             // One bound at a time: the min side uses >, >=; the max side <, <= (spec 7.4).
-            for (key, inclusive, docID, op) in [(b.min, b.inclusiveMin, b.minDocID, ">"), (b.max, b.inclusiveMax, b.maxDocID, "<")] {
-                guard let key else { continue }
+            func addBound(_ key: Any?, inclusive: Bool, docID: String?, op: String) throws {
+                guard let key else { return }
                 let text = String(decoding: try encodeKey(key), as: UTF8.self)
                 sql += inclusive ? " AND key \(op)= ?" : " AND key \(op) ?"
                 params.append(.text(text))
@@ -98,6 +98,8 @@ struct QueryRunner {
                     params += [.text(text), .text(docID)]
                 }
             }
+            try addBound(b.min, inclusive: b.inclusiveMin, docID: b.minDocID, op: ">")
+            try addBound(b.max, inclusive: b.inclusiveMax, docID: b.maxDocID, op: "<")
             if lean {
                 sql += options.descending ? " ORDER BY key DESC" : " ORDER BY key"
             } else {
@@ -125,6 +127,8 @@ struct QueryRunner {
                 if reduce {
                     rows = try reduceRows(stmt: stmt, store: store, reduceBlock: reduceBlock, grouped: grouped, lean: lean)
                 } else {
+                    // A small LIMIT (the common paged query) sizes the array once instead of growing it.
+                    if !usePostFilter, options.limit <= 256 { rows.reserveCapacity(Int(options.limit)) }
                     while try stmt.step() {
                         rows.append(mapRow(stmt))
                     }
