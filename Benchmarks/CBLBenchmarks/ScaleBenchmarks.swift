@@ -43,12 +43,16 @@ func measuringMemory(docs: Int, _ body: () throws -> Duration) rethrows -> Scale
     return ScaleMeasure(time: time, docs: docs, startRSS: start, peakRSS: peak)
 }
 
-/// The chunks of a `count`-document corpus with the docs group's document shape (IDs `doc-i`).
-func forEachCorpusChunk(count: Int, seed: UInt64, _ body: (Corpus) throws -> Void) rethrows {
+/// Generates the `count` documents 10k at a time and hands each chunk to `body`; the time spent
+/// generating is added to `generation` (the callers subtract it).
+func forEachScaleChunk(count: Int, seed: UInt64, generation: inout Duration, _ body: (Corpus) throws -> Void) rethrows {
     var offset = 0
     while offset < count {
         let n = min(scaleChunkSize, count - offset)
-        try body(Corpus(count: n, prefix: "doc", seed: seed &+ UInt64(offset), offset: offset))
+        let start = clock.now
+        let corpus = Corpus(count: n, prefix: "doc", seed: seed &+ UInt64(offset), offset: offset)
+        generation += clock.now - start
+        try body(corpus)
         offset += n
     }
 }
@@ -56,29 +60,14 @@ func forEachCorpusChunk(count: Int, seed: UInt64, _ body: (Corpus) throws -> Voi
 /// The API's bulk insert of `count` generated documents in one transaction; the time excludes
 /// generating the chunks.
 func scaleAPIInsert(db: CBLDatabase, count: Int, seed: UInt64) throws -> Duration {
-    var failure: Error?
     var generation = Duration.zero
-    let total = clock.measure {
-        let ok = db.inTransaction {
-            do {
-                var offset = 0
-                while offset < count {
-                    let n = min(scaleChunkSize, count - offset)
-                    let start = clock.now
-                    let corpus = Corpus(count: n, prefix: "doc", seed: seed &+ UInt64(offset), offset: offset)
-                    generation += clock.now - start
-                    for i in 0..<n { try db.document(withID: corpus.ids[i])!.putProperties(corpus.properties[i]) }
-                    offset += n
-                }
-                return true
-            } catch {
-                failure = error
-                return false
+    let total = try clock.measure {
+        try inTransaction(db) {
+            try forEachScaleChunk(count: count, seed: seed, generation: &generation) { corpus in
+                for i in corpus.ids.indices { try db.document(withID: corpus.ids[i])!.putProperties(corpus.properties[i]) }
             }
         }
-        if !ok && failure == nil { failure = CBLError(500, "transaction did not commit") }
     }
-    if let failure { throw failure }
     return total - generation
 }
 
@@ -92,13 +81,8 @@ func scaleRawInsert(path: String, count: Int, seed: UInt64) throws -> Duration {
     var generation = Duration.zero
     let total = try clock.measure {
         try c.execute("BEGIN IMMEDIATE")
-        var offset = 0
-        while offset < count {
-            let n = min(scaleChunkSize, count - offset)
-            let start = clock.now
-            let corpus = Corpus(count: n, prefix: "doc", seed: seed &+ UInt64(offset), offset: offset)
-            generation += clock.now - start
-            for i in 0..<n {
+        try forEachScaleChunk(count: count, seed: seed, generation: &generation) { corpus in
+            for i in corpus.ids.indices {
                 try insertDoc.bind(corpus.ids[i], at: 1)
                 _ = try insertDoc.step()
                 insertDoc.reset()
@@ -109,7 +93,6 @@ func scaleRawInsert(path: String, count: Int, seed: UInt64) throws -> Duration {
                 _ = try insertRev.step()
                 insertRev.reset()
             }
-            offset += n
         }
         try c.execute("COMMIT")
     }

@@ -557,22 +557,28 @@ if options.keep {
 
 /// The 1.x API's bulk path, timed: one `inTransaction`, `document(withID:)!.putProperties` per
 /// document; throws what a save threw, or when the transaction did not commit.
-func timedPutProperties(_ db: CBLDatabase, ids: [String], properties: [[String: Any]]) throws -> Duration {
+/// Runs `body` in one 1.x transaction; its error (or a transaction that did not commit) is thrown.
+func inTransaction(_ db: CBLDatabase, _ body: () throws -> Void) throws {
     var failure: Error?
-    let elapsed = clock.measure {
-        let ok = db.inTransaction {
-            do {
-                for i in ids.indices {
-                    try db.document(withID: ids[i])!.putProperties(properties[i])
-                }
-                return true
-            } catch {
-                failure = error
-                return false
-            }
+    let ok = db.inTransaction {
+        do {
+            try body()
+            return true
+        } catch {
+            failure = error
+            return false
         }
-        if !ok && failure == nil { failure = CBLError(500, "transaction did not commit") }
     }
     if let failure { throw failure }
-    return elapsed
+    if !ok { throw CBLError(500, "transaction did not commit") }
+}
+
+func timedPutProperties(_ db: CBLDatabase, ids: [String], properties: [[String: Any]]) throws -> Duration {
+    try clock.measure {
+        try inTransaction(db) {
+            for i in ids.indices {
+                try db.document(withID: ids[i])!.putProperties(properties[i])
+            }
+        }
+    }
 }

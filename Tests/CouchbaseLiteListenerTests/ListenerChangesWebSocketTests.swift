@@ -209,27 +209,9 @@ enum RawWebSocket {
     }
 
     static func exchange(port: UInt16, path: String, timeout: TimeInterval = 10) throws -> [Frame] {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HTTPClientError(description: "socket() failed") }
+        let fd = try RawHTTPClient.connectedSocket(port: port, timeout: timeout)
         defer { close(fd) }
-        var tv = timeval(tv_sec: Int(timeout), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = port.bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw HTTPClientError(description: "connect() failed: errno \(errno)") }
-        func sendAll(_ bytes: [UInt8]) {
-            var sent = 0
-            while sent < bytes.count {
-                let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                if n <= 0 { return }
-                sent += n
-            }
-        }
+        func sendAll(_ bytes: [UInt8]) { RawHTTPClient.sendAll(fd, bytes) }
         sendAll(Array(("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8))
         let deadline = Date().addingTimeInterval(timeout)

@@ -50,10 +50,11 @@ struct RawHTTPClient {
     }
 
     /// Sends raw bytes and reads until the server closes the connection.
-    func exchange(_ bytes: [UInt8], timeout: TimeInterval, halfClose: Bool = true) throws -> [UInt8] {
+    /// A blocking socket connected to 127.0.0.1:`port`, reads and writes bounded by `timeout`;
+    /// the caller closes it.
+    static func connectedSocket(port: UInt16, timeout: TimeInterval) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw HTTPClientError(description: "socket() failed") }
-        defer { close(fd) }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - floor(timeout)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
@@ -66,13 +67,29 @@ struct RawHTTPClient {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard connected == 0 else { throw HTTPClientError(description: "connect() failed: errno \(errno)") }
+        guard connected == 0 else {
+            let code = errno
+            close(fd)
+            throw HTTPClientError(description: "connect() failed: errno \(code)")
+        }
+        return fd
+    }
+
+    /// Sends all of `bytes` (stopping early if the server closes: it may answer, e.g. 413, and
+    /// close before reading everything).
+    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { break }   // the server may answer (413) and close before reading everything
+            if n <= 0 { return }
             sent += n
         }
+    }
+
+    func exchange(_ bytes: [UInt8], timeout: TimeInterval, halfClose: Bool = true) throws -> [UInt8] {
+        let fd = try Self.connectedSocket(port: port, timeout: timeout)
+        defer { close(fd) }
+        Self.sendAll(fd, bytes)
         if halfClose { shutdown(fd, Int32(SHUT_WR)) }
         let deadline = Date().addingTimeInterval(timeout)
         var out: [UInt8] = []
