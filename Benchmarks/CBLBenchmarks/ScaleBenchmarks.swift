@@ -75,24 +75,12 @@ func scaleAPIInsert(db: CBLDatabase, count: Int, seed: UInt64) throws -> Duratio
 func scaleRawInsert(path: String, count: Int, seed: UInt64) throws -> Duration {
     let c = try openRaw(path)
     defer { c.close() }
-    let insertDoc = try c.prepare("INSERT OR IGNORE INTO docs (docid) VALUES (?)")
-    let insertRev = try c.prepare(
-        "INSERT INTO revs (doc_id, revid, parent, current, deleted, no_attachments, json, doc_type) VALUES (?,?,NULL,1,0,1,?,?)")
+    let inserter = try RawDocumentInserter(c)
     var generation = Duration.zero
     let total = try clock.measure {
         try c.execute("BEGIN IMMEDIATE")
         try forEachScaleChunk(count: count, seed: seed, generation: &generation) { corpus in
-            for i in corpus.ids.indices {
-                try insertDoc.bind(corpus.ids[i], at: 1)
-                _ = try insertDoc.step()
-                insertDoc.reset()
-                try insertRev.bind(c.lastInsertRowID, at: 1)
-                try insertRev.bind(corpus.revIDs[i], at: 2)
-                try insertRev.bindBlob(corpus.json[i], at: 3)
-                try insertRev.bind(corpus.types[i], at: 4)
-                _ = try insertRev.step()
-                insertRev.reset()
-            }
+            for i in corpus.ids.indices { try inserter.insert(corpus, i) }
         }
         try c.execute("COMMIT")
     }

@@ -211,27 +211,41 @@ func seconds(_ d: Duration) -> Double {
 
 // MARK: Workloads
 
+/// The store's two INSERTs per document (the `docs` row, then its `revs` row), prepared once: what
+/// the raw-SQLite baselines of the insert rows do per document.
+struct RawDocumentInserter {
+    let connection: SQLiteConnection
+    let insertDoc: SQLiteStatement
+    let insertRev: SQLiteStatement
+
+    init(_ connection: SQLiteConnection) throws {
+        self.connection = connection
+        insertDoc = try connection.prepare("INSERT OR IGNORE INTO docs (docid) VALUES (?)")
+        insertRev = try connection.prepare(
+            "INSERT INTO revs (doc_id, revid, parent, current, deleted, no_attachments, json, doc_type) VALUES (?,?,NULL,1,0,1,?,?)")
+    }
+
+    func insert(_ corpus: Corpus, _ i: Int) throws {
+        try insertDoc.bind(corpus.ids[i], at: 1)
+        _ = try insertDoc.step()
+        insertDoc.reset()
+        try insertRev.bind(connection.lastInsertRowID, at: 1)
+        try insertRev.bind(corpus.revIDs[i], at: 2)
+        try insertRev.bindBlob(corpus.json[i], at: 3)
+        try insertRev.bind(corpus.types[i], at: 4)
+        _ = try insertRev.step()
+        insertRev.reset()
+    }
+}
+
 /// Raw SQLite: one transaction, the store's two INSERTs per document, precomputed bytes.
 func rawInsert(path: String, corpus: Corpus) throws -> Duration {
     let c = try openRaw(path)
     defer { c.close() }
-    let insertDoc = try c.prepare("INSERT OR IGNORE INTO docs (docid) VALUES (?)")
-    let insertRev = try c.prepare(
-        "INSERT INTO revs (doc_id, revid, parent, current, deleted, no_attachments, json, doc_type) VALUES (?,?,NULL,1,0,1,?,?)")
+    let inserter = try RawDocumentInserter(c)
     return try clock.measure {
         try c.execute("BEGIN IMMEDIATE")
-        for i in 0..<corpus.ids.count {
-            try insertDoc.bind(corpus.ids[i], at: 1)
-            _ = try insertDoc.step()
-            insertDoc.reset()
-            let docID = c.lastInsertRowID
-            try insertRev.bind(docID, at: 1)
-            try insertRev.bind(corpus.revIDs[i], at: 2)
-            try insertRev.bindBlob(corpus.json[i], at: 3)
-            try insertRev.bind(corpus.types[i], at: 4)
-            _ = try insertRev.step()
-            insertRev.reset()
-        }
+        for i in 0..<corpus.ids.count { try inserter.insert(corpus, i) }
         try c.execute("COMMIT")
     }
 }
