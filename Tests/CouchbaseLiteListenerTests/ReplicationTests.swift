@@ -108,6 +108,13 @@ class ReplicationTestCase: ListenerTestCase {
         return try connection.scalarString("SELECT value FROM info WHERE key=?", [.text(key)])
     }
 
+    /// Deletes an `info` row as another process would have.
+    func deleteSQLiteInfo(_ db: CBLDatabase, _ key: String) throws {
+        let path = db.internalURL.appendingPathComponent("db.sqlite3").path
+        let connection = try SQLiteConnection(path: path, mode: .init(readOnly: false, create: false))
+        try connection.run("DELETE FROM info WHERE key=?", [.text(key)])
+    }
+
     /// Writes `info` rows as another process (one killed mid-save) would have left them.
     func setSQLiteInfo(_ db: CBLDatabase, _ rows: [String: String]) throws {
         let path = db.internalURL.appendingPathComponent("db.sqlite3").path
@@ -230,6 +237,14 @@ final class ReplicationTests: ReplicationTestCase {
         runToCompletion(again)
         XCTAssertNil(again.lastError)
         XCTAssertEqual(again.changesCount, 0, "resumed from the pending checkpoint the remote holds")
+
+        // The same when the very first save was cut: no local row yet, only the pending one.
+        try deleteSQLiteInfo(local, "checkpoint/\(id)")
+        try setSQLiteInfo(local, ["checkpoint/\(id)/pending": finished])
+        let first = local.createPushReplication(url)
+        runToCompletion(first)
+        XCTAssertEqual(first.changesCount, 0, "resumed from the first pending checkpoint the remote holds")
+        XCTAssertEqual(try sqliteInfo(local, key: "checkpoint/\(id)"), finished)
 
         // A pending row the remote does not hold is ignored: 1.x's rule (start over) applies.
         try setSQLiteInfo(local, ["checkpoint/\(id)": "3", "checkpoint/\(id)/pending": "7"])

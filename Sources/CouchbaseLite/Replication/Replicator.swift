@@ -155,16 +155,23 @@ final class Replicator: @unchecked Sendable {
         let db = self.db
         let (id, local, imported) = try await onDatabase(reading: true) { try db.localCheckpoint(spec) }
         let checkpoint = RemoteCheckpoint(remote: remote, checkpointID: id)
+        // A process killed between the remote save and the local one left the new value in the
+        // pending row and on the remote (the first save included, when there is no local row yet).
+        // The local row then catches up, as the killed process would have written it.
+        let pending = try await onDatabase(reading: true) { try db.pendingCheckpoint(id) }
+        func resumeFromPending(_ sequence: String) async throws -> (String?, RemoteCheckpoint, Bool) {
+            try await onDatabase { try db.setLocalCheckpoint(id, lastSequence: sequence) }
+            return (sequence, checkpoint, false)
+        }
         guard let local else {
-            return (nil, checkpoint, true)
+            guard let pending else { return (nil, checkpoint, true) }
+            let remoteSeq = try await checkpoint.fetch()
+            if remoteSeq == pending { return try await resumeFromPending(pending) }
+            return (nil, checkpoint, remoteSeq == nil)
         }
         let remoteSeq = try await checkpoint.fetch()
         if remoteSeq == local { return (local, checkpoint, false) }
-        // Killed between the remote save and the local one: the remote holds the pending value.
-        if let remoteSeq, let pending = try await onDatabase(reading: true, { try db.pendingCheckpoint(id) }),
-           pending == remoteSeq {
-            return (pending, checkpoint, false)
-        }
+        if let remoteSeq, remoteSeq == pending { return try await resumeFromPending(remoteSeq) }
         // An installed copy of a database (spec 9.2/9.3): no checkpoint under its own ID on
         // either side counts as equal, and the one recorded under its previous UUID is used.
         if imported && remoteSeq == nil { return (local, checkpoint, true) }
