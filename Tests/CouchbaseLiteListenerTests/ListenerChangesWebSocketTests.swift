@@ -107,11 +107,7 @@ final class ListenerChangesWebSocketTests: ListenerTestCase {
 
     /// Over HTTPS (the anonymous identity) the feed is `wss:`.
     func testSecureWebSocketFeed() async throws {
-        listener.stop()
-        let secure = CBLListener(manager: manager, port: 0)
-        secure.bindAddress = "127.0.0.1"
-        try secure.setAnonymousSSLIdentity(label: "WebSocket Test")
-        try secure.start()
+        let secure = try startSecureListener(label: "WebSocket Test")
         defer { secure.stop() }
         try db.document(withID: "s")!.putProperties(["tls": true])
         let port = secure.port

@@ -415,11 +415,7 @@ final class ReplicationTests: ReplicationTestCase {
     // MARK: TLS
 
     func testTLSToAListenerWithAPinnedSelfSignedIdentity() throws {
-        listener.stop()
-        let secure = CBLListener(manager: manager, port: 0)
-        secure.bindAddress = "127.0.0.1"
-        try secure.setAnonymousSSLIdentity(withLabel: "Replication Test")
-        try secure.start()
+        let secure = try startSecureListener(label: "Replication Test")
         defer { secure.stop() }
         let pem = try XCTUnwrap(secure.sslCertificatePEM)
         _ = try createDB("tls")

@@ -179,6 +179,17 @@ class ListenerTestCase: XCTestCase {
         client = RawHTTPClient(port: listener.port)
     }
 
+    /// Stops the plain listener and starts one on 127.0.0.1 over HTTPS with the anonymous
+    /// identity `label`; the caller stops it.
+    func startSecureListener(label: String) throws -> CBLListener {
+        listener.stop()
+        let secure = CBLListener(manager: manager, port: 0)
+        secure.bindAddress = "127.0.0.1"
+        try secure.setAnonymousSSLIdentity(label: label)
+        try secure.start()
+        return secure
+    }
+
     override func tearDownWithError() throws {
         listener?.stop()
         manager?.close()
