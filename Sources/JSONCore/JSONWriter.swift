@@ -100,6 +100,12 @@ public struct JSONWriter: @unchecked Sendable {
         putString(s)
     }
 
+    /// Appends one byte verbatim (e.g. a prefix the caller strips before storing the JSON).
+    public mutating func writeRawByte(_ byte: UInt8) {
+        makeUnique()
+        put(byte)
+    }
+
     /// Appends bytes verbatim (the caller is responsible for their being valid JSON).
     public mutating func writeRaw(_ bytes: some Sequence<UInt8>) {
         makeUnique()

@@ -94,6 +94,53 @@ final class TransactionAndNotificationTests: DatabaseTestCase {
         XCTAssertEqual(db.documentCount, 602)
     }
 
+    /// A transaction bigger than one notification's batch: every change arrives once, in commit
+    /// order, in notifications of at most `changesPerNotification`, with the revision IDs the saves
+    /// returned (a bulk insert's changes are kept compactly until the commit and made then); the
+    /// changes of a rolled-back inner level are never announced.
+    func testLargeTransactionIsAnnouncedInBatchesInCommitOrder() throws {
+        let batchSize = CBLDatabase.changesPerNotification
+        let total = batchSize * 2 + 7
+        var batches: [[CBLDatabaseChange]] = []
+        let token = db.addChangeListener { batches.append($0) }
+        let noteBox = Locked<[Int]>([])
+        let observer = NotificationCenter.default.addObserver(forName: .cblDatabaseChange, object: db, queue: nil) { note in
+            let count = (note.userInfo?["changes"] as? [CBLDatabaseChange])?.count ?? -1
+            noteBox.withLock { $0.append(count) }
+        }
+        defer {
+            db.removeChangeListener(token)
+            NotificationCenter.default.removeObserver(observer)
+        }
+        var revIDs: [String] = []
+        XCTAssertTrue(try db.inTransaction {
+            for i in 0..<total {
+                revIDs.append(try db.document(withID: "doc-\(i)")!.putProperties(["i": i]).revisionID!)
+                if i == 100 {
+                    // An inner level that saves and rolls back leaves nothing to announce.
+                    XCTAssertFalse(try db.inTransaction {
+                        try db.document(withID: "gone")!.putProperties(["x": 1])
+                        return false
+                    })
+                }
+            }
+            return true
+        })
+        XCTAssertEqual(batches.map(\.count), [batchSize, batchSize, 7])
+        XCTAssertEqual(noteBox.withLock { $0 }, [batchSize, batchSize, 7])
+        let changes = batches.flatMap { $0 }
+        XCTAssertEqual(changes.map(\.documentID), (0..<total).map { "doc-\($0)" })
+        XCTAssertEqual(changes.map(\.revisionID), revIDs)
+        XCTAssertEqual(changes.map(\.winningRevisionID), revIDs)
+        XCTAssertTrue(changes.allSatisfy { $0.isCurrentRevision && !$0.inConflict && !$0.isDeletion && !$0.isPurge && $0.source == nil })
+        XCTAssertTrue(revIDs.allSatisfy { $0.hasPrefix("1-") && $0.utf8.count == 34 })
+        // Sequences are increasing; the rolled-back save used one that the commit never shows.
+        XCTAssertEqual(changes.map(\.sequence), changes.map(\.sequence).sorted())
+        XCTAssertFalse(changes.contains { $0.documentID == "gone" })
+        XCTAssertNil(db.existingDocument(withID: "gone"))
+        XCTAssertEqual(db.documentCount, UInt(total))
+    }
+
     func testThrowingBlockRollsBackAndRethrows() throws {
         struct Boom: Error {}
         XCTAssertThrowsError(try db.inTransaction {

@@ -221,6 +221,9 @@ extension CBLDatabase {
             // Don't keep a huge buffer around after an unusually large document.
             if bodyWriter.capacity > 1 << 16 { bodyWriter = JSONWriter(capacity: 1024) }
         }
+        // The digest's `deleted` byte (spec 3.3) goes first, so the revision ID is one hash of
+        // one buffer; the body stored is what follows it.
+        bodyWriter.writeRawByte(0)
         do {
             try bodyWriter.writeObject(properties, sortedKeys: true,
                                        skippingKey: hasSpecialKeys ? CBLDatabase.isStrippedKey : CBLDatabase.skipsNoKey)
@@ -229,11 +232,13 @@ extension CBLDatabase {
         }
         // Every check has passed: a new document has no parent to find or conflict with.
         guard let numericID = try store.createNumericIDIfNew(of: docID) else { return nil }
-        let revID = try bodyWriter.withUnsafeBytes { try RevisionID.generate(jsonBytes: $0, deleted: false, parent: nil) }
+        let digest = bodyWriter.withUnsafeBytes { RevisionID.firstGenerationDigest(digestInput: $0) }
+        let revID = digest.firstGenerationID
         let document = knownDocument ?? self.document(withID: docID)!
         let docType = CBLDatabase.stringValue(properties["type"])
         guard let sequence = try bodyWriter.withUnsafeBytes({
-            try store.insertFirstRevisionRow(numericID: numericID, revID: revID, body: $0, docType: docType)
+            try store.insertFirstRevisionRow(numericID: numericID, revID: revID,
+                                             body: UnsafeRawBufferPointer(rebasing: $0.dropFirst()), docType: docType)
         }) else {
             // Cannot happen for a new docs row; answered as the general path does (spec 3.5 step 7).
             guard let existing = try store.revision(docID: docID, numericID: numericID, revID: revID) else {
@@ -246,11 +251,10 @@ extension CBLDatabase {
         // Every live CBLDocument of this database is in its identity map, so `document` is the
         // one `noteChange` would look up.
         assert(cachedDocument(docID) === document)
-        let change = CBLDatabaseChange(firstRevisionOf: docID, revID: revID, sequence: sequence)
-        pendingChanges.append(change)
+        pendingChanges.appendFirstRevision(docID: docID, digest: digest, sequence: sequence)
         designDocumentChanged(docID)
         lock.lock()
-        document.revisionAdded(change, revision: saved, serial: transactionSerial)
+        document.firstRevisionAdded(saved, serial: transactionSerial)
         lock.unlock()
         return saved
     }

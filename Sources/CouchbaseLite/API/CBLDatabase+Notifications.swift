@@ -40,22 +40,35 @@ extension CBLDatabase {
         isCommitting = false
     }
 
-    /// Delivers the changes of a committed transaction (`documents`: from `commitWillLand`).
+    /// At most this many changes go in one database notification: a bigger transaction is
+    /// announced in several, so its notification objects are never all in memory at once.
+    static let changesPerNotification = 10_000
+
+    /// Delivers the changes of a committed transaction (`documents`: from `commitWillLand`):
+    /// each changed document in memory hears its change, then the database's listeners, change
+    /// streams and `cblDatabaseChange` observers hear every change, in commit order, in batches
+    /// of at most ``changesPerNotification``.
     func postPendingChanges(_ documents: [(CBLDocument, CBLDatabaseChange)]) {
         guard !pendingChanges.isEmpty else { return }
-        let changes = pendingChanges
-        pendingChanges = []
+        let log = pendingChanges
+        pendingChanges.removeAll()
         lock.lock()
         let listeners = Array(changeListeners.values)
         let continuations = Array(changeContinuations.values)
         lock.unlock()
         let deliver = { [self] in
             for (document, change) in documents { document.postChange(change) }
-            for listener in listeners { listener(changes) }
-            for continuation in continuations { for change in changes { continuation.yield(change) } }
-            let external = changes.contains { $0.source != nil }
-            NotificationCenter.default.post(name: .cblDatabaseChange, object: self,
-                                            userInfo: ["changes": changes, "external": external])
+            var start = 0
+            while start < log.count {
+                let end = min(log.count, start + CBLDatabase.changesPerNotification)
+                let changes = log.changes(start..<end)
+                for listener in listeners { listener(changes) }
+                for continuation in continuations { for change in changes { continuation.yield(change) } }
+                let external = changes.contains { $0.source != nil }
+                NotificationCenter.default.post(name: .cblDatabaseChange, object: self,
+                                                userInfo: ["changes": changes, "external": external])
+                start = end
+            }
         }
         if let queue = manager.dispatchQueue {
             nonisolated(unsafe) let work = deliver
@@ -66,20 +79,24 @@ extension CBLDatabase {
     }
 
     /// The live cached document of each change, in the changes' order (the documents whose
-    /// listeners hear about it). For a transaction with more changes than the identity map has
-    /// entries, the map is scanned once for live documents instead of being looked up per change:
-    /// after a bulk insert whose documents are gone that is one short scan and no lookups.
-    /// Called under `lock`.
-    private func documentsToNotify(_ changes: [CBLDatabaseChange]) -> [(CBLDocument, CBLDatabaseChange)] {
+    /// listeners hear about it), with its change record. For a transaction with more changes
+    /// than the identity map has entries, the map is scanned once for live documents instead of
+    /// being looked up per change: after a bulk insert whose documents are gone that is one
+    /// short scan and no lookups. Called under `lock`.
+    private func documentsToNotify(_ changes: PendingChanges) -> [(CBLDocument, CBLDatabaseChange)] {
         guard documentCache.count < changes.count else {
-            return changes.compactMap { change in cachedDocument(change.documentID).map { ($0, change) } }
+            return (0..<changes.count).compactMap { i in
+                cachedDocument(changes.documentID(at: i)).map { ($0, changes.change(at: i)) }
+            }
         }
         var live: [String: CBLDocument] = [:]
         for entry in documentCache.values {
             if let document = entry.document { live[document.documentID] = document }
         }
         guard !live.isEmpty else { return [] }
-        return changes.compactMap { change in live[change.documentID].map { ($0, change) } }
+        return (0..<changes.count).compactMap { i in
+            live[changes.documentID(at: i)].map { ($0, changes.change(at: i)) }
+        }
     }
 
     /// Calls `listener` with the changes of every committed transaction.

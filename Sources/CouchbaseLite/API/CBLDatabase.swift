@@ -54,7 +54,7 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
 
     // Owned by the writer (touched only by the thread holding it):
     /// The changes of the open transaction, as delivered after it commits.
-    var pendingChanges: [CBLDatabaseChange] = []
+    var pendingChanges = PendingChanges()
     /// Set when a non-atomic nested write failed half-way: the outermost transaction must roll back.
     var transactionPoisoned = false
     /// Numbers the outermost transactions (from 1): a document's uncommitted state names the one it belongs to.
@@ -256,11 +256,12 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     private func rollBack(store: SQLiteStore, to mark: Int) {
         try? store.connection.rollback()
         if store.connection.transactionDepth == 0 { transactionPoisoned = false }
-        let undone = pendingChanges[mark...]
         lock.lock()
-        for change in undone { cachedDocument(change.documentID)?.forgetPendingState(serial: transactionSerial) }
+        for i in mark..<pendingChanges.count {
+            cachedDocument(pendingChanges.documentID(at: i))?.forgetPendingState(serial: transactionSerial)
+        }
         lock.unlock()
-        pendingChanges.removeSubrange(mark...)
+        pendingChanges.removeSuffix(from: mark)
     }
 
     /// Runs a write inside a transaction and posts notifications after the outermost commit.

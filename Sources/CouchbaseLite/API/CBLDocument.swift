@@ -140,6 +140,13 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
         pendingSerial = serial
     }
 
+    /// `revisionAdded` for a new document's first revision (current, live, no conflict), whose
+    /// change record is made only when it is posted.
+    func firstRevisionAdded(_ revision: CBLSavedRevision, serial: UInt64) {
+        pending = State(current: revision.data, hasLeaves: true)
+        pendingSerial = serial
+    }
+
     /// Called on the writer, under the database lock, when a change of this document made in
     /// transaction `serial` was rolled back: the transaction's state is reloaded when next read.
     func forgetPendingState(serial: UInt64) {

@@ -57,9 +57,25 @@ enum RevisionID {
         }
         withUnsafeBytes(of: UInt8(deleted ? 1 : 0)) { md5.update(bufferPointer: $0) }
         md5.update(bufferPointer: json)
-        let digest = md5.finalize()
-        // "<generation>-<32 hex digits>"; a generation has at most 10 digits (parent ≤ 9 digits, + 1).
-        return String(unsafeUninitializedCapacity: 11 + 32) { out in
+        return format(generation: gen, digest: md5.finalize())
+    }
+
+    /// A generation-1 live revision's digest from its input laid out in one buffer: the
+    /// `deleted` byte (0) then the canonical JSON — what the save path writes, so the digest is
+    /// one pass over one buffer. Its ID is `digest.firstGenerationID`.
+    static func firstGenerationDigest(digestInput: UnsafeRawBufferPointer) -> RevisionDigest {
+        RevisionDigest(Insecure.MD5.hash(data: digestInput))
+    }
+
+    /// `<generation>-<32 hex digits>`, written straight into the new string's storage.
+    private static func format(generation gen: Int, digest: Insecure.MD5Digest) -> String {
+        digest.withUnsafeBytes { format(generation: gen, digestBytes: $0) }
+    }
+
+    /// `<generation>-<hex of digestBytes>`.
+    fileprivate static func format(generation gen: Int, digestBytes: UnsafeRawBufferPointer) -> String {
+        // A generation has at most 10 digits (parent ≤ 9 digits, + 1).
+        String(unsafeUninitializedCapacity: 11 + 2 * digestBytes.count) { out in
             let hex: StaticString = "0123456789abcdef"
             var n = 0
             var scale = 1
@@ -71,12 +87,10 @@ enum RevisionID {
             }
             out[n] = UInt8(ascii: "-")
             n += 1
-            digest.withUnsafeBytes { d in
-                for b in d {
-                    out[n] = hex.utf8Start[Int(b >> 4)]
-                    out[n + 1] = hex.utf8Start[Int(b & 0xF)]
-                    n += 2
-                }
+            for b in digestBytes {
+                out[n] = hex.utf8Start[Int(b >> 4)]
+                out[n + 1] = hex.utf8Start[Int(b & 0xF)]
+                n += 2
             }
             return n
         }
@@ -122,4 +136,23 @@ func hex(_ digest: some Sequence<UInt8>) -> String {
     out.reserveCapacity(40)
     appendHex(digest, to: &out)
     return String(decoding: out, as: UTF8.self)
+}
+
+/// The 16 bytes of a revision's MD5 digest in two words: what a pending change keeps instead of
+/// the 34-character ID string.
+struct RevisionDigest: Hashable, Sendable {
+    let first: UInt64
+    let second: UInt64
+
+    init(_ digest: Insecure.MD5Digest) {
+        (first, second) = digest.withUnsafeBytes {
+            ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        }
+    }
+
+    /// `1-<32 hex digits>`.
+    var firstGenerationID: String {
+        var words = (first, second)
+        return withUnsafeBytes(of: &words) { RevisionID.format(generation: 1, digestBytes: $0) }
+    }
 }
