@@ -16,6 +16,9 @@ struct LookupsDuringBatch {
     let documents: [Duration]
     /// From the batch's first save to its commit.
     let batch: Duration
+    /// The five slowest lookups of either kind: when each began (from the batch's first save)
+    /// and how long it took — whether the slow ones cluster at the commit or spread out.
+    let slowest: [(at: Duration, took: Duration)]
 
     static func median(_ d: [Duration]) -> Duration { d.isEmpty ? .zero : d[d.count / 2] }
     static func p99(_ d: [Duration]) -> Duration { d.isEmpty ? .zero : d[min(d.count - 1, d.count * 99 / 100)] }
@@ -78,6 +81,7 @@ func measureLookupsDuringBatch(dir: URL, writes: Int, forceWriter: Bool, seed: U
     shared.started.wait()
     var rng = SplitMix64(seed: seed)
     var queries: [Duration] = [], documents: [Duration] = []
+    var timeline: [(at: Duration, took: Duration)] = []
     let start = clock.now
     var k = 0
     while !shared.lock.withLock({ shared.committed }) {
@@ -92,6 +96,7 @@ func measureLookupsDuringBatch(dir: URL, writes: Int, forceWriter: Bool, seed: U
                 throw CouchbaseLiteError(.unexpectedError, "lookup of pre\(i) during the batch returned \(rows.count) rows")
             }
             queries.append(elapsed)
+            timeline.append((began - start, elapsed))
         } else {
             let name = db.document(withID: "pre-\(i)")?.string(forKey: "name")
             let elapsed = clock.now - began
@@ -99,6 +104,7 @@ func measureLookupsDuringBatch(dir: URL, writes: Int, forceWriter: Bool, seed: U
                 throw CouchbaseLiteError(.unexpectedError, "document(withID: pre-\(i)) during the batch failed")
             }
             documents.append(elapsed)
+            timeline.append((began - start, elapsed))
         }
         k += 1
     }
@@ -108,7 +114,8 @@ func measureLookupsDuringBatch(dir: URL, writes: Int, forceWriter: Bool, seed: U
         throw CouchbaseLiteError(.unexpectedError, "the batch left \(db.count) documents")
     }
     return LookupsDuringBatch(queries: queries.sorted(), documents: documents.sorted(),
-                              batch: shared.lock.withLock { shared.batch })
+                              batch: shared.lock.withLock { shared.batch },
+                              slowest: Array(timeline.sorted { $0.took > $1.took }.prefix(5)))
 }
 
 func runReaders2xBenchmarks(options: Options, fresh: (String) -> URL) throws -> ([BenchRow], [String]) {
@@ -128,7 +135,8 @@ func runReaders2xBenchmarks(options: Options, fresh: (String) -> URL) throws -> 
     func line(_ label: String, _ r: LookupsDuringBatch) -> String {
         "\(label): \(r.queries.count) query lookups median \(ms(L.median(r.queries))), p99 \(ms(L.p99(r.queries))), "
             + "slowest \(ms(r.queries.last ?? .zero)); \(r.documents.count) document(withID:) median \(ms(L.median(r.documents))), "
-            + "slowest \(ms(r.documents.last ?? .zero)); batch of \(options.docs) saves \(fmt(seconds(r.batch), 3)) s"
+            + "slowest \(ms(r.documents.last ?? .zero)); batch of \(options.docs) saves \(fmt(seconds(r.batch), 3)) s; "
+            + "slowest five (began at → took): " + r.slowest.map { "\(ms($0.at)) → \(ms($0.took))" }.joined(separator: ", ")
     }
     let rows = [
         BenchRow(name: "2.x lookup in batch, med", base: L.median(writer.queries), api: L.median(pool.queries),
