@@ -141,6 +141,38 @@ final class TransactionAndNotificationTests: DatabaseTestCase {
         XCTAssertEqual(db.documentCount, UInt(total))
     }
 
+    /// What the database knows of its design documents' `validate_doc_update` (counted once per
+    /// change to them, so saves need not look) follows saves, deletions and rollbacks: a rule
+    /// deleted in a transaction that is rolled back applies again.
+    func testDesignDocumentValidationFollowsARolledBackDeletion() throws {
+        // No compiler is registered here: with the listener's setting, a design document's rule
+        // that cannot run refuses every write (naming it) rather than being skipped.
+        manager.refusesWritesWithUnrunnableValidations = true
+        defer { manager.refusesWritesWithUnrunnableValidations = false }
+        try db.document(withID: "before")!.putProperties(["ok": true])
+        let rules = try db.document(withID: "_design/rules")!.putProperties(
+            ["language": "javascript", "validate_doc_update": "function(newDoc) {}"])
+        func refused(_ id: String) -> Bool {
+            do {
+                try db.document(withID: id)!.putProperties(["x": 1])
+                return false
+            } catch {
+                XCTAssertTrue("\(error)".contains("_design/rules"), "\(error)")
+                return true
+            }
+        }
+        XCTAssertTrue(refused("a"))
+        XCTAssertFalse(try db.inTransaction {
+            try db.document(withID: "_design/rules")!.putProperties(["_rev": rules.revisionID!, "_deleted": true])
+            XCTAssertFalse(refused("b"), "no rule while the design document is deleted")
+            return false
+        })
+        XCTAssertTrue(refused("c"), "the rolled-back deletion left the rule in place")
+        try db.document(withID: "_design/rules")!.putProperties(["_rev": rules.revisionID!, "views": [:] as [String: Any]])
+        XCTAssertFalse(refused("d"), "the rule is gone with the new revision")
+        XCTAssertEqual(db.documentCount, 3, "before, _design/rules and d")
+    }
+
     func testThrowingBlockRollsBackAndRethrows() throws {
         struct Boom: Error {}
         XCTAssertThrowsError(try db.inTransaction {

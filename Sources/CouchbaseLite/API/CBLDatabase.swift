@@ -258,7 +258,10 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
         if store.connection.transactionDepth == 0 { transactionPoisoned = false }
         lock.lock()
         for i in mark..<pendingChanges.count {
-            cachedDocument(pendingChanges.documentID(at: i))?.forgetPendingState(serial: transactionSerial)
+            let docID = pendingChanges.documentID(at: i)
+            cachedDocument(docID)?.forgetPendingState(serial: transactionSerial)
+            // What was compiled or counted from a design document the rollback undid is stale.
+            designDocumentChanged(docID)
         }
         lock.unlock()
         pendingChanges.removeSuffix(from: mark)

@@ -110,11 +110,42 @@ extension CBLDatabase {
 
     /// Called when a revision of `docID` is noted: a design document change recompiles the validations.
     func designDocumentChanged(_ docID: String) {
-        guard docID.hasPrefix("_design/") else { return }
+        // Tested on the first byte first: this runs on every save.
+        guard docID.utf8.first == UInt8(ascii: "_"), docID.hasPrefix("_design/") else { return }
         lock.lock()
         designDocumentCache.validations = nil
+        designDocumentCache.validateFunctionCount = nil
         designDocumentCache.filters = [:]
         lock.unlock()
+    }
+
+    /// The IDs of the database's design documents (deleted ones included; `designDocument`
+    /// answers nil for those).
+    private func designDocumentIDs() -> [String] {
+        (try? read { store -> [String] in
+            var out: [String] = []
+            try store.connection.prepare("SELECT docid FROM docs WHERE docid >= '_design/' AND docid < '_design0' ORDER BY docid")
+                .forEachRow { out.append($0.string(0) ?? "") }
+            return out
+        }) ?? []
+    }
+
+    /// True when no design document has a `validate_doc_update`: known from a look at the design
+    /// documents made once per change to them, so a save (the bulk insert's hot path) answers it
+    /// with one lock instead of looking up the compilers.
+    private func hasNoValidateFunctions() -> Bool {
+        lock.lock()
+        let known = designDocumentCache.validateFunctionCount
+        lock.unlock()
+        if let known { return known == 0 }
+        let count = designDocumentIDs().reduce(0) { count, id in
+            let found = try? designDocument(String(id.dropFirst("_design/".count)))
+            return count + (found?.properties["validate_doc_update"] is String ? 1 : 0)
+        }
+        lock.lock()
+        designDocumentCache.validateFunctionCount = count
+        lock.unlock()
+        return count == 0
     }
 
     /// One validation block running every design document's `validate_doc_update`, or nil when
@@ -123,6 +154,7 @@ extension CBLDatabase {
     /// `setValidationNamed`), unless the manager refuses such writes (the listener, where a
     /// CouchDB client relies on them): then each write is refused, naming the design document.
     func designDocumentValidation() -> CBLValidationBlock? {
+        if hasNoValidateFunctions() { return nil }
         let compiler = CBLDatabase.filterCompiler()
         if compiler == nil, !manager.refusesWritesWithUnrunnableValidations { return nil }
         lock.lock()
@@ -131,13 +163,7 @@ extension CBLDatabase {
         lock.unlock()
         if validations == nil {
             var compiled: [(docID: String, validate: CBLDesignValidation)] = []
-            let ids: [String] = (try? read { store -> [String] in
-                var out: [String] = []
-                try store.connection.prepare("SELECT docid FROM docs WHERE docid >= '_design/' AND docid < '_design0' ORDER BY docid")
-                    .forEachRow { out.append($0.string(0) ?? "") }
-                return out
-            }) ?? []
-            for id in ids {
+            for id in designDocumentIDs() {
                 guard let found = try? designDocument(String(id.dropFirst("_design/".count))),
                       let source = found.properties["validate_doc_update"] as? String else { continue }
                 let (revID, ddoc) = (found.revID, found.properties)

@@ -13,4 +13,7 @@ struct DesignDocumentCache {
     /// Whether `validations` were compiled (true) or stand for functions no compiler could run
     /// (false: each refuses every write); they are rebuilt when a compiler comes or goes.
     var validationsCompiled = false
+    /// How many design documents have a `validate_doc_update` (whatever the compilers), or nil
+    /// when a design document changed since they were counted.
+    var validateFunctionCount: Int?
 }
