@@ -112,7 +112,7 @@ extension CBLDatabase {
         }
 
         return try write { store in
-            let validations = validationBlocks
+            let validations = validationBlocksToRun
             if mayBeNewDocument, validations.isEmpty,
                let saved = try insertNewDocument(store: store, docID: docID, properties: properties,
                                                  hasSpecialKeys: hasSpecialKeys, document: knownDocument) {
@@ -308,7 +308,7 @@ extension CBLDatabase {
                 try finishAttachments(properties: &properties, newBlobs: newBlobs, generation: generation,
                                       parent: ancestor, store: store, keepRevpos: true)
             }
-            let validations = validationBlocks
+            let validations = validationBlocksToRun
             if !validations.isEmpty, try store.revision(docID: docID, revID: revID, withBody: false) == nil {
                 // Revisions from a peer are validated like local edits, against the current winner
                 // (1.x does the same; a rejection is a 403 the replicator counts as handled).

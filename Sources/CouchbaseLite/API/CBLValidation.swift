@@ -109,6 +109,15 @@ extension CBLDatabase {
         return filters[name]
     }
 
+    /// The validations a save runs (the app's, then the design documents'); empty, with one lock
+    /// taken, when the app registered none and no design document has a `validate_doc_update`.
+    var validationBlocksToRun: [String: CBLValidationBlock] {
+        lock.lock()
+        let none = validations.isEmpty && designDocumentCache.validateFunctionCount == 0
+        lock.unlock()
+        return none ? [:] : validationBlocks
+    }
+
     /// The registered validation functions (a snapshot: they run outside the lock).
     var validationBlocks: [String: CBLValidationBlock] {
         lock.lock()
