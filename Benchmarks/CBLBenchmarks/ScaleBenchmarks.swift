@@ -38,6 +38,9 @@ func processCPUSeconds() -> Double {
     return value(usage.ru_utime) + value(usage.ru_stime)
 }
 
+/// glibc's `malloc_trim` (not in Swift's Glibc module): returns free heap pages to the kernel.
+@_silgen_name("malloc_trim") func glibcMallocTrim(_ pad: Int) -> Int32
+
 /// Resets the kernel's peak-RSS mark (VmHWM) to the current RSS (Linux: `clear_refs` value 5).
 func resetPeakRSS() {
     guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return }
@@ -54,6 +57,9 @@ struct ScaleGeneration {
 /// Runs `body` with the peak-RSS mark reset, returning its time (which `body` returns, without
 /// generation) and CPU time (without the generation `body` reports) and the memory it reached.
 func measuringMemory(docs: Int, _ body: (inout ScaleGeneration) throws -> Duration) rethrows -> ScaleMeasure {
+    // Free heap pages go back to the kernel first, so the operation's peak is what it allocates
+    // itself, not what an earlier operation left in the allocator for it to reuse.
+    _ = glibcMallocTrim(0)
     resetPeakRSS()
     let start = memoryUsage().current
     let cpuStart = processCPUSeconds()
