@@ -36,7 +36,7 @@
 //              file and on our converted file; goal: geometric mean ≤ 1.0×, none above 1.5× (see
 //              LiteCoreBenchmarks.swift).
 //   --scale N: bulk insert, full view index, upgrade and pull of N documents (1m) cost per document ≤ 1.2×
-//              what they cost at N/10 (at most 100k): median of paired rounds (--scale-rounds K, 3);
+//              what they cost at N/10 (at most 100k): median of paired rounds (--scale-rounds K, 5);
 //              peak RSS of each reported.
 //
 // Every run uses fresh temporary directories.
@@ -63,7 +63,7 @@ struct Options {
     /// `--scale N` (e.g. 1m): only the scale benchmark, at N and at N/10 (at most 100k) documents.
     var scale: Int?
     /// `--scale-rounds K`: large runs, each between two reference runs (0: the large size once, no verdict).
-    var scaleRounds = 3
+    var scaleRounds = 5
 
     init(_ args: [String]) {
         var it = args.dropFirst().makeIterator()
