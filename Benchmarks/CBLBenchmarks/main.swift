@@ -36,7 +36,8 @@
 //              file and on our converted file; goal: geometric mean ≤ 1.0×, none above 1.5× (see
 //              LiteCoreBenchmarks.swift).
 //   --scale N: bulk insert, full view index, upgrade and pull of N documents (1m) cost per document ≤ 1.2×
-//              what they cost at N/10 (at most 100k), measured in the same run; peak RSS of each reported.
+//              what they cost at N/10 (at most 100k): median of paired rounds (--scale-rounds K, 5);
+//              peak RSS of each reported.
 //
 // Every run uses fresh temporary directories.
 
@@ -61,6 +62,8 @@ struct Options {
     var groups: Set<BenchGroup> = Set(BenchGroup.allCases)
     /// `--scale N` (e.g. 1m): only the scale benchmark, at N and at N/10 (at most 100k) documents.
     var scale: Int?
+    /// `--scale-rounds K`: large runs, each between two reference runs (0: the large size once, no verdict).
+    var scaleRounds = 5
 
     init(_ args: [String]) {
         var it = args.dropFirst().makeIterator()
@@ -78,6 +81,7 @@ struct Options {
                     exit(2)
                 }
                 scale = n
+            case "--scale-rounds": scaleRounds = max(0, Int(it.next() ?? "") ?? scaleRounds)
             case "--plans": plans = true
             case "--only":
                 let names = (it.next() ?? "").split(separator: ",").map(String.init)
@@ -88,7 +92,7 @@ struct Options {
                 }
                 groups = Set(parsed)
             case "-h", "--help":
-                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|readers2x|replication|query2x|js|encryption|query-vs-litecore] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans] [--scale N]")
+                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|readers2x|replication|query2x|js|encryption|query-vs-litecore] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans] [--scale N] [--scale-rounds K]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown option \(arg)\n".utf8))

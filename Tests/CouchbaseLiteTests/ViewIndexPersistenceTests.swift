@@ -74,4 +74,65 @@ final class ViewIndexPersistenceTests: XCTestCase {
         raw.close()
         XCTAssertThrowsStatus(500, try query.run())
     }
+
+    /// A database made here sorts its view indexes with our collator: reopening it rebuilds
+    /// nothing (spec 6.8's REINDEX is for files from other platforms), so the file is untouched.
+    func testReopeningOurDatabaseDoesNotRebuildItsViewIndexes() throws {
+        let dir = TempDirectory()
+        var manager = try makeManager(dir)
+        var db = try manager.databaseNamed("ours")
+        for i in 0..<50 { try db.document(withID: "d\(i)")!.putProperties(["name": "n\(49 - i)"]) }
+        db.viewNamed("names").setMapBlock({ doc, emit in emit(doc["name"]!, nil) }, version: "1")
+        XCTAssertEqual(try db.viewNamed("names").createQuery().run().count, 50)
+        let bundle = db.directoryURL
+        manager.close()
+        let before = try directoryChecksums(bundle)
+
+        manager = try CBLManager(directory: manager.directory)
+        db = try manager.existingDatabaseNamed("ours")
+        manager.close()
+        XCTAssertEqual(try directoryChecksums(bundle), before, "opening rewrote nothing")
+
+        manager = try CBLManager(directory: manager.directory)
+        defer { manager.close() }
+        db = try manager.existingDatabaseNamed("ours")
+        var calls = 0
+        db.viewNamed("names").setMapBlock({ doc, emit in calls += 1; emit(doc["name"]!, nil) }, version: "1")
+        let query = db.viewNamed("names").createQuery()
+        query.startKey = "n10"
+        query.endKey = "n12"
+        XCTAssertEqual(try query.run().map { $0.key as? String }, ["n10", "n11", "n12"])
+        XCTAssertEqual(calls, 0, "the stored index answered")
+    }
+
+    /// A file whose indexes another platform sorted (no mark of ours) is still rebuilt once on
+    /// open, and answers range queries in our order afterwards.
+    func testForeignViewIndexesAreRebuiltOnceOnOpen() throws {
+        let dir = TempDirectory()
+        var manager = try makeManager(dir)
+        var db = try manager.databaseNamed("foreign")
+        for i in 0..<20 { try db.document(withID: "d\(i)")!.putProperties(["name": i % 2 == 0 ? "a\(i)" : "A\(i)"]) }
+        db.viewNamed("names").setMapBlock({ doc, emit in emit(doc["name"]!, nil) }, version: "1")
+        XCTAssertEqual(try db.viewNamed("names").createQuery().run().count, 20)
+        let bundle = db.directoryURL
+        manager.close()
+        let raw = try rawConnection(bundle.appendingPathComponent("db.sqlite3").path)
+        try raw.execute("DELETE FROM info WHERE key='linuxJSONCollation'")
+        raw.close()
+        let before = try directoryChecksums(bundle)
+
+        manager = try CBLManager(directory: manager.directory)
+        defer { manager.close() }
+        db = try manager.existingDatabaseNamed("foreign")
+        db.viewNamed("names").setMapBlock({ doc, emit in emit(doc["name"]!, nil) }, version: "1")
+        let check = try rawConnection(bundle.appendingPathComponent("db.sqlite3").path, readOnly: true)
+        XCTAssertEqual(try check.scalarString("SELECT value FROM info WHERE key='linuxJSONCollation'"), "1")
+        check.close()
+        XCTAssertNotEqual(try directoryChecksums(bundle), before, "the indexes were rebuilt")
+        let query = db.viewNamed("names").createQuery()
+        query.startKey = "a2"
+        query.endKey = "A3"
+        // 1.x collation: "a2" < "A3" < "a4" (case decides only between otherwise equal strings).
+        XCTAssertEqual(try query.run().map { $0.key as? String }, ["a2", "A3"])
+    }
 }

@@ -35,7 +35,16 @@ extension SQLiteStore {
                            [.text(name), .text(version)])
         let id = connection.lastInsertRowID
         try connection.execute(Schema.createMapsTable(viewID: id))
+        try markViewIndexesOurs()
         return true
+    }
+
+    /// Records that every view index in the file is sorted by our collator, so the next open does
+    /// not REINDEX them as foreign (spec 6.8; a 1M-row index took seconds). True once a view is
+    /// made here: opening already rebuilt any foreign index (and marked the file), or found none.
+    /// A file without views keeps exactly 1.x's `info` rows.
+    private func markViewIndexesOurs() throws {
+        if try info(Self.reindexedInfoKey) == nil { try setInfo(Self.reindexedInfoKey, "1") }
     }
 
     /// Ensures the view's table exists (a real file may list a view whose table was dropped).
