@@ -244,12 +244,25 @@ func bestOf(_ rounds: Int, _ base: () throws -> Duration, _ api: () throws -> Du
     return (bestBase, bestAPI)
 }
 
+/// What ``pairedRounds(_:_:_:)`` measured: every round's times and API/base ratio.
+struct PairedRounds {
+    var baseTimes: [Duration] = []
+    var apiTimes: [Duration] = []
+    var ratios: [Double] = []
+
+    var base: Duration { median(baseTimes) }
+    var api: Duration { median(apiTimes) }
+    /// The median of the rounds' ratios (what a row is judged on).
+    var ratio: Double { median(ratios) }
+    /// The best API round over the best base round (they may come from different speed phases).
+    var bestRatio: Double { seconds(apiTimes.min()!) / seconds(baseTimes.min()!) }
+}
+
 /// Runs `base` and `api` in `rounds` pairs, alternating which goes first (so neither always
-/// inherits the other's aftermath); returns the median time of each and the median of the
-/// rounds' API/base ratios (a round's two halves share one of this VM's speed phases).
-func pairedRounds(_ rounds: Int, _ base: () throws -> Duration, _ api: () throws -> Duration) rethrows
-    -> (base: Duration, api: Duration, ratio: Double) {
-    var baseTimes: [Duration] = [], apiTimes: [Duration] = [], ratios: [Double] = []
+/// inherits the other's aftermath); a row's verdict is the median of the rounds' API/base ratios
+/// (a round's two halves share one of this VM's speed phases).
+func pairedRounds(_ rounds: Int, _ base: () throws -> Duration, _ api: () throws -> Duration) rethrows -> PairedRounds {
+    var result = PairedRounds()
     for round in 0..<max(1, rounds) {
         let b: Duration, a: Duration
         if round % 2 == 0 {
@@ -259,10 +272,11 @@ func pairedRounds(_ rounds: Int, _ base: () throws -> Duration, _ api: () throws
             a = try api()
             b = try base()
         }
-        baseTimes.append(b); apiTimes.append(a)
-        ratios.append(seconds(a) / seconds(b))
+        result.baseTimes.append(b)
+        result.apiTimes.append(a)
+        result.ratios.append(seconds(a) / seconds(b))
     }
-    return (median(baseTimes), median(apiTimes), median(ratios))
+    return result
 }
 
 /// Range bounds returning `width` rows each: consecutive keys of the sorted index.
@@ -338,15 +352,15 @@ func runViewBenchmarks(corpus: Corpus, apiDir: URL, rawPath: String, options: Op
     let ddl = try mapsDDL(rawPath: apiPath, table: table)
     let indexRows = try readIndexRows(rawPath: apiPath, table: table)   // the exact texts, precomputed
     let indexRounds = options.quick ? 1 : viewRounds
-    let (rawIndexTime, apiIndexTime, indexRatio) = try pairedRounds(indexRounds, {
+    let index = try pairedRounds(indexRounds, {
         settleDisk()
         return try rawIndexBuild(path: rawPath, table: table, ddl: ddl, rows: indexRows)
     }, apiFullIndex)
     guard try mapsTable(rawPath: apiPath, viewName: "bench_names") == table else {
         throw CBLError(500, "the view's maps table changed between rounds")
     }
-    rows.append(BenchRow(name: "view index (full)", base: rawIndexTime, api: apiIndexTime, budget: 2.0, ops: docCount,
-                         pairedRatio: indexRatio))
+    rows.append(BenchRow(name: "view index (full)", base: index.base, api: index.api, budget: 2.0, ops: docCount,
+                         pairedRatio: index.ratio))
     notes.append("view index: \(docCount) docs mapped, \(indexRows.keys.count) rows; baseline = same rows into \(table) "
                  + "(same DDL, FK to revs) + both CREATE INDEX, one transaction")
 
@@ -359,14 +373,14 @@ func runViewBenchmarks(corpus: Corpus, apiDir: URL, rawPath: String, options: Op
     guard view.totalRows == UInt(docCount) else {
         throw CBLError(500, "after re-index the view has \(view.totalRows) rows, expected \(docCount)")
     }
-    rows.append(BenchRow(name: "re-index 1% (vs full)", base: apiIndexTime, api: reindexTime, budget: 0.02,
+    rows.append(BenchRow(name: "re-index 1% (vs full)", base: index.api, api: reindexTime, budget: 0.02,
                          ops: changed.count, percent: true))
     // The same B-tree work in raw SQL (informational): what an incremental re-index cannot avoid.
     let positions = changed.sorted()   // corpus index i == row i of the rowid-ordered index rows
     let rawReindexTime = try rawReindex(path: rawPath, table: table, rows: indexRows, positions: positions)
     rows.append(BenchRow(name: "re-index 1% vs raw (info)", base: rawReindexTime, api: reindexTime, budget: nil, ops: changed.count))
     notes.append(String(format: "re-index after updating %d docs: %.4f s = %.2f%% of the full index; map block called %d times (expected %d)",
-                        changed.count, seconds(reindexTime), seconds(reindexTime) / seconds(apiIndexTime) * 100,
+                        changed.count, seconds(reindexTime), seconds(reindexTime) / seconds(index.api) * 100,
                         reindexMapped, changed.count))
 
     // 2b. The same after changing 0.1% (other documents): an incremental update costs in
@@ -380,11 +394,11 @@ func runViewBenchmarks(corpus: Corpus, apiDir: URL, rawPath: String, options: Op
     guard counter.calls == changedFew.count else {
         throw CBLError(500, "re-index of \(changedFew.count) docs mapped \(counter.calls)")
     }
-    rows.append(BenchRow(name: "re-index 0.1% (info)", base: apiIndexTime, api: reindexFewTime, budget: nil,
+    rows.append(BenchRow(name: "re-index 0.1% (info)", base: index.api, api: reindexFewTime, budget: nil,
                          ops: changedFew.count, percent: true))
     notes.append(String(format: "re-index after updating %d docs: %.4f s = %.2f%% of the full index (%.1f µs per changed doc; "
                         + "%.1f µs per doc at 1%%)", changedFew.count, seconds(reindexFewTime),
-                        seconds(reindexFewTime) / seconds(apiIndexTime) * 100, seconds(reindexFewTime) / Double(changedFew.count) * 1e6,
+                        seconds(reindexFewTime) / seconds(index.api) * 100, seconds(reindexFewTime) / Double(changedFew.count) * 1e6,
                         seconds(reindexTime) / Double(changed.count) * 1e6))
 
     // 3. 20-row key-range queries on the index (API vs the same SQL on the same file).
@@ -393,7 +407,7 @@ func runViewBenchmarks(corpus: Corpus, apiDir: URL, rawPath: String, options: Op
     let ranges = makeRanges(sortedKeys: sortedKeys, count: queryCount, width: 20, seed: options.seed &+ 12)
     let stringRanges = ranges.map { (start: try! JSON.parse($0.start) as! String, end: try! JSON.parse($0.end) as! String) }
     var rawRowsRead = 0, apiRowsRead = 0
-    let (rawQueryTime, apiQueryTime, queryRatio) = try pairedRounds(options.quick ? 3 : viewRounds, {
+    let query = try pairedRounds(options.quick ? 3 : viewRounds, {
         let (t, n) = try rawRangeQueries(path: apiPath, table: table, ranges: ranges, limit: 20)
         rawRowsRead = n
         return t
@@ -405,8 +419,8 @@ func runViewBenchmarks(corpus: Corpus, apiDir: URL, rawPath: String, options: Op
     guard rawRowsRead == queryCount * 20, apiRowsRead == queryCount * 20 else {
         throw CBLError(500, "range queries read \(rawRowsRead) raw / \(apiRowsRead) API rows, expected \(queryCount * 20)")
     }
-    rows.append(BenchRow(name: "20-row range query", base: rawQueryTime, api: apiQueryTime, budget: 1.5, ops: queryCount,
-                         pairedRatio: queryRatio))
+    rows.append(BenchRow(name: "20-row range query", base: query.base, api: query.api, budget: 1.5, ops: queryCount,
+                         pairedRatio: query.ratio))
 
     // 4. Grouped reduce over the whole index (groupLevel 1, 1000 groups).
     let groupsView = defineGroupsView(db)

@@ -393,42 +393,22 @@ do {
         // ratio: this VM's speed drifts by ±30% over seconds, so the best raw round and the best
         // API round can come from different speed phases, while a round's two halves share one.
         var rawPath = "", apiDir = URL(fileURLWithPath: "/")
-        var rawInsertTimes: [Duration] = [], apiInsertTimes: [Duration] = []
-        var roundRatios: [Double] = []
         let insertRounds = options.groups.contains(.docs) ? options.insertRounds : 1
-        for round in 0..<insertRounds {
-            if round > 0 {
-                try? FileManager.default.removeItem(at: URL(fileURLWithPath: rawPath).deletingLastPathComponent())
-                try? FileManager.default.removeItem(at: apiDir)
-            }
+        let insert = try pairedRounds(insertRounds, {
+            // Each round inserts into a fresh file; the last one stays for the benchmarks below.
+            if !rawPath.isEmpty { try? FileManager.default.removeItem(at: URL(fileURLWithPath: rawPath).deletingLastPathComponent()) }
             rawPath = try makeEmptyDatabaseFile(in: fresh("raw"), name: "raw")
+            settleDisk()
+            return try rawInsert(path: rawPath, corpus: corpus)
+        }, {
+            if apiDir.path != "/" { try? FileManager.default.removeItem(at: apiDir) }
             apiDir = fresh("api")
-            func timeRaw() throws -> Duration {
-                settleDisk()
-                return try rawInsert(path: rawPath, corpus: corpus)
-            }
-            func timeAPI() throws -> Duration {
-                settleDisk()
-                return try apiInsert(dir: apiDir, name: "api", corpus: corpus)
-            }
-            // Which side goes first alternates, so neither always inherits the other's aftermath.
-            let raw: Duration, api: Duration
-            if round % 2 == 0 {
-                raw = try timeRaw()
-                api = try timeAPI()
-            } else {
-                api = try timeAPI()
-                raw = try timeRaw()
-            }
-            rawInsertTimes.append(raw)
-            apiInsertTimes.append(api)
-            roundRatios.append(seconds(api) / seconds(raw))
-        }
-        let insertRatio = median(roundRatios)
-        if roundRatios.count > 1 {
-            notes.append("bulk insert, API/raw of each round: " + roundRatios.map { fmt($0, 2) }.joined(separator: " ")
-                + "; median " + fmt(insertRatio, 2) + "; best API / best raw "
-                + fmt(seconds(apiInsertTimes.min()!) / seconds(rawInsertTimes.min()!), 2))
+            settleDisk()
+            return try apiInsert(dir: apiDir, name: "api", corpus: corpus)
+        })
+        if insert.ratios.count > 1 {
+            notes.append("bulk insert, API/raw of each round: " + insert.ratios.map { fmt($0, 2) }.joined(separator: " ")
+                + "; median " + fmt(insert.ratio, 2) + "; best API / best raw " + fmt(insert.bestRatio, 2))
         }
 
         if options.groups.contains(.docs) {
@@ -458,8 +438,8 @@ do {
             })
 
             rows += [
-                BenchRow(name: "bulk insert (1 txn)", base: median(rawInsertTimes), api: median(apiInsertTimes),
-                         budget: 1.5, ops: options.docs, pairedRatio: insertRatio),
+                BenchRow(name: "bulk insert (1 txn)", base: insert.base, api: insert.api,
+                         budget: 1.5, ops: options.docs, pairedRatio: insert.ratio),
                 BenchRow(name: "random reads", base: rawReadTime, api: apiReadTime, budget: 2.0, ops: options.reads),
                 BenchRow(name: "reads, each doc once", base: rawOnceTime, api: apiOnceTime, budget: 2.0, ops: once.count),
             ]
