@@ -390,14 +390,9 @@ public struct JSONWriter: @unchecked Sendable {
             // ('"', '\\', < 0x20); the final partial word is padded with spaces (bytes past the
             // end are overwritten later). The lowest flagged byte is always a true match.
             while i < n {
-                var raw: UInt64 = 0x2020_2020_2020_2020
-                if i &+ 8 <= n {
-                    raw = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
-                } else {
-                    withUnsafeMutableBytes(of: &raw) { w in
-                        for k in 0..<(n &- i) { w[k] = p[i &+ k] }
-                    }
-                }
+                let raw: UInt64 = i &+ 8 <= n
+                    ? UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+                    : JSONWriter.loadPartialWord(p + i, count: n &- i)
                 UnsafeMutableRawPointer(ptr + o).storeBytes(of: raw, as: UInt64.self)
                 let x = UInt64(littleEndian: raw)
                 let q = x ^ (ones &* 0x22)
@@ -421,6 +416,33 @@ public struct JSONWriter: @unchecked Sendable {
         }
         ptr[o] = UInt8(ascii: "\"")
         count = o &+ 1
+    }
+
+    /// The `count` (1...7) bytes at `p` as the first bytes of a word, the rest spaces (a string's
+    /// tail, or all of a short key). Never reads past `p + count`: on little-endian machines two
+    /// overlapping loads (or three bytes) instead of a byte loop.
+    @inline(__always)
+    private static func loadPartialWord(_ p: UnsafePointer<UInt8>, count k: Int) -> UInt64 {
+        let spaces: UInt64 = 0x2020_2020_2020_2020
+        #if _endian(little)
+        let r = UnsafeRawPointer(p)
+        let v: UInt64
+        if k >= 4 {
+            let low = UInt64(r.loadUnaligned(as: UInt32.self))
+            let high = UInt64(r.loadUnaligned(fromByteOffset: k &- 4, as: UInt32.self))
+            v = low | (high &<< UInt64((k &- 4) &* 8))
+        } else {
+            let middle = k &>> 1
+            v = UInt64(p[0]) | (UInt64(p[middle]) &<< UInt64(middle &* 8)) | (UInt64(p[k &- 1]) &<< UInt64((k &- 1) &* 8))
+        }
+        return v | (spaces &<< UInt64(k &* 8))
+        #else
+        var raw = spaces
+        withUnsafeMutableBytes(of: &raw) { w in
+            for j in 0..<k { w[j] = p[j] }
+        }
+        return raw
+        #endif
     }
 
     private mutating func putEscape(_ c: UInt8) {

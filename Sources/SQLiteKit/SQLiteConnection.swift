@@ -33,7 +33,9 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// The same cache keyed by the address of a `StaticString`'s text, in a small open-addressing
     /// table: finding a statement costs a few compares instead of hashing its SQL, which matters
     /// for statements run once per document write.
-    private var staticStatementCache = StaticStatementTable()
+    /// Unchecked exclusivity: a connection is used by one thread at a time (its pool's rule), and
+    /// this is looked up for every statement a document write runs.
+    @exclusivity(unchecked) private var staticStatementCache = StaticStatementTable()
     private var savepointDepth = 0
     /// The keys ``once(_:_:)`` has run (extensions registered on this connection).
     var onceKeys: Set<String> = []

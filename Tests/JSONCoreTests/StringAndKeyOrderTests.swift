@@ -136,3 +136,42 @@ final class KeyOrderTests: XCTestCase {
         }
     }
 }
+
+/// Strings of every length around the writer's 8-byte words, with a character needing an escape at
+/// every position: the word-at-a-time copy (and its short tail) must match a byte-by-byte escaper.
+final class StringWordBoundaryTests: XCTestCase {
+    private func reference(_ s: String) -> String {
+        var out = "\""
+        for byte in s.utf8 {
+            switch byte {
+            case 0x22: out += "\\\""
+            case 0x5C: out += "\\\\"
+            case 0x0A: out += "\\n"
+            case 0x09: out += "\\t"
+            case 0x01: out += "\\u0001"
+            default: out += String(decoding: [byte], as: UTF8.self)
+            }
+        }
+        return out + "\""
+    }
+
+    func testEveryLengthAndEscapePosition() throws {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzé".unicodeScalars.map(String.init).joined().utf8)
+        for length in 0...19 {
+            let plain = String(decoding: alphabet.prefix(length), as: UTF8.self)
+            XCTAssertEqual(String(decoding: try JSON.canonicalData(plain), as: UTF8.self), reference(plain), "length \(length)")
+            for position in 0..<max(length, 1) where length > 0 {
+                for special in ["\"", "\\", "\n", "\t", "\u{01}"] {
+                    var bytes = Array(alphabet.prefix(length))
+                    bytes[position] = special.utf8.first!
+                    let s = String(decoding: bytes, as: UTF8.self)
+                    XCTAssertEqual(String(decoding: try JSON.canonicalData(s), as: UTF8.self), reference(s),
+                                   "length \(length), \(special.debugDescription) at \(position)")
+                    // The same string as a key (the short-key path of sorted objects).
+                    XCTAssertEqual(String(decoding: try JSON.canonicalData([s: 1]), as: UTF8.self),
+                                   "{" + reference(s) + ":1}")
+                }
+            }
+        }
+    }
+}

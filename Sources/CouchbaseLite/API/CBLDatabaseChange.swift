@@ -5,7 +5,12 @@ public final class CBLDatabaseChange: NSObject, @unchecked Sendable {
     /// The ID of the changed document.
     public let documentID: String
     /// The ID of the revision that was added.
-    public let revisionID: String
+    public var revisionID: String {
+        switch revision {
+        case .firstGeneration(let digest): return digest.firstGenerationID
+        case .general(let revID, _): return revID
+        }
+    }
     /// True if the new revision is the document's winning revision.
     public let isCurrentRevision: Bool
     /// True if the document is in conflict (has more than one live leaf).
@@ -13,7 +18,12 @@ public final class CBLDatabaseChange: NSObject, @unchecked Sendable {
     /// True if the new revision is a deletion (tombstone).
     public let isDeletion: Bool
     /// The document's winning revision after the change.
-    public let winningRevisionID: String?
+    public var winningRevisionID: String? {
+        switch revision {
+        case .firstGeneration(let digest): return digest.firstGenerationID
+        case .general(_, let winner): return winner
+        }
+    }
     /// The remote URL the revision came from when a replicator pulled it; nil for local edits.
     public let source: URL?
     /// The sequence number of the new revision (0 for a purge).
@@ -21,10 +31,17 @@ public final class CBLDatabaseChange: NSObject, @unchecked Sendable {
     /// True if the document was purged (expired or `purgeDocument()`), leaving no tombstone.
     public let isPurge: Bool
 
+    /// The revision IDs. A new document's first revision (most of what a bulk insert announces)
+    /// keeps only its digest: the `1-<hex>` string is made if an observer asks for it.
+    private enum Revision {
+        case firstGeneration(RevisionDigest)
+        case general(revID: String, winner: String?)
+    }
+    private let revision: Revision
+
     init(_ change: RevisionChange) {
         documentID = change.docID
-        revisionID = change.revID
-        winningRevisionID = change.winningRevID
+        revision = .general(revID: change.revID, winner: change.winningRevID)
         isCurrentRevision = change.winningRevID == change.revID
         inConflict = change.inConflict
         isDeletion = change.isDeletion
@@ -34,10 +51,9 @@ public final class CBLDatabaseChange: NSObject, @unchecked Sendable {
     }
 
     /// A new document's first revision: current, live, no conflict, local.
-    init(firstRevisionOf docID: String, revID: String, sequence: Int64) {
+    init(firstRevisionOf docID: String, digest: RevisionDigest, sequence: Int64) {
         documentID = docID
-        revisionID = revID
-        winningRevisionID = revID
+        revision = .firstGeneration(digest)
         isCurrentRevision = true
         inConflict = false
         isDeletion = false

@@ -41,7 +41,7 @@ struct PendingChanges {
         case .change(let change):
             return change
         case .firstRevision(let docID, let digest, let sequence):
-            return CBLDatabaseChange(firstRevisionOf: docID, revID: digest.firstGenerationID, sequence: sequence)
+            return CBLDatabaseChange(firstRevisionOf: docID, digest: digest, sequence: sequence)
         }
     }
 
