@@ -284,14 +284,14 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
                     return try body(store)
                 } catch let e as SQLiteError {
                     transactionPoisoned = true
-                    throw CBLError.dbError(e.description)
+                    throw CBLError.database(e)
                 }
             }
             let mark = pendingChanges.count
             do {
                 try begin(store)
             } catch let e as SQLiteError {
-                throw CBLError.dbError(e.description)
+                throw CBLError.database(e)
             }
             let result: R
             do {
@@ -302,7 +302,7 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
                 try commit(store)
             } catch let e as SQLiteError {
                 rollBack(store: store, to: mark)
-                throw CBLError.dbError(e.description)
+                throw CBLError.database(e)
             } catch {
                 rollBack(store: store, to: mark)
                 throw error
