@@ -57,6 +57,9 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     var pendingChanges = PendingChanges()
     /// Set when a non-atomic nested write failed half-way: the outermost transaction must roll back.
     var transactionPoisoned = false
+    /// Why the last `inTransaction` on this thread's writer could not commit (a full disk: 507),
+    /// nil when it committed; read by callers that must not take a `false` for "nothing to do".
+    var lastCommitError: CBLError?
     /// Numbers the outermost transactions (from 1): a document's uncommitted state names the one it belongs to.
     var transactionSerial: UInt64 = 0
     /// Reused to encode the body of a new document (see `insertNewDocument`), so a save
@@ -215,10 +218,12 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
                 rollBack(store: store, to: mark)
                 throw error
             }
+            lastCommitError = nil
             if committed && !(transactionPoisoned && store.connection.transactionDepth == 1) {
                 do {
                     try commit(store)
                 } catch {
+                    lastCommitError = (error as? SQLiteError).map(CBLError.database) ?? CBLReplication.asCBLError(error)
                     rollBack(store: store, to: mark)
                     return false
                 }
