@@ -315,6 +315,8 @@ final class DiskFullTests: ReplicationTestCase {
         var local: CBLManager? = try CBLManager(directory: directory.path)
         var db = try XCTUnwrap(local).databaseNamed("copy")
         let pull = db.createPullReplication(remoteURL("source"))
+        // Pages of 50 revisions (1 MB of attachments each): the first pages commit before the disk fills.
+        pull.tuning.changesPageSize = 50
         runToCompletion(pull, timeout: 120)
         let error = try XCTUnwrap(pull.lastError as NSError?, "the pull into a full disk reported no error")
         XCTAssertEqual(error.code, 507, "\(error)")
