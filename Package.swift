@@ -195,6 +195,8 @@ let package = Package(
         .testTarget(
             name: "CouchbaseLiteListenerTests",
             dependencies: ["CouchbaseLiteListener", "CouchbaseLite", "CouchbaseLiteJavaScript", "JSONCore", "SQLiteKit", "cbl", "CBLTestSupport",
+                           // The 2.x API: the disk-full tests write through it too.
+                           "CouchbaseLiteSwift",
                            "CBLCrashWriter",
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

@@ -32,6 +32,7 @@ static void fill_system_api(void) {
     FOR_EACH_SHARED_FUNCTION(SET_SYSTEM)
 #undef SET_SYSTEM
     system_api.prepare_v3 = sqlite3_prepare_v3;
+    system_api.system_errno = sqlite3_system_errno;
     system_api.enable_fts3_tokenizer = system_enable_fts3_tokenizer;
 }
 
@@ -58,6 +59,12 @@ static int cipher_prepare_v3(sqlite3 *db, const char *sql, int n, unsigned int f
                              sqlite3_stmt **stmt, const char **tail) {
     (void)flags;
     return cipher_prepare_v2(db, sql, n, stmt, tail);
+}
+
+/* SQLCipher builds older than SQLite 3.12 have no sqlite3_system_errno. */
+static int no_system_errno(sqlite3 *db) {
+    (void)db;
+    return 0;
 }
 
 static int cipher_enable_fts3_tokenizer(sqlite3 *db) {
@@ -113,6 +120,12 @@ static void load_cipher_api(void) {
         *(void **)(&cipher_api.prepare_v3) = v3;
     } else {
         cipher_api.prepare_v3 = cipher_prepare_v3;
+    }
+    void *system_errno = dlsym(lib, "sqlite3_system_errno");
+    if (system_errno != NULL) {
+        *(void **)(&cipher_api.system_errno) = system_errno;
+    } else {
+        cipher_api.system_errno = no_system_errno;
     }
     cipher_api.enable_fts3_tokenizer = cipher_enable_fts3_tokenizer;
     cipher_api.is_sqlcipher = 1;

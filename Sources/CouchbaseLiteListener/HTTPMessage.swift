@@ -240,6 +240,8 @@ struct RESTError: Error, Sendable {
             case 409: return .conflict
             case 412: return RESTError(412, "file_exists", e.message)
             case 501: return RESTError(501, "not_implemented", e.message)
+            // A full disk (1.x kCBLStatusInsufficientStorage): `507 Insufficient Storage` (RFC 4918).
+            case 507: return RESTError(507, "insufficient_storage", e.message)
             default: return RESTError(e.code >= 400 && e.code < 600 ? e.code : 500, "internal_server_error", e.message)
             }
         }

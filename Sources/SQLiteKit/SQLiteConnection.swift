@@ -96,7 +96,8 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     func error(_ rc: Int32, sql: String?) -> SQLiteError {
         SQLiteError(code: rc, extendedCode: api.pointee.extended_errcode(handle),
-                    message: String(cString: api.pointee.errmsg(handle)), sql: sql)
+                    message: String(cString: api.pointee.errmsg(handle)), sql: sql,
+                    systemErrno: api.pointee.system_errno(handle))
     }
 
     // MARK: Statements
@@ -146,7 +147,8 @@ public final class SQLiteConnection: @unchecked Sendable {
         if rc != SQLITE_OK {
             let message = errmsg.map { String(cString: $0) } ?? String(cString: api.pointee.errstr(rc))
             api.pointee.free(errmsg)
-            throw SQLiteError(code: rc, extendedCode: api.pointee.extended_errcode(handle), message: message, sql: sql)
+            throw SQLiteError(code: rc, extendedCode: api.pointee.extended_errcode(handle), message: message, sql: sql,
+                              systemErrno: api.pointee.system_errno(handle))
         }
     }
 

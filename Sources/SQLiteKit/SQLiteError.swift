@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An error reported by SQLite, with the result code, the message and the SQL that caused it.
 public struct SQLiteError: Error, CustomStringConvertible, Sendable {
@@ -10,12 +13,15 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public let message: String
     /// The statement being prepared or run, if any.
     public let sql: String?
+    /// The errno of the system call behind an I/O error (`sqlite3_system_errno`), else 0.
+    public let systemErrno: Int32
 
-    public init(code: Int32, extendedCode: Int32? = nil, message: String, sql: String? = nil) {
+    public init(code: Int32, extendedCode: Int32? = nil, message: String, sql: String? = nil, systemErrno: Int32 = 0) {
         self.code = code & 0xFF
         self.extendedCode = extendedCode ?? code
         self.message = message
         self.sql = sql
+        self.systemErrno = systemErrno
     }
 
     public var description: String {
@@ -30,4 +36,10 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public var isNotADatabase: Bool { code == SQLITE_NOTADB }
     /// True when SQLite found the file damaged.
     public var isCorrupt: Bool { code == SQLITE_CORRUPT }
+    /// True when the write failed for lack of space: `SQLITE_FULL` (SQLite's VFS reports a short
+    /// write with ENOSPC so), or an I/O error whose system call failed with ENOSPC (growing the
+    /// WAL index, truncating or syncing on a full disk).
+    public var isDiskFull: Bool {
+        code == SQLITE_FULL || (code == SQLITE_IOERR && (systemErrno == ENOSPC || systemErrno == EDQUOT))
+    }
 }

@@ -20,6 +20,8 @@ typedef struct csqlite_api {
     const char * _Nonnull (* _Nonnull errmsg)(sqlite3 * _Nullable);
     const char * _Nonnull (* _Nonnull errstr)(int);
     int (* _Nonnull extended_errcode)(sqlite3 * _Nullable);
+    /* The errno of the last failed system call (ENOSPC behind an SQLITE_IOERR); 0 where the library lacks it. */
+    int (* _Nonnull system_errno)(sqlite3 * _Nullable);
     int (* _Nonnull extended_result_codes)(sqlite3 * _Nullable, int);
     int (* _Nonnull busy_timeout)(sqlite3 * _Nullable, int);
     int (* _Nonnull exec)(sqlite3 * _Nullable, const char * _Nonnull, int (* _Nullable)(void * _Nullable, int, char * _Nullable * _Nullable, char * _Nullable * _Nullable), void * _Nullable, char * _Nullable * _Nullable);

@@ -23,7 +23,7 @@ extension CBLDatabase {
                 try store.connection.execute("PRAGMA wal_checkpoint(RESTART)")
                 try store.connection.execute("VACUUM")
             } catch let e as SQLiteError {
-                throw CBLError.dbError(e.description)
+                throw CBLError.database(e)
             }
             try garbageCollectAttachments(store)
         }

@@ -59,6 +59,9 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var pendingChanges = PendingChanges()
     /// Set when a non-atomic nested write failed half-way: the outermost transaction must roll back.
     var transactionPoisoned = false
+    /// Why the last `inTransaction` on this thread's writer could not commit (a full disk: 507),
+    /// nil when it committed; read by callers that must not take a `false` for "nothing to do".
+    var lastCommitError: CBLError?
     /// Numbers the outermost transactions (from 1): a document's uncommitted state names the one it belongs to.
     @exclusivity(unchecked) var transactionSerial: UInt64 = 0
     /// Reused to encode the body of a new document (see `insertNewDocument`), so a save
@@ -221,10 +224,12 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
                 rollBack(store: store, to: mark)
                 throw error
             }
+            lastCommitError = nil
             if committed && !(transactionPoisoned && store.connection.transactionDepth == 1) {
                 do {
                     try commit(store)
                 } catch {
+                    lastCommitError = (error as? SQLiteError).map(CBLError.database) ?? CBLReplication.asCBLError(error)
                     rollBack(store: store, to: mark)
                     return false
                 }
@@ -290,14 +295,14 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
                     return try body(store)
                 } catch let e as SQLiteError {
                     transactionPoisoned = true
-                    throw CBLError.dbError(e.description)
+                    throw CBLError.database(e)
                 }
             }
             let mark = pendingChanges.count
             do {
                 try begin(store)
             } catch let e as SQLiteError {
-                throw CBLError.dbError(e.description)
+                throw CBLError.database(e)
             }
             let result: R
             do {
@@ -308,7 +313,7 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
                 try commit(store)
             } catch let e as SQLiteError {
                 rollBack(store: store, to: mark)
-                throw CBLError.dbError(e.description)
+                throw CBLError.database(e)
             } catch {
                 rollBack(store: store, to: mark)
                 throw error

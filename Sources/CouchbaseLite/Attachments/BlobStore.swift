@@ -192,6 +192,8 @@ final class BlobWriter: @unchecked Sendable {
         // Java-style temp names (`tmp*.blobtmp`) are ignored by blob enumeration (spec 4.2).
         tempURL = directory.appendingPathComponent("tmp\(UUID().uuidString).blobtmp")
         guard FileManager.default.createFile(atPath: tempURL.path, contents: nil) else {
+            // A full disk may refuse even the empty file (no inode or directory block left).
+            if errno == ENOSPC || errno == EDQUOT { throw CBLError.insufficientStorage("the disk is full (creating an attachment file)") }
             throw CBLError.dbError("Cannot create a temporary file in \(directory.path)")
         }
         handle = try FileHandle(forWritingTo: tempURL)
@@ -200,14 +202,21 @@ final class BlobWriter: @unchecked Sendable {
 
     deinit { if !finished { cancel() } }
 
+    /// Appends bytes. A failed write (a full disk: 507) removes the temporary file: the writer
+    /// is finished and nothing of it stays on disk.
     func append(_ data: Data) throws {
         sha1.update(data: data)
         md5.update(data: data)
         length += UInt64(data.count)
-        if let encryptor {
-            try handle.write(contentsOf: try encryptor.update(data))
-        } else {
-            try handle.write(contentsOf: data)
+        do {
+            if let encryptor {
+                try handle.write(contentsOf: try encryptor.update(data))
+            } else {
+                try handle.write(contentsOf: data)
+            }
+        } catch {
+            cancel()
+            throw CBLError.fileWrite(error, "writing an attachment")
         }
     }
 
@@ -217,16 +226,15 @@ final class BlobWriter: @unchecked Sendable {
     /// Syncs and renames the file into place; identical content already present is kept (dedup).
     func install() throws -> (key: BlobKey, length: UInt64) {
         finished = true
-        if let encryptor {
-            do {
-                try handle.write(contentsOf: try encryptor.finish())
-            } catch {
-                cancel()
-                throw error
-            }
+        do {
+            if let encryptor { try handle.write(contentsOf: try encryptor.finish()) }
+            // On a full disk the sync is where delayed allocation fails: never install a partial blob.
+            try handle.synchronize()
+            try handle.close()
+        } catch {
+            cancel()
+            throw CBLError.fileWrite(error, "writing an attachment")
         }
-        try handle.synchronize()
-        try handle.close()
         let key = BlobKey(bytes: Array(sha1.finalize()))!
         md5Digest = "md5-" + Data(md5.finalize()).base64EncodedString()
         let fm = FileManager.default
@@ -237,6 +245,7 @@ final class BlobWriter: @unchecked Sendable {
         } else if rename(tempURL.path, dest.path) != 0 {
             let code = errno
             try? fm.removeItem(at: tempURL)
+            if code == ENOSPC { throw CBLError.insufficientStorage("the disk is full (installing blob \(key.fileName))") }
             throw CBLError.dbError("Cannot install blob \(key.fileName): errno \(code)")
         }
         return (key, length)

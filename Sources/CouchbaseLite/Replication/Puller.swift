@@ -228,7 +228,7 @@ struct Puller {
             var inserted = 0
             var failures: [CBLError] = []
             var rejected: [CBLError] = []
-            db.inTransaction {
+            let committed = db.inTransaction {
                 for result in results {
                     switch result.value {
                     case .document(let docID, let body):
@@ -249,6 +249,8 @@ struct Puller {
                 }
                 return true
             }
+            // A commit that failed (a full disk) stored nothing of the page: not a success.
+            if !committed { return (0, [db.lastCommitError ?? CBLError.dbError("Cannot commit pulled revisions")], []) }
             return (inserted, failures, rejected)
         }
         replicator.report {

@@ -260,7 +260,7 @@ package final class SQLiteStore: @unchecked Sendable {
         do {
             return try connection.transaction(body)
         } catch let e as SQLiteError {
-            throw CBLError.dbError(e.description)
+            throw CBLError.database(e)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteKit
 
 /// The error domain 1.x used for HTTP-style status codes.
 public let CBLHTTPErrorDomain = "CBLHTTP"
@@ -37,4 +38,29 @@ public struct CBLError: Error, CustomNSError, LocalizedError, CustomStringConver
     static func badAttachment(_ m: String) -> CBLError { CBLError(400, "Invalid attachment: " + m) }
     static func dbError(_ m: String) -> CBLError { CBLError(500, m) }
     static func notImplemented(_ m: String) -> CBLError { CBLError(501, m) }
+    /// 1.x `kCBLStatusInsufficientStorage`: the disk (or quota) is full.
+    static func insufficientStorage(_ m: String) -> CBLError { CBLError(507, "Insufficient storage: " + m) }
+
+    /// An SQLite failure as 1.x reported it: 507 for a full disk (`SQLITE_FULL`, or an I/O error
+    /// with ENOSPC, as 1.x's CBL_SQLiteStorage mapped them), otherwise a database error (500).
+    static func database(_ e: SQLiteError) -> CBLError {
+        e.isDiskFull ? insufficientStorage("the disk is full (\(e.message))") : dbError(e.description)
+    }
+
+    /// A file write that failed: 507 when the disk is full, otherwise `fallback` (500 by default).
+    static func fileWrite(_ error: Error, _ what: String) -> CBLError {
+        if let e = error as? CBLError { return e }
+        if isOutOfSpace(error) { return insufficientStorage("the disk is full (\(what))") }
+        return dbError("\(what) failed: \(error.localizedDescription)")
+    }
+
+    /// Whether a Foundation or POSIX error is ENOSPC/EDQUOT (FileHandle reports them as
+    /// `NSPOSIXErrorDomain` errors, `Data.write` as `CocoaError.fileWriteOutOfSpace`).
+    static func isOutOfSpace(_ error: Error) -> Bool {
+        let ns = error as NSError
+        if ns.domain == NSPOSIXErrorDomain, ns.code == Int(ENOSPC) || ns.code == Int(EDQUOT) { return true }
+        if ns.domain == NSCocoaErrorDomain, ns.code == CocoaError.fileWriteOutOfSpace.rawValue { return true }
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? Error { return isOutOfSpace(underlying) }
+        return false
+    }
 }

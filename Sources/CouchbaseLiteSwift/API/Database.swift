@@ -1,5 +1,6 @@
 import Fleece
 import Foundation
+import SQLiteKit
 
 /// A Couchbase Lite database: a `NAME.cblite2` directory in the 2.x/3.x file format, holding
 /// collections grouped in scopes (3.x); the 2.x document calls act on the default collection.
@@ -215,8 +216,13 @@ public final class Database: @unchecked Sendable {
 
     /// Runs `body` on the writer, after any write in progress on another thread. Nested calls on
     /// the same thread share it (an `inBatch` block's saves join its transaction).
+    /// The one place 2.x writes meet SQLite's errors: a full disk becomes ``CouchbaseLiteError/diskFull(_:)``.
     func withWriteFile<R>(_ body: (DataFile) throws -> R) throws -> R {
-        try openFiles().write(body)
+        do {
+            return try openFiles().write(body)
+        } catch let e as SQLiteError where e.isDiskFull {
+            throw CouchbaseLiteError.diskFull(e.message)
+        }
     }
 
     /// The writer, for tools and tests that look at or change the file directly (as

@@ -16,6 +16,7 @@ extension BlobStore {
         } catch {
             try? fm.removeItem(at: temp)
             if fm.fileExists(atPath: destination.path) { return key }   // another writer installed it
+            if CouchbaseLiteError.isOutOfSpace(error) { throw CouchbaseLiteError.diskFull("writing blob \(Self.fileName(forKey: key))") }
             throw CouchbaseLiteError(.ioError, "Cannot write blob \(Self.fileName(forKey: key)): \(error)")
         }
         return key

@@ -25,4 +25,20 @@ public struct CouchbaseLiteError: Error, LocalizedError, CustomStringConvertible
     public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: message] }
     public var errorDescription: String? { message }
     public var description: String { "CouchbaseLiteError(\(code)): \(message)" }
+
+    /// A write refused for lack of space. LiteCore reports SQLITE_FULL as POSIX ENOSPC; this
+    /// API has LiteCore's codes only, so it is `.ioError` with a message that says so.
+    static func diskFull(_ detail: String) -> CouchbaseLiteError {
+        CouchbaseLiteError(.ioError, "Insufficient storage: the disk is full (\(detail))")
+    }
+
+    /// Whether a Foundation or POSIX error is ENOSPC/EDQUOT (`Data.write` reports
+    /// `CocoaError.fileWriteOutOfSpace`, FileHandle an `NSPOSIXErrorDomain` error).
+    static func isOutOfSpace(_ error: Error) -> Bool {
+        let ns = error as NSError
+        if ns.domain == NSPOSIXErrorDomain, ns.code == Int(ENOSPC) || ns.code == Int(EDQUOT) { return true }
+        if ns.domain == NSCocoaErrorDomain, ns.code == CocoaError.fileWriteOutOfSpace.rawValue { return true }
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? Error { return isOutOfSpace(underlying) }
+        return false
+    }
 }
