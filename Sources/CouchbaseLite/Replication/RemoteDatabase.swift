@@ -62,6 +62,9 @@ final class RemoteDatabase: Sendable {
     /// Told when a request failed transiently and waits to be retried (the error), and when a
     /// retried request got through (nil): the replication shows `.offline` in between.
     let retryObserver: @Sendable (Error?) -> Void
+    /// How many requests have failed transiently for good (retries spent, or not retried): a
+    /// run that ends after one of these lost the peer, rather than failing on a document.
+    let failedRequests = Locked(0)
     /// The `Server` header of the last response (Sync Gateway detection, spec 8.1).
     let serverHeader = Locked<String?>(nil)
 
@@ -215,7 +218,10 @@ final class RemoteDatabase: Sendable {
             } catch {
                 if Task.isCancelled { throw CancellationError() }
                 guard retry, attempt < retryDelays.count, RemoteDatabase.isTransient(error),
-                      retryStatuses || error is RemoteTransportError else { throw error }
+                      retryStatuses || error is RemoteTransportError else {
+                    if RemoteDatabase.isTransient(error) { failedRequests.withLock { $0 += 1 } }
+                    throw error
+                }
                 let delay = RemoteDatabase.jittered(retryDelays[attempt])
                 attempt += 1
                 CBLLog.debug("Sync", "\(method) \(path) failed (\(error)); retry \(attempt) in \(delay)")
@@ -267,19 +273,25 @@ final class RemoteDatabase: Sendable {
     func download(_ path: String, query: [(String, String)] = [],
                   into sink: (UnsafeRawBufferPointer) throws -> Void) async throws -> Int {
         let request = makeRequest(.GET, url(path, query: query), accept: "*/*", headers: [])
-        let response = try await execute(request, timeout: requestTimeout)
-        let status = Int(response.status.code)
         do {
-            for try await chunk in response.body where status < 300 {
-                try chunk.withUnsafeReadableBytes { try sink($0) }
+            let response = try await execute(request, timeout: requestTimeout)
+            let status = Int(response.status.code)
+            do {
+                for try await chunk in response.body where status < 300 {
+                    try chunk.withUnsafeReadableBytes { try sink($0) }
+                }
+            } catch let error as CBLError {
+                throw error
+            } catch {
+                if Task.isCancelled { throw CancellationError() }
+                throw RemoteTransportError(message: "The connection broke while downloading \(request.url): \(error)")
             }
-        } catch let error as CBLError {
-            throw error
+            if RemoteDatabase.isTransient(status: status) { failedRequests.withLock { $0 += 1 } }
+            return status
         } catch {
-            if Task.isCancelled { throw CancellationError() }
-            throw RemoteTransportError(message: "The connection broke while downloading \(request.url): \(error)")
+            if RemoteDatabase.isTransient(error) { failedRequests.withLock { $0 += 1 } }
+            throw error
         }
-        return status
     }
 
     /// A request with the headers every request carries (spec 8.1): `Accept`, the 1.x

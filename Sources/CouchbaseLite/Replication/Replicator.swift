@@ -111,6 +111,7 @@ final class Replicator: @unchecked Sendable {
         var offlineDelay = tuning.offlineRetryDelay
         while !Task.isCancelled {
             let progressBefore = progressCount.withLock { $0 }
+            let failedRequestsBefore = remote.failedRequests.withLock { $0 }
             do {
                 try await login(remote)
                 if replication.pull {
@@ -126,7 +127,11 @@ final class Replicator: @unchecked Sendable {
                 if Task.isCancelled { return }
                 let cblError = CBLReplication.asCBLError(error)
                 CBLLog.warning("Sync", "\(replication) failed: \(cblError.message)")
-                guard RemoteDatabase.isTransient(error) else {
+                // A one-shot run retries when it lost the peer (a request failed for good), not
+                // when a document failed (a damaged attachment, a 5xx for one revision): 1.x
+                // stopped there with the error, and so does this.
+                let lostPeer = remote.failedRequests.withLock { $0 } != failedRequestsBefore
+                guard RemoteDatabase.isTransient(error), configuration.continuous || lostPeer else {
                     report {
                         $0.lastError = cblError
                         $0.retrying = false
