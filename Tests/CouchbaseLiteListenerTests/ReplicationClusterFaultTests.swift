@@ -56,6 +56,7 @@ final class ReplicationClusterFaultTests: ReplicationTestCase {
         private let lock = NSLock()
         private var list: [CBLReplicationStatus] = []
         private var errors: [Int] = []
+        private var messages: [String] = []
         private var task: Task<Void, Never>?
 
         init(_ replication: CBLReplication) {
@@ -71,10 +72,12 @@ final class ReplicationClusterFaultTests: ReplicationTestCase {
             lock.lock(); defer { lock.unlock() }
             if list.last != change.status { list.append(change.status) }
             if let code = change.lastError?.code, errors.last != code { errors.append(code) }
+            if let message = change.lastError?.message, messages.last != message { messages.append(message) }
         }
 
         var statuses: [CBLReplicationStatus] { lock.lock(); defer { lock.unlock() }; return list }
         var errorCodes: [Int] { lock.lock(); defer { lock.unlock() }; return errors }
+        var errorMessages: [String] { lock.lock(); defer { lock.unlock() }; return messages }
     }
 
     /// The target holds exactly `count` documents, each once: one `_changes` row per document,
@@ -127,7 +130,7 @@ final class ReplicationClusterFaultTests: ReplicationTestCase {
         let elapsed = Date().timeIntervalSince(startedAt)
         print("ReplicationClusterFaultTests: pushed \(count) documents (\(count / 100) with attachments) through a proxy "
             + "that never answers multipart PUTs in \(String(format: "%.1f", elapsed)) s "
-            + "(documents made in \(String(format: "%.1f", made)) s); statuses \(log.statuses)")
+            + "(documents made in \(String(format: "%.1f", made)) s); statuses \(log.statuses); errors \(log.errorMessages.prefix(5))")
 
         XCTAssertNil(push.lastError)
         XCTAssertEqual(push.completedChangesCount, UInt32(count))
@@ -138,8 +141,8 @@ final class ReplicationClusterFaultTests: ReplicationTestCase {
         XCTAssertEqual(seen.filter { $0.method == "PUT" && $0.path.contains("new_edits=false") && $0.fault != "hang" }.count, 0)
         XCTAssertGreaterThanOrEqual(seen.filter { $0.path.hasSuffix("/_bulk_docs") }.count, count / 100)
         XCTAssertTrue(waitUntil(5) { log.statuses.last == .stopped })
-        XCTAssertEqual(log.statuses.first, .active, "\(log.statuses)")
-        XCTAssertEqual(log.statuses.last, .stopped, "\(log.statuses)")
+        // The hung upload was not a failure to retry: the run never went offline.
+        XCTAssertEqual(log.statuses, [.active, .stopped])
         try assertArrivedOnce(port: listener.port, db: "dst", count: count)
     }
 

@@ -163,9 +163,16 @@ final class FaultProxy: @unchecked Sendable {
         case .cutUpload, .killMidUpload:
             return
         case .pass, .cut, .rewrite:
-            guard let answer = forward(head: String(decoding: finalHead, as: UTF8.self), body: body) else { return }
+            guard var answer = forward(head: String(decoding: finalHead, as: UTF8.self), body: body) else { return }
             if let end = RawHTTPClient.find([13, 10, 13, 10], in: answer) {
                 let head = String(decoding: answer[0..<end], as: UTF8.self)
+                // This connection closes after the answer: say so, or the client reuses it and
+                // its next request fails on a closed connection (a fault nobody decided).
+                let lines = head.components(separatedBy: "\r\n").filter {
+                    let l = $0.lowercased()
+                    return !l.hasPrefix("connection:") && !l.hasPrefix("keep-alive:")
+                }
+                answer = Array((lines + ["Connection: close"]).joined(separator: "\r\n").utf8) + answer[end...]
                 let type = head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("content-type:") }
                 lock.lock()
                 requests[position].responseContentType = type.map { String($0.dropFirst("content-type:".count)).trimmingCharacters(in: .whitespaces) }
