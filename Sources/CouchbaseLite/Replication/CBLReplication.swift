@@ -75,8 +75,9 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
         var task: Task<Void, Never>?
         var runID = 0
         var lastPushedSequence: Int64?
-        /// `lastError` holds the transient failure being retried (cleared when a retry succeeds).
-        var retrying = false
+        /// The transient failure being retried, as set in `lastError` (which is cleared when a
+        /// retry gets through, unless something else was reported since).
+        var retryingError: String?
         /// The status to return to when a retry succeeds.
         var statusBeforeOffline: CBLReplicationStatus?
     }
@@ -264,7 +265,7 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
             p.running = true
             p.status = .active
             p.lastError = nil
-            p.retrying = false
+            p.retryingError = nil
             p.statusBeforeOffline = nil
             p.completed = 0
             p.total = 0

@@ -134,7 +134,7 @@ final class Replicator: @unchecked Sendable {
                 guard RemoteDatabase.isTransient(error), configuration.continuous || lostPeer else {
                     report {
                         $0.lastError = cblError
-                        $0.retrying = false
+                        $0.retryingError = nil
                     }
                     return
                 }
@@ -153,7 +153,7 @@ final class Replicator: @unchecked Sendable {
                         CBLLog.warning("Sync", "\(replication) gives up after retrying for \(elapsed)")
                         report {
                             $0.lastError = cblError
-                            $0.retrying = false
+                            $0.retryingError = nil
                         }
                         return
                     }
@@ -162,7 +162,7 @@ final class Replicator: @unchecked Sendable {
                 report {
                     if $0.status != .offline { $0.statusBeforeOffline = $0.status }
                     $0.lastError = cblError
-                    $0.retrying = true
+                    $0.retryingError = "\(cblError)"
                     $0.status = .offline
                 }
                 do {
@@ -188,8 +188,9 @@ final class Replicator: @unchecked Sendable {
             report {
                 if $0.status != .offline { $0.statusBeforeOffline = $0.status }
                 $0.status = .offline
-                $0.lastError = CBLReplication.asCBLError(error)
-                $0.retrying = true
+                let cblError = CBLReplication.asCBLError(error)
+                $0.lastError = cblError
+                $0.retryingError = "\(cblError)"
             }
         } else {
             report(Replicator.backOnline)
@@ -209,9 +210,9 @@ final class Replicator: @unchecked Sendable {
             p.status = p.statusBeforeOffline ?? .active
             p.statusBeforeOffline = nil
         }
-        if p.retrying {
-            p.lastError = nil
-            p.retrying = false
+        if let retrying = p.retryingError {
+            if let current = p.lastError, "\(current)" == retrying { p.lastError = nil }
+            p.retryingError = nil
         }
     }
 
