@@ -59,6 +59,7 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
         var remoteUUID: String?
         var trustedRootCertificates: [NIOSSLCertificate] = []
         var onlyTrustedRoots = true
+        var retryTimeLimit: TimeInterval = 600
         var tuning = ReplicationTuning()
     }
 
@@ -74,6 +75,11 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
         var task: Task<Void, Never>?
         var runID = 0
         var lastPushedSequence: Int64?
+        /// The transient failure being retried, as set in `lastError` (which is cleared when a
+        /// retry gets through, unless something else was reported since).
+        var retryingError: String?
+        /// The status to return to when a retry succeeds.
+        var statusBeforeOffline: CBLReplicationStatus?
     }
 
     private let configuration: Locked<Configuration>
@@ -197,6 +203,16 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
         cookieJar.withLock { $0[name] = nil }
     }
 
+    /// How long, in seconds, a one-shot replication keeps retrying transient failures (timeouts,
+    /// dropped connections, 5xx) without making progress before it stops with `lastError`
+    /// (default 600). While it waits to retry, `status` is `.offline`. A continuous replication
+    /// retries for as long as it runs. An addition to the 1.x API, which gave up after a
+    /// request's retries.
+    public var retryTimeLimit: TimeInterval {
+        get { config(\.retryTimeLimit) }
+        set { setConfig(\.retryTimeLimit, max(0, newValue)) }
+    }
+
     /// Retry and batching knobs (1.x's constants by default; tests shorten the delays).
     package var tuning: ReplicationTuning {
         get { config(\.tuning) }
@@ -249,6 +265,8 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
             p.running = true
             p.status = .active
             p.lastError = nil
+            p.retryingError = nil
+            p.statusBeforeOffline = nil
             p.completed = 0
             p.total = 0
             p.runID += 1
@@ -514,13 +532,19 @@ struct ReplicationObserver {
 
 /// Timing and batching constants (spec 9.7; iOS values by default).
 package struct ReplicationTuning: Sendable {
-    /// Delays before each retry of one failed request (1.x: 4 s then 8 s).
+    /// Delays before each retry of one failed request (1.x: 4 s then 8 s, doubling); each is
+    /// jittered to between half and all of its value, so clients that failed together do
+    /// not retry together.
     package var requestRetryDelays: [Duration] = [.seconds(4), .seconds(8)]
-    /// First delay before a continuous replication retries after going offline (doubles, capped).
+    /// First delay before a run retries after going offline (doubles with jitter, capped);
+    /// a one-shot run stops once `retryTimeLimit` has passed without progress.
     package var offlineRetryDelay: Duration = .seconds(2)
     package var maxOfflineRetryDelay: Duration = .seconds(600)
-    /// Timeout of one request.
+    /// Timeout of one request with no body; a body adds its length at `minimumUploadRate`.
     package var requestTimeout: Duration = .seconds(60)
+    /// Bytes per second a request body is assumed to travel at least (sizes its timeout: a
+    /// 5 MB `_bulk_docs` gets 50 s more than an empty request).
+    package var minimumUploadRate = 100_000
     /// How long a longpoll `_changes` request waits for a change before the server answers.
     package var longpollTimeout: Duration = .seconds(30)
     /// Changes read per `_changes` page (pull) or local changes page (push).

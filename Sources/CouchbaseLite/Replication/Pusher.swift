@@ -175,7 +175,7 @@ struct Pusher {
         for start in stride(from: 0, to: missing.count, by: 100) {
             let chunk = Array(missing[start..<min(start + 100, missing.count)])
             let preparedChunk = try await prepare(chunk)
-            for ((candidate, _), prepared) in zip(chunk, preparedChunk) {
+            for ((candidate, ancestors), prepared) in zip(chunk, preparedChunk) {
                 switch prepared {
                 case .gone:
                     replicator.report { $0.completed &+= 1 }
@@ -185,14 +185,19 @@ struct Pusher {
                     bulkBytes += size
                     if bulkBytes >= tuning.bulkDocsMaxBytes || bulk.count >= 100 { try await flushBulk() }
                 case .multipart(let upload):
-                    var status = try await send(upload, candidate)
-                    if status == 415 {
-                        // The peer takes no multipart (spec 9.5): send it inline, alone.
-                        let ancestors = chunk.first { $0.0.docID == candidate.docID && $0.0.revID == candidate.revID }?.1 ?? []
-                        if case .inline(let doc, _) = try await prepare([(candidate, ancestors)], threshold: .max).first! {
-                            let outcome = try await bulkDocs([doc], [candidate])
-                            status = outcome.rejected.map(\.code) ?? outcome.failures.first.map { $0.1.code } ?? 201
+                    guard let status = try await sendOrFallBack(upload, candidate) else {
+                        // No multipart for this run: the revision joins the batch's `_bulk_docs`
+                        // with its attachments inline (base64).
+                        switch try await prepare([(candidate, ancestors)], threshold: .max).first! {
+                        case .inline(let doc, let size):
+                            bulk.append(doc)
+                            bulkCandidates.append(candidate)
+                            bulkBytes += size
+                            if bulkBytes >= tuning.bulkDocsMaxBytes || bulk.count >= 100 { try await flushBulk() }
+                        default:
+                            replicator.report { $0.completed &+= 1 }
                         }
+                        continue
                     }
                     if status == 401 || status == 403 {
                         replicator.report {
@@ -294,7 +299,7 @@ struct Pusher {
     /// Loads the bodies to send for a batch of revisions (one trip to the database queue).
     private func prepare(_ batch: [(Candidate, [String])], threshold: Int? = nil) async throws -> [Prepared] {
         let db = replicator.db
-        let threshold = threshold ?? tuning.multipartThreshold
+        let threshold = threshold ?? (replicator.inlineAttachmentsOnly.withLock { $0 } ? .max : tuning.multipartThreshold)
         return try await replicator.onDatabase(reading: true) {
             try batch.map { try Pusher.prepare($0.0, possibleAncestors: $0.1, db: db, threshold: threshold) }
         }
@@ -353,6 +358,27 @@ struct Pusher {
         return .inline(Unchecked(value: doc), size: size)
     }
 
+    /// Sends a multipart upload; nil when it must go inline instead: the peer refused multipart
+    /// (415, spec 9.5), or the upload timed out or got a 5xx (a CouchDB cluster with a node down
+    /// never answers `multipart/related` PUTs while `_bulk_docs` works). Either way the rest of
+    /// the run sends inline. Broken connections are thrown (the run retries from its checkpoint).
+    private func sendOrFallBack(_ upload: MultipartUpload, _ candidate: Candidate) async throws -> Int? {
+        if replicator.inlineAttachmentsOnly.withLock({ $0 }) { return nil }
+        let status: Int
+        do {
+            status = try await send(upload, candidate)
+        } catch let error as CBLError where (500...599).contains(error.code) {
+            CBLLog.warning("Sync", "Multipart upload of \(candidate.docID) failed (\(error.message)); sending attachments inline from now on")
+            replicator.inlineAttachmentsOnly.withLock { $0 = true }
+            return nil
+        }
+        if status == 415 {
+            replicator.inlineAttachmentsOnly.withLock { $0 = true }
+            return nil
+        }
+        return status
+    }
+
     /// Sends a multipart upload, streaming file-backed attachments; returns the HTTP status.
     private func send(_ upload: MultipartUpload, _ candidate: Candidate) async throws -> Int {
         let boundary = "cbl-" + UUID().uuidString
@@ -369,7 +395,8 @@ struct Pusher {
         let body = RemoteBody.stream(length: length,
                                      MultipartBodySequence(head: head, pieces: pieces, tail: tail))
         let response = try await remote.send(.PUT, RemoteDatabase.encodeDocID(upload.docID), query: [("new_edits", "false")],
-                                             body: body, contentType: "multipart/related; boundary=\"\(boundary)\"")
+                                             body: body, contentType: "multipart/related; boundary=\"\(boundary)\"",
+                                             retryStatuses: false)
         return response.status
     }
 }

@@ -33,6 +33,13 @@ struct RemoteResponse: Sendable {
 enum RemoteBody: Sendable {
     case bytes([UInt8])
     case stream(length: Int, MultipartBodySequence)
+
+    var length: Int {
+        switch self {
+        case .bytes(let bytes): return bytes.count
+        case .stream(let length, _): return length
+        }
+    }
 }
 
 /// The remote end of a replication: a CouchDB-protocol database URL reached over
@@ -45,10 +52,19 @@ final class RemoteDatabase: Sendable {
     private let extraHeaders: [(String, String)]
     private let basicAuthorization: String?
     private let cookies: Locked<[String: String]>
-    /// How long each request may take (a longpoll adds its own heartbeat budget).
+    /// How long a request without a body may take (a longpoll adds its own heartbeat budget;
+    /// a body adds its length at `minimumUploadRate`).
     let requestTimeout: TimeAmount
-    /// Retry delays for one request's transient failures (1.x: 4 s, 8 s).
+    /// Retry delays for one request's transient failures (1.x: 4 s, 8 s), jittered.
     let retryDelays: [Duration]
+    /// Bytes per second a request body is assumed to travel at least.
+    let minimumUploadRate: Int
+    /// Told when a request failed transiently and waits to be retried (the error), and when a
+    /// retried request got through (nil): the replication shows `.offline` in between.
+    let retryObserver: @Sendable (Error?) -> Void
+    /// How many requests have failed transiently for good (retries spent, or not retried): a
+    /// run that ends after one of these lost the peer, rather than failing on a document.
+    let failedRequests = Locked(0)
     /// The `Server` header of the last response (Sync Gateway detection, spec 8.1).
     let serverHeader = Locked<String?>(nil)
 
@@ -59,7 +75,8 @@ final class RemoteDatabase: Sendable {
 
     init(url: URL, headers: [String: String], authenticator: CBLAuthenticatorProtocol?,
          cookies: Locked<[String: String]>, trustedRootCertificates: [NIOSSLCertificate], onlyTrustedRoots: Bool,
-         requestTimeout: TimeAmount, retryDelays: [Duration]) throws {
+         requestTimeout: TimeAmount, retryDelays: [Duration], minimumUploadRate: Int = 100_000,
+         retryObserver: @escaping @Sendable (Error?) -> Void = { _ in }) throws {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               components.host?.isEmpty == false else {
@@ -87,6 +104,8 @@ final class RemoteDatabase: Sendable {
         self.cookies = cookies
         self.requestTimeout = requestTimeout
         self.retryDelays = retryDelays
+        self.minimumUploadRate = max(1, minimumUploadRate)
+        self.retryObserver = retryObserver
 
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(connect: .seconds(15), read: nil)
@@ -176,29 +195,53 @@ final class RemoteDatabase: Sendable {
     }
 
     /// Sends one request; transient failures (connection errors, timeouts, 408, 429, 5xx) are
-    /// retried after `retryDelays`. Returns any response with a status below 500 (or a 5xx once
-    /// the retries are spent, as an error).
+    /// retried after `retryDelays`, each jittered (1.x's CBLRemoteRequest retried the same
+    /// way, without the jitter). Returns any response with a status below 500 (or a 5xx once
+    /// the retries are spent, as an error); with `retryStatuses` false, only broken
+    /// connections are retried (timeouts and 5xx are thrown at once). Without `timeout`, the request may take
+    /// `requestTimeout` plus its body's length at `minimumUploadRate`.
     func send(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [],
               body: RemoteBody? = nil, contentType: String? = nil, accept: String = "application/json",
-              headers: [(String, String)] = [], timeout: TimeAmount? = nil, retry: Bool = true) async throws -> RemoteResponse {
+              headers: [(String, String)] = [], timeout: TimeAmount? = nil, retry: Bool = true,
+              retryStatuses: Bool = true) async throws -> RemoteResponse {
         var attempt = 0
+        let timeout = timeout ?? timeoutFor(bodyLength: body?.length ?? 0)
         while true {
             do {
                 let response = try await sendOnce(method, url(path, query: query), body: body, contentType: contentType,
-                                                  accept: accept, headers: headers, timeout: timeout ?? requestTimeout)
+                                                  accept: accept, headers: headers, timeout: timeout)
                 if RemoteDatabase.isTransient(status: response.status) {
                     throw CBLError(response.status, RemoteDatabase.reason(response) ?? "HTTP \(response.status) from \(method) \(path)")
                 }
+                if attempt > 0 { retryObserver(nil) }
                 return response
             } catch {
                 if Task.isCancelled { throw CancellationError() }
-                guard retry, attempt < retryDelays.count, RemoteDatabase.isTransient(error) else { throw error }
-                let delay = retryDelays[attempt]
+                guard retry, attempt < retryDelays.count, RemoteDatabase.isTransient(error),
+                      retryStatuses || error is RemoteTransportError else {
+                    if RemoteDatabase.isTransient(error) { failedRequests.withLock { $0 += 1 } }
+                    throw error
+                }
+                let delay = RemoteDatabase.jittered(retryDelays[attempt])
                 attempt += 1
                 CBLLog.debug("Sync", "\(method) \(path) failed (\(error)); retry \(attempt) in \(delay)")
+                retryObserver(error)
                 try await Task.sleep(for: delay)
             }
         }
+    }
+
+    /// The time a request with a body of `length` bytes may take: the base timeout plus the
+    /// body at the slowest rate still called working (a 20 MB attachment on a slow link is
+    /// not a hung request; an empty one that took a minute is).
+    func timeoutFor(bodyLength length: Int) -> TimeAmount {
+        requestTimeout + .nanoseconds(Int64(length) * 1_000_000_000 / Int64(minimumUploadRate))
+    }
+
+    /// A delay spread over [delay/2, delay] ("equal jitter"): clients that failed at the same
+    /// moment (a cluster node going down) do not all retry at the same moment.
+    static func jittered(_ delay: Duration) -> Duration {
+        delay * Double.random(in: 0.5...1.0)
     }
 
     private func sendOnce(_ method: HTTPMethod, _ url: String, body: RemoteBody?, contentType: String?,
@@ -230,19 +273,25 @@ final class RemoteDatabase: Sendable {
     func download(_ path: String, query: [(String, String)] = [],
                   into sink: (UnsafeRawBufferPointer) throws -> Void) async throws -> Int {
         let request = makeRequest(.GET, url(path, query: query), accept: "*/*", headers: [])
-        let response = try await execute(request, timeout: requestTimeout)
-        let status = Int(response.status.code)
         do {
-            for try await chunk in response.body where status < 300 {
-                try chunk.withUnsafeReadableBytes { try sink($0) }
+            let response = try await execute(request, timeout: requestTimeout)
+            let status = Int(response.status.code)
+            do {
+                for try await chunk in response.body where status < 300 {
+                    try chunk.withUnsafeReadableBytes { try sink($0) }
+                }
+            } catch let error as CBLError {
+                throw error
+            } catch {
+                if Task.isCancelled { throw CancellationError() }
+                throw RemoteTransportError(message: "The connection broke while downloading \(request.url): \(error)")
             }
-        } catch let error as CBLError {
-            throw error
+            if RemoteDatabase.isTransient(status: status) { failedRequests.withLock { $0 += 1 } }
+            return status
         } catch {
-            if Task.isCancelled { throw CancellationError() }
-            throw RemoteTransportError(message: "The connection broke while downloading \(request.url): \(error)")
+            if RemoteDatabase.isTransient(error) { failedRequests.withLock { $0 += 1 } }
+            throw error
         }
-        return status
     }
 
     /// A request with the headers every request carries (spec 8.1): `Accept`, the 1.x

@@ -31,8 +31,10 @@ func concurrentMap<Item: Sendable, Output: Sendable>(_ items: [Item], limit: Int
 }
 
 /// One run of a replication: connects, finds the checkpoint, then pulls or pushes until done
-/// (one-shot) or stopped (continuous). Transient failures make a continuous run go offline
-/// and retry with backoff; permanent ones (401, 403, 404, bad URL) end it with `lastError`.
+/// (one-shot) or stopped (continuous). Transient failures make the run go offline and retry
+/// with jittered exponential backoff from its checkpoint: a continuous run for as long as it
+/// runs, a one-shot run until `retryTimeLimit` has passed without progress. Permanent
+/// failures (401, 403, 404, bad URL) end it with `lastError`.
 final class Replicator: @unchecked Sendable {
     unowned let replication: CBLReplication
     let configuration: CBLReplication.Configuration
@@ -40,6 +42,15 @@ final class Replicator: @unchecked Sendable {
     let db: CBLDatabase
     let spec: CheckpointSpec
     var tuning: ReplicationTuning { configuration.tuning }
+    /// When the current streak of transient failures began (nil: the last thing that happened
+    /// was progress). A one-shot run gives up when it is older than `retryTimeLimit`.
+    private let failingSince = Locked<ContinuousClock.Instant?>(nil)
+    /// Counts checkpoints saved, so a retry can tell whether the attempt before it moved on.
+    private let progressCount = Locked(0)
+    /// Set when a multipart upload timed out, failed with 5xx or was refused (415): the rest
+    /// of this run sends attachments inline in `_bulk_docs` (a CouchDB cluster with a node
+    /// down hangs `multipart/related` PUTs while `_bulk_docs` works).
+    let inlineAttachmentsOnly = Locked(false)
 
     init(replication: CBLReplication, configuration: CBLReplication.Configuration, runID: Int) {
         self.replication = replication
@@ -84,7 +95,8 @@ final class Replicator: @unchecked Sendable {
                 cookies: replication.cookieJar, trustedRootCertificates: configuration.trustedRootCertificates,
                 onlyTrustedRoots: configuration.onlyTrustedRoots,
                 requestTimeout: .nanoseconds(Int64(tuning.requestTimeout / .nanoseconds(1))),
-                retryDelays: tuning.requestRetryDelays)
+                retryDelays: tuning.requestRetryDelays, minimumUploadRate: tuning.minimumUploadRate,
+                retryObserver: { [self] error in requestRetry(error) })
         } catch {
             report { $0.lastError = error }
             return
@@ -98,6 +110,8 @@ final class Replicator: @unchecked Sendable {
     private func run(_ remote: RemoteDatabase) async {
         var offlineDelay = tuning.offlineRetryDelay
         while !Task.isCancelled {
+            let progressBefore = progressCount.withLock { $0 }
+            let failedRequestsBefore = remote.failedRequests.withLock { $0 }
             do {
                 try await login(remote)
                 if replication.pull {
@@ -105,6 +119,7 @@ final class Replicator: @unchecked Sendable {
                 } else {
                     try await Pusher(replicator: self, remote: remote).run()
                 }
+                markProgress()
                 return
             } catch is CancellationError {
                 return
@@ -112,22 +127,92 @@ final class Replicator: @unchecked Sendable {
                 if Task.isCancelled { return }
                 let cblError = CBLReplication.asCBLError(error)
                 CBLLog.warning("Sync", "\(replication) failed: \(cblError.message)")
-                guard configuration.continuous, RemoteDatabase.isTransient(error) else {
-                    report { $0.lastError = cblError }
+                // A one-shot run retries when it lost the peer (a request failed for good), not
+                // when a document failed (a damaged attachment, a 5xx for one revision): 1.x
+                // stopped there with the error, and so does this.
+                let lostPeer = remote.failedRequests.withLock { $0 } != failedRequestsBefore
+                guard RemoteDatabase.isTransient(error), configuration.continuous || lostPeer else {
+                    report {
+                        $0.lastError = cblError
+                        $0.retryingError = nil
+                    }
                     return
                 }
+                // An attempt that saved a checkpoint before failing starts the backoff over.
+                if progressCount.withLock({ $0 }) != progressBefore { offlineDelay = tuning.offlineRetryDelay }
+                let now = ContinuousClock.now
+                let since = failingSince.withLock { since in
+                    if since == nil { since = now }
+                    return since!
+                }
+                var delay = RemoteDatabase.jittered(offlineDelay)
+                if !configuration.continuous {
+                    let limit = Duration.seconds(configuration.retryTimeLimit)
+                    let elapsed = now - since
+                    guard elapsed < limit else {
+                        CBLLog.warning("Sync", "\(replication) gives up after retrying for \(elapsed)")
+                        report {
+                            $0.lastError = cblError
+                            $0.retryingError = nil
+                        }
+                        return
+                    }
+                    delay = min(delay, limit - elapsed)
+                }
                 report {
+                    if $0.status != .offline { $0.statusBeforeOffline = $0.status }
                     $0.lastError = cblError
+                    $0.retryingError = "\(cblError)"
                     $0.status = .offline
                 }
                 do {
-                    try await Task.sleep(for: offlineDelay)
+                    try await Task.sleep(for: delay)
                 } catch {
                     return
                 }
                 offlineDelay = min(offlineDelay * 2, tuning.maxOfflineRetryDelay)
-                report { $0.status = .active }
+                report {
+                    $0.status = .active
+                    $0.statusBeforeOffline = nil
+                }
             }
+        }
+    }
+
+    /// A request failed transiently and waits to be retried (`error`), or a retried request
+    /// got through (nil): the replication is `.offline` in between, with the error as `lastError`.
+    private func requestRetry(_ error: Error?) {
+        if let error {
+            let now = ContinuousClock.now
+            failingSince.withLock { if $0 == nil { $0 = now } }
+            report {
+                if $0.status != .offline { $0.statusBeforeOffline = $0.status }
+                $0.status = .offline
+                let cblError = CBLReplication.asCBLError(error)
+                $0.lastError = cblError
+                $0.retryingError = "\(cblError)"
+            }
+        } else {
+            report(Replicator.backOnline)
+        }
+    }
+
+    /// The run moved forward (a checkpoint was saved, or it finished): the failure streak and
+    /// the error it was retrying are over.
+    func markProgress() {
+        progressCount.withLock { $0 += 1 }
+        failingSince.withLock { $0 = nil }
+        report(Replicator.backOnline)
+    }
+
+    private static func backOnline(_ p: inout CBLReplication.Progress) {
+        if p.status == .offline {
+            p.status = p.statusBeforeOffline ?? .active
+            p.statusBeforeOffline = nil
+        }
+        if let retrying = p.retryingError {
+            if let current = p.lastError, "\(current)" == retrying { p.lastError = nil }
+            p.retryingError = nil
         }
     }
 
@@ -186,6 +271,7 @@ final class Replicator: @unchecked Sendable {
         try await onDatabase { try db.setPendingCheckpoint(id, lastSequence: sequence) }
         try await checkpoint.save(sequence)
         try await onDatabase { try db.setLocalCheckpoint(id, lastSequence: sequence) }
+        markProgress()
     }
 
     /// Checks that the remote database exists (404 stops the replication).

@@ -23,6 +23,9 @@ final class FaultProxy: @unchecked Sendable {
         case cutUpload
         /// Forward, then relay the answer (head and body as received) as this returns it.
         case rewrite(@Sendable ([UInt8]) -> [UInt8])
+        /// Read part of the request body, run this (the test kills the peer with SIGKILL), then
+        /// close: the peer died while the upload was under way.
+        case killMidUpload(@Sendable () -> Void)
     }
 
     struct Seen: Sendable {
@@ -40,6 +43,16 @@ final class FaultProxy: @unchecked Sendable {
     private var decideBlock: @Sendable (Int, String, String) -> Fault
     private var requests: [Seen] = []
     private var stopped = false
+    private var hangsMultipartPUTs = false
+
+    /// When true, every `PUT` with a `multipart/related` body is read and never answered (the
+    /// connection stays open until the client gives up), whatever `decide` says; other requests
+    /// are decided as usual. This is what a CouchDB 3 cluster with a node down does to a
+    /// `new_edits=false` multipart upload while `_bulk_docs`, `_revs_diff` and `_local` work.
+    var neverAnswersMultipartPUTs: Bool {
+        get { lock.lock(); defer { lock.unlock() }; return hangsMultipartPUTs }
+        set { lock.lock(); hangsMultipartPUTs = newValue; lock.unlock() }
+    }
 
     /// `decide(index, method, path)` is called for every request, counting from 0.
     init(upstreamPort: UInt16, decide: @escaping @Sendable (Int, String, String) -> Fault) throws {
@@ -110,6 +123,14 @@ final class FaultProxy: @unchecked Sendable {
         let parts = requestLine.split(separator: " ")
         let method = parts.first.map(String.init) ?? ""
         let path = parts.count > 1 ? String(parts[1]) : ""
+        let isMultipartPUT = method == "PUT" && headText.lowercased().contains("content-type: multipart/related")
+        if isMultipartPUT && neverAnswersMultipartPUTs {
+            lock.lock()
+            requests.append(Seen(method: method, path: path, fault: "hang"))
+            lock.unlock()
+            hang(client)
+            return
+        }
         lock.lock()
         let index = requests.count
         let decide = decideBlock
@@ -123,6 +144,11 @@ final class FaultProxy: @unchecked Sendable {
             _ = readBody(client, head: head, initial: initial, limitFraction: 0.5)
             return
         }
+        if case .killMidUpload(let kill) = fault {
+            _ = readBody(client, head: head, initial: initial, limitFraction: 0.5)
+            kill()
+            return
+        }
         guard let (finalHead, body) = readBody(client, head: head, initial: initial, limitFraction: nil) else { return }
         switch fault {
         case .drop:
@@ -134,12 +160,19 @@ final class FaultProxy: @unchecked Sendable {
             let json = "{\"error\":\"injected\",\"reason\":\"fault proxy answered \(code)\"}"
             let response = "HTTP/1.1 \(code) Injected\r\nContent-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\nConnection: close\r\n\r\n\(json)"
             writeAll(client, Array(response.utf8))
-        case .cutUpload:
+        case .cutUpload, .killMidUpload:
             return
         case .pass, .cut, .rewrite:
-            guard let answer = forward(head: String(decoding: finalHead, as: UTF8.self), body: body) else { return }
+            guard var answer = forward(head: String(decoding: finalHead, as: UTF8.self), body: body) else { return }
             if let end = RawHTTPClient.find([13, 10, 13, 10], in: answer) {
                 let head = String(decoding: answer[0..<end], as: UTF8.self)
+                // This connection closes after the answer: say so, or the client reuses it and
+                // its next request fails on a closed connection (a fault nobody decided).
+                let lines = head.components(separatedBy: "\r\n").filter {
+                    let l = $0.lowercased()
+                    return !l.hasPrefix("connection:") && !l.hasPrefix("keep-alive:")
+                }
+                answer = Array((lines + ["Connection: close"]).joined(separator: "\r\n").utf8) + answer[end...]
                 let type = head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("content-type:") }
                 lock.lock()
                 requests[position].responseContentType = type.map { String($0.dropFirst("content-type:".count)).trimmingCharacters(in: .whitespaces) }
@@ -152,6 +185,20 @@ final class FaultProxy: @unchecked Sendable {
                 writeAll(client, transform(answer))
             default:
                 writeAll(client, answer)
+            }
+        }
+    }
+
+    /// Reads (and discards) whatever the client sends, never answering, until it closes the
+    /// connection or the proxy stops.
+    private func hang(_ fd: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n == 0 { return }
+            if n < 0 {
+                lock.lock(); let done = stopped; lock.unlock()
+                if done || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { return }
             }
         }
     }
