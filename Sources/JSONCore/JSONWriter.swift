@@ -419,25 +419,13 @@ public struct JSONWriter: @unchecked Sendable {
     }
 
     /// The `count` (1...7) bytes at `p` as the first bytes of a word, the rest spaces (a string's
-    /// tail, or all of a short key). Never reads past `p + count`: on little-endian machines two
-    /// overlapping loads (or three bytes) instead of a byte loop.
+    /// tail, or all of a short key).
     @inline(__always)
     private static func loadPartialWord(_ p: UnsafePointer<UInt8>, count k: Int) -> UInt64 {
-        let spaces: UInt64 = 0x2020_2020_2020_2020
         #if _endian(little)
-        let r = UnsafeRawPointer(p)
-        let v: UInt64
-        if k >= 4 {
-            let low = UInt64(r.loadUnaligned(as: UInt32.self))
-            let high = UInt64(r.loadUnaligned(fromByteOffset: k &- 4, as: UInt32.self))
-            v = low | (high &<< UInt64((k &- 4) &* 8))
-        } else {
-            let middle = k &>> 1
-            v = UInt64(p[0]) | (UInt64(p[middle]) &<< UInt64(middle &* 8)) | (UInt64(p[k &- 1]) &<< UInt64((k &- 1) &* 8))
-        }
-        return v | (spaces &<< UInt64(k &* 8))
+        return loadShortWord(p, count: k) | (0x2020_2020_2020_2020 &<< UInt64(k &* 8))
         #else
-        var raw = spaces
+        var raw: UInt64 = 0x2020_2020_2020_2020
         withUnsafeMutableBytes(of: &raw) { w in
             for j in 0..<k { w[j] = p[j] }
         }

@@ -61,6 +61,13 @@ internal func utf16Precedes(_ a: String, _ b: String) -> Bool {
 @inline(__always)
 internal func sortPrefix(_ key: String) -> UInt64 {
     @inline(__always) func make(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        #if _endian(little)
+        // ASCII (every key of most documents): the first 8 bytes, big-endian, are the prefix.
+        if let p = b.baseAddress, b.count > 0 {
+            let word = b.count >= 8 ? UnsafeRawPointer(p).loadUnaligned(as: UInt64.self) : loadShortWord(p, count: b.count)
+            if word & 0x8080_8080_8080_8080 == 0 { return word.byteSwapped }
+        }
+        #endif
         var v: UInt64 = 0
         let n = Swift.min(8, b.count)
         var shift: UInt64 = 56
@@ -76,3 +83,19 @@ internal func sortPrefix(_ key: String) -> UInt64 {
     var copy = key
     return copy.withUTF8(make)
 }
+
+#if _endian(little)
+/// The `count` (1...7) bytes at `p` as the low bytes of a little-endian word, the rest zero. Never
+/// reads past `p + count`: two overlapping 4-byte loads, or three single bytes.
+@inline(__always)
+func loadShortWord(_ p: UnsafePointer<UInt8>, count k: Int) -> UInt64 {
+    if k >= 4 {
+        let r = UnsafeRawPointer(p)
+        let low = UInt64(r.loadUnaligned(as: UInt32.self))
+        let high = UInt64(r.loadUnaligned(fromByteOffset: k &- 4, as: UInt32.self))
+        return low | (high &<< UInt64((k &- 4) &* 8))
+    }
+    let middle = k &>> 1
+    return UInt64(p[0]) | (UInt64(p[middle]) &<< UInt64(middle &* 8)) | (UInt64(p[k &- 1]) &<< UInt64((k &- 1) &* 8))
+}
+#endif

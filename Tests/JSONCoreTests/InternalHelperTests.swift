@@ -74,6 +74,19 @@ final class InternalHelperTests: XCTestCase {
         XCTAssertEqual(norm("0.25"), "0.25")
     }
 
+    /// ASCII keys of every length take the word-load path: the prefix is their first 8 bytes, big-endian, zero-padded.
+    func testASCIISortPrefixIsTheFirstEightBytes() {
+        let text = Array("type_NAME-address.zip~0123456789".utf8)
+        for start in 0..<8 {
+            for length in 0...(text.count - start) {
+                let bytes = Array(text[start..<(start + length)])
+                var expected: UInt64 = 0
+                for (i, b) in bytes.prefix(8).enumerated() { expected |= UInt64(b) << UInt64(56 - 8 * i) }
+                XCTAssertEqual(sortPrefix(String(decoding: bytes, as: UTF8.self)), expected, "\(bytes)")
+            }
+        }
+    }
+
     func testSortPrefixAgreesWithUTF16Order() {
         var rng = SplitMix64(seed: 11)
         let alphabet: [Unicode.Scalar] = ["a", "B", "\u{0}", "\u{E9}", "\u{D7FF}", "\u{E000}", "\u{FF5E}",
