@@ -169,17 +169,17 @@ public final class CBLListener: @unchecked Sendable {
         let http: HTTPServerBuilder = .http1WebSocketUpgrade(configuration: .init(http1: http1)) { head, _, _ in
             await ChangesWebSocket.shouldUpgrade(head, router: router)
         }
-        let app: Application<ListenerResponder>
+        let app: Application<ListenerApplicationResponder>
         if let tlsIdentity {
             do {
-                app = Application(responder: ListenerResponder(router: router),
+                app = Application(responder: ListenerApplicationResponder(router: router),
                                   server: try .tls(http, tlsConfiguration: tlsIdentity.serverConfiguration()),
                                   configuration: configuration, onServerRunning: onRunning, logger: logger)
             } catch {
                 throw CBLError(500, "Cannot use the SSL identity: \(error)")
             }
         } else {
-            app = Application(responder: ListenerResponder(router: router), server: http,
+            app = Application(responder: ListenerApplicationResponder(router: router), server: http,
                               configuration: configuration, onServerRunning: onRunning, logger: logger)
         }
         state.beginServing()
