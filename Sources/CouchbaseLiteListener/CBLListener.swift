@@ -124,7 +124,9 @@ public final class CBLListener: @unchecked Sendable {
         set { state.withLock { $0.readOnly = newValue } }
     }
 
-    /// The largest request body accepted (bytes); larger ones get 413. Default 64 MiB.
+    /// The largest JSON (or other collected) request body accepted (bytes); larger ones get 413.
+    /// Attachment and `multipart/related` document uploads stream to disk and are not limited
+    /// (a multipart body's JSON part is). Default 64 MiB.
     public var maxBodySize: Int {
         get { state.maxBodySize }
         set { state.withLock { $0.maxBodySize = max(0, newValue) } }
