@@ -155,6 +155,27 @@ final class ListenerLargeAttachmentTests: XCTestCase {
         XCTAssertEqual(try client.send("GET", "/db/doc/att").status, 401)
     }
 
+    /// `_all_docs` is written row by row (chunked, one row a line, as CouchDB lays it out).
+    func testAllDocsRowsAreStreamed() throws {
+        let (_, client) = try serve(maxBodySize: 1 << 20)
+        XCTAssertEqual(try client.send("PUT", "/db").status, 201)
+        for id in ["a", "b", "c"] {
+            XCTAssertEqual(try client.send("PUT", "/db/\(id)", headers: ["Content-Type": "application/json"],
+                                           body: Array("{}".utf8)).status, 201)
+        }
+        let all = try client.send("GET", "/db/_all_docs?skip=1")
+        XCTAssertEqual(all.status, 200)
+        XCTAssertEqual(all.headers["transfer-encoding"], "chunked")
+        XCTAssertEqual(all.headers["content-type"], "application/json")
+        XCTAssertEqual(all.dict["total_rows"] as? Int, 3)
+        XCTAssertEqual(all.dict["offset"] as? Int, 1)
+        XCTAssertEqual((all.dict["rows"] as? [[String: Any]])?.compactMap { $0["id"] as? String }, ["b", "c"])
+        XCTAssertTrue(all.text.hasPrefix("{\"total_rows\":3,\"offset\":1,\"rows\":[\r\n{"), all.text)
+        XCTAssertTrue(all.text.hasSuffix("}\r\n]}\n"), all.text)
+        let none = try client.send("GET", "/db/_all_docs?startkey=%22x%22")
+        XCTAssertEqual(none.text, "{\"total_rows\":3,\"offset\":3,\"rows\":[]}\n")
+    }
+
     // MARK: Streaming client
 
     /// The generated content: 1 MiB of pseudo-random bytes, each MiB stamped with its index.
