@@ -23,7 +23,7 @@ extension RESTRouter {
             query.allDocsMode = .showConflicts
         }
 
-        func rowJSON(_ row: CBLQueryRow) -> [String: Any]? {
+        @Sendable func rowJSON(_ row: CBLQueryRow) -> [String: Any]? {
             guard let docID = row.sourceDocumentID, let value = row.value as? [String: Any] else { return nil }
             var out: [String: Any] = ["id": docID, "key": docID, "value": value]
             if includeDocs {
@@ -43,6 +43,7 @@ extension RESTRouter {
         var rows: [Any] = []
         var offset: Any = NSNull()
         var updateSeq = Int(db.lastSequenceNumber)
+        var next: () throws -> [String: Any]?
         if let keys {
             let skip = try q.int("skip") ?? 0
             let limit = try q.int("limit")
@@ -61,6 +62,8 @@ extension RESTRouter {
                 if let id = key as? String, let row = found[id] { return row }
                 return ["key": key, "error": "not_found"] as [String: Any]
             }
+            var remaining = rows[...]
+            next = { remaining.popFirst() as? [String: Any] }
         } else {
             let skip = try applyRowOptions(q, keys: nil, to: query)
             if let prefix { Self.clamp(query, toPrefix: prefix) }
@@ -77,19 +80,22 @@ extension RESTRouter {
                 rowsBefore += Int(try before.run().count)
             }
             offset = rowsBefore
-            for row in result {
-                guard let out = rowJSON(row) else { continue }
-                if let prefix, let id = out["id"] as? String, !id.hasPrefix(prefix) { continue }
-                rows.append(out)
+            // Rows are turned into JSON as the client reads them (RowListing).
+            next = {
+                while let row = result.nextRow() {
+                    guard let out = rowJSON(row) else { continue }
+                    if let prefix, let id = out["id"] as? String, !id.hasPrefix(prefix) { continue }
+                    return out
+                }
+                return nil
             }
         }
-        var response: [String: Any] = [
-            "total_rows": try prefix.map { try Self.countDocuments(db, prefix: $0) } ?? Int(db.documentCount),
-            "offset": offset,
-            "rows": rows,
+        var meta: [(String, Any)] = [
+            ("total_rows", try prefix.map { try Self.countDocuments(db, prefix: $0) } ?? Int(db.documentCount)),
+            ("offset", offset),
         ]
-        if try q.bool("update_seq") { response["update_seq"] = updateSeq }
-        return .json(200, response)
+        if try q.bool("update_seq") { meta.append(("update_seq", updateSeq)) }
+        return RowListing.response(meta: meta, next: next)
     }
 
     /// Narrows a query's key range to the IDs starting with `prefix`; `startkey` is the high

@@ -8,27 +8,50 @@ enum AttachmentRanges {
     /// One requested range: first and last byte offsets, either end open.
     private typealias Spec = (from: Int?, to: Int?)
 
-    /// The ranged response for `header`, or nil to answer the whole content.
-    static func response(_ header: String?, content: [UInt8], contentType: String,
-                         headers: [(String, String)]) throws -> RESTResponse? {
+    /// A ranged answer: its status, headers and pieces (framing bytes and content ranges).
+    struct Plan {
+        var status: Int
+        var headers: [(String, String)]
+        var pieces: [AttachmentPiece]
+    }
+
+    /// The ranged answer for `header` over content of `length` bytes, or nil to answer the whole content.
+    static func plan(_ header: String?, length: Int, contentType: String,
+                     headers: [(String, String)]) throws -> Plan? {
         guard let header, let specs = parse(header) else { return nil }
-        let length = content.count
         guard let ranges = try resolve(specs, length: length), !ranges.isEmpty, ranges.count < 10 else { return nil }
         if ranges.count == 1, let range = ranges.first {
-            return RESTResponse(status: 206, headers: [("Content-Type", contentType),
-                                                       ("Content-Range", contentRange(range, length))] + headers,
-                                body: Array(content[range]))
+            return Plan(status: 206, headers: [("Content-Type", contentType),
+                                               ("Content-Range", contentRange(range, length))] + headers,
+                        pieces: [.content(range)])
         }
         let boundary = MultipartWriter.newBoundary()
-        var body = Array("--\(boundary)".utf8)
+        var pieces: [AttachmentPiece] = []
+        var framing = Array("--\(boundary)".utf8)
         for range in ranges {
-            body += Array("\r\nContent-Type: \(contentType)\r\nContent-Range: \(contentRange(range, length))\r\n\r\n".utf8)
-            body += content[range]
-            body += Array("\r\n--\(boundary)".utf8)
+            framing += Array("\r\nContent-Type: \(contentType)\r\nContent-Range: \(contentRange(range, length))\r\n\r\n".utf8)
+            pieces += [.bytes(framing), .content(range)]
+            framing = Array("\r\n--\(boundary)".utf8)
         }
-        body += Array("--".utf8)
-        return RESTResponse(status: 206, headers: [("Content-Type", "multipart/byteranges; boundary=\"\(boundary)\"")] + headers,
-                            body: body)
+        pieces.append(.bytes(framing + Array("--".utf8)))
+        return Plan(status: 206, headers: [("Content-Type", "multipart/byteranges; boundary=\"\(boundary)\"")] + headers,
+                    pieces: pieces)
+    }
+
+    /// The ranged response for `header` over content held in memory, or nil to answer the whole content.
+    static func response(_ header: String?, content: [UInt8], contentType: String,
+                         headers: [(String, String)]) throws -> RESTResponse? {
+        guard let plan = try plan(header, length: content.count, contentType: contentType, headers: headers) else {
+            return nil
+        }
+        var body: [UInt8] = []
+        for piece in plan.pieces {
+            switch piece {
+            case .bytes(let b): body += b
+            case .content(let range): body += content[range]
+            }
+        }
+        return RESTResponse(status: plan.status, headers: plan.headers, body: body)
     }
 
     /// The ETag CouchDB gives an attachment: its digest's base64, quoted (`"aEI7pOYC…=="`, no

@@ -124,7 +124,9 @@ public final class CBLListener: @unchecked Sendable {
         set { state.withLock { $0.readOnly = newValue } }
     }
 
-    /// The largest request body accepted (bytes); larger ones get 413. Default 64 MiB.
+    /// The largest JSON (or other collected) request body accepted (bytes); larger ones get 413.
+    /// Attachment and `multipart/related` document uploads stream to disk and are not limited
+    /// (a multipart body's JSON part is). Default 64 MiB.
     public var maxBodySize: Int {
         get { state.maxBodySize }
         set { state.withLock { $0.maxBodySize = max(0, newValue) } }
@@ -169,17 +171,17 @@ public final class CBLListener: @unchecked Sendable {
         let http: HTTPServerBuilder = .http1WebSocketUpgrade(configuration: .init(http1: http1)) { head, _, _ in
             await ChangesWebSocket.shouldUpgrade(head, router: router)
         }
-        let app: Application<ListenerResponder>
+        let app: Application<ListenerApplicationResponder>
         if let tlsIdentity {
             do {
-                app = Application(responder: ListenerResponder(router: router),
+                app = Application(responder: ListenerApplicationResponder(router: router),
                                   server: try .tls(http, tlsConfiguration: tlsIdentity.serverConfiguration()),
                                   configuration: configuration, onServerRunning: onRunning, logger: logger)
             } catch {
                 throw CBLError(500, "Cannot use the SSL identity: \(error)")
             }
         } else {
-            app = Application(responder: ListenerResponder(router: router), server: http,
+            app = Application(responder: ListenerApplicationResponder(router: router), server: http,
                               configuration: configuration, onServerRunning: onRunning, logger: logger)
         }
         state.beginServing()

@@ -200,7 +200,9 @@ extension RESTRouter {
         case "PUT":
             try Self.validateDocumentID(docID)
             var body: [String: Any]
-            if request.contentType == "multipart/related" {
+            if let parts = request.relatedParts {
+                body = try MultipartUpload.documentWithStreamedAttachments(parts)
+            } else if request.contentType == "multipart/related" {
                 body = try MultipartUpload.documentWithAttachments(request)
             } else {
                 body = try JSONText.parseObject(request.body, what: "Document")
@@ -296,9 +298,14 @@ extension RESTRouter {
             }
             let etag = AttachmentRanges.etag(meta, revID: rev.revID)
             if request.ifNoneMatch(etag) { return .notModified(etag: etag) }
-            let content = try attachmentContent(db, meta: meta, docID: docID, name: name)
             let contentType = meta["content_type"] as? String ?? "application/octet-stream"
             let headers = [("ETag", etag), ("Cache-Control", "must-revalidate"), ("Accept-Ranges", "bytes")]
+            if let stream = try db.syncOpenAttachmentStream(meta: meta, docID: docID, name: name) {
+                return try streamedAttachment(stream, db: db, meta: meta, docID: docID, name: name,
+                                              contentType: contentType, headers: headers, request)
+            }
+            // Stored gzip-encoded: decoded whole (such attachments are compressed text, not large media).
+            let content = try attachmentContent(db, meta: meta, docID: docID, name: name)
             if let ranged = try AttachmentRanges.response(request.header("range"), content: Array(content),
                                                           contentType: contentType, headers: headers) {
                 return ranged
@@ -311,8 +318,16 @@ extension RESTRouter {
             if let revParam, try db.syncRevision(docID: docID, revID: revParam) == nil {
                 throw RESTError(409, "not_found", "missing_rev")
             }
-            let newRev = try db.syncPutAttachment(docID: docID, prevRevID: revParam, name: name,
+            let newRev: String
+            if let upload = request.upload {
+                // The body was streamed into the blob store as it arrived (ListenerResponder).
+                let installed = try upload.finish()
+                newRev = try db.syncPutAttachment(docID: docID, prevRevID: revParam, name: name, contentType: contentType,
+                                                  installed: (installed.digest, installed.length))
+            } else {
+                newRev = try db.syncPutAttachment(docID: docID, prevRevID: revParam, name: name,
                                                   contentType: contentType, content: Data(request.body))
+            }
             return .json(201, ["ok": true, "id": docID, "rev": newRev],
                          headers: [("ETag", "\"\(newRev)\""),
                                    ("Location", state.absoluteURL(request, path: [db.name, docID, name]))])
@@ -327,6 +342,32 @@ extension RESTRouter {
         default:
             throw RESTError.methodNotAllowed("GET,HEAD,PUT,DELETE")
         }
+    }
+
+    /// An attachment GET answered from its blob file as the client reads it: the whole
+    /// content, one range, or `multipart/byteranges`.
+    private func streamedAttachment(_ stream: SyncBlobStream, db: CBLDatabase, meta: [String: Any], docID: String,
+                                    name: String, contentType: String, headers: [(String, String)],
+                                    _ request: RESTRequest) throws -> RESTResponse {
+        let digest = meta["digest"] as? String ?? ""
+        let open: @Sendable () throws -> SyncBlobStream = {
+            guard let reopened = try db.syncOpenAttachmentStream(meta: ["digest": digest], docID: docID, name: name) else {
+                throw RESTError(500, "internal_server_error", "The attachment '\(name)' changed while being read")
+            }
+            return reopened
+        }
+        let plan: AttachmentRanges.Plan
+        do {
+            plan = try AttachmentRanges.plan(request.header("range"), length: stream.length, contentType: contentType,
+                                             headers: headers)
+                ?? AttachmentRanges.Plan(status: 200, headers: [("Content-Type", contentType)] + headers,
+                                         pieces: stream.length > 0 ? [.content(0...(stream.length - 1))] : [])
+        } catch {
+            stream.close()
+            throw error
+        }
+        let streamer = AttachmentStreamer(pieces: plan.pieces, first: stream, open: open)
+        return RESTResponse(status: plan.status, headers: plan.headers, stream: streamer.body())
     }
 
     // MARK: /{db}/_local/{id}

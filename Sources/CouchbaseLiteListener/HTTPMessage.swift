@@ -15,8 +15,16 @@ struct RESTRequest: Sendable {
     /// Header fields with lowercased names; repeated fields joined with `, `.
     let headers: [String: String]
     let body: [UInt8]
+    /// An attachment body already streamed into the blob store (`PUT /{db}/{doc}/{att}`),
+    /// in place of `body`; the handler installs it.
+    var upload: SyncBlobDownload?
+    /// A `multipart/related` document body already split, its attachments in the blob store
+    /// (`PUT /{db}/{doc}`), in place of `body`.
+    var relatedParts: [MultipartUploadStream.Part]?
     /// The authenticated user, if any.
     var user: String?
+    /// True when the listener's middleware already checked credentials and read-only mode.
+    var checked = false
     /// Indexes of segments whose percent-decoded bytes are not UTF-8 (kept with replacement
     /// characters so routing still works; a document ID there is CouchDB's `illegal_docid`).
     var nonUTF8Segments: Set<Int> = []
@@ -32,6 +40,17 @@ struct RESTRequest: Sendable {
     }
 
     func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// The same request with `body` as its body (read after the head was parsed).
+    func with(body: [UInt8]) -> RESTRequest {
+        var copy = RESTRequest(method: method, segments: segments, query: query, headers: headers, body: body,
+                               nonUTF8Segments: nonUTF8Segments)
+        copy.user = user
+        copy.checked = checked
+        copy.upload = upload
+        copy.relatedParts = relatedParts
+        return copy
+    }
 
     /// The media type of the body, lowercased, without parameters (`application/json`).
     var contentType: String? {
@@ -154,11 +173,18 @@ struct RESTResponse: Sendable {
     var status: Int
     var headers: [(String, String)]
     var body: [UInt8]
+    /// A body produced piece by piece instead of `body` (large attachments, row listings).
+    var stream: RESTBodyStream?
 
     init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    init(status: Int, headers: [(String, String)], stream: RESTBodyStream) {
+        self.init(status: status, headers: headers)
+        self.stream = stream
     }
 
     /// A JSON response (`Content-Type: application/json`, newline-terminated like CouchDB's).

@@ -8,11 +8,11 @@ import NIOPosix
 /// Adapts Hummingbird requests to the synchronous `RESTRouter` (run on worker threads, since
 /// database calls block) and runs waiting changes feeds asynchronously.
 struct ListenerResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
+    typealias Context = ListenerRequestContext
     let router: RESTRouter
 
     func respond(to request: Request, context: Context) async throws -> Response {
-        var response = await answer(request)
+        var response = await answer(request, context: context)
         // Every answer names its request, as CouchDB's do (the client's own ID when it sent a
         // plausible one), and says how long reading the body took (always 0 here: bodies are
         // read before the handler runs).
@@ -31,68 +31,208 @@ struct ListenerResponder: HTTPResponder {
         return (0..<5).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
 
-    private func answer(_ request: Request) async -> Response {
-        let maxBody = router.state.maxBodySize
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBody {
-            return Self.response(.error(Self.tooLarge(maxBody)))
+    /// The request's method, target and headers as the handlers see them (no body yet).
+    static func restRequest(_ request: Request) throws -> RESTRequest {
+        let (segments, query, nonUTF8) = try RESTRequest.parseTargetMarkingNonUTF8(request.head.path ?? "/")
+        var headers: [String: String] = [:]
+        for field in request.headers {
+            let name = field.name.canonicalName
+            headers[name] = headers[name].map { $0 + ", " + field.value } ?? field.value
         }
-        let bytes: [UInt8]
-        do {
-            var buffer = try await request.body.collect(upTo: maxBody)
-            bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-        } catch is NIOTooManyBytesError {
-            return Self.response(.error(Self.tooLarge(maxBody)))
-        } catch {
-            return Self.response(.error(RESTError(400, "bad_request", "Could not read the request body")))
+        // HTTPTypes keeps `Host` as the request's authority, not as a header field.
+        if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
+        // `X-HTTP-Method-Override` lets a client limited to GET and POST send any method,
+        // on POST only (CouchDB's couch_httpd).
+        var method = request.method.rawValue
+        if method == "POST", let override = headers["x-http-method-override"], !override.isEmpty {
+            method = override.uppercased()
         }
+        return RESTRequest(method: method, segments: segments, query: query,
+                           headers: headers, body: [], nonUTF8Segments: nonUTF8)
+    }
 
-        let syncRequest: RESTRequest
+    private func answer(_ request: Request, context: Context) async -> Response {
+        var syncRequest: RESTRequest
         do {
-            let (segments, query, nonUTF8) = try RESTRequest.parseTargetMarkingNonUTF8(request.head.path ?? "/")
-            var headers: [String: String] = [:]
-            for field in request.headers {
-                let name = field.name.canonicalName
-                headers[name] = headers[name].map { $0 + ", " + field.value } ?? field.value
-            }
-            // HTTPTypes keeps `Host` as the request's authority, not as a header field.
-            if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
-            // `X-HTTP-Method-Override` lets a client limited to GET and POST send any method,
-            // on POST only (CouchDB's couch_httpd).
-            var method = request.method.rawValue
-            if method == "POST", let override = headers["x-http-method-override"], !override.isEmpty {
-                method = override.uppercased()
-            }
-            syncRequest = RESTRequest(method: method, segments: segments, query: query,
-                                      headers: headers, body: bytes, nonUTF8Segments: nonUTF8)
+            syncRequest = try Self.restRequest(request)
         } catch {
             return Self.response(.error(RESTError.from(error)))
         }
+        if context.checked {
+            // ListenerAuthenticationMiddleware and ListenerReadOnlyMiddleware let it through.
+            syncRequest.user = context.user
+            syncRequest.checked = true
+        }
 
         let router = self.router
-        guard let outcome = await router.state.onWorker({ router.handle(syncRequest) }) else {
+        let isAttachment = RESTRouter.isAttachmentUpload(method: syncRequest.method, segments: syncRequest.segments)
+        if isAttachment || RESTRouter.isMultipartDocumentUpload(syncRequest) {
+            // Attachment bodies go to the blob store as they arrive, whatever their size.
+            let probe = syncRequest
+            guard let start = await router.state.onWorker({ router.beginUpload(probe) }) else {
+                return Self.response(.error(RESTError(503, "service_unavailable", "The listener is stopping")))
+            }
+            let db: CBLDatabase
+            switch start {
+            case .refused(let response): return Self.response(response)
+            case .accepted(let opened): db = opened
+            }
+            if let refusal = isAttachment ? await Self.streamAttachment(request.body, db: db, into: &syncRequest, state: router.state)
+                                          : await Self.streamMultipart(request.body, db: db, into: &syncRequest, state: router.state) {
+                return Self.response(.error(refusal))
+            }
+        } else {
+            // JSON (and the other small) bodies are read whole, up to `maxBodySize`.
+            let maxBody = router.state.maxBodySize
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBody {
+                return Self.response(.error(Self.tooLarge(maxBody)))
+            }
+            do {
+                var buffer = try await request.body.collect(upTo: maxBody)
+                syncRequest = syncRequest.with(body: buffer.readBytes(length: buffer.readableBytes) ?? [])
+            } catch is NIOTooManyBytesError {
+                return Self.response(.error(Self.tooLarge(maxBody)))
+            } catch {
+                return Self.response(.error(RESTError(400, "bad_request", "Could not read the request body")))
+            }
+        }
+
+        let handled = syncRequest
+        let outcome = await router.state.onWorker({ router.handle(handled) })
+        // An upload the handler did not install (an error answer) is dropped; no-op once installed.
+        syncRequest.upload?.cancel()
+        guard let outcome else {
             return Self.response(.error(RESTError(503, "service_unavailable", "The listener is stopping")))
         }
         switch outcome {
         case .response(let response):
-            return Self.response(response)
+            return Self.response(response, state: router.state)
         case .changesFeed(let feed):
             return ChangesFeedRunner(router: router, feed: feed).response()
         }
+    }
+
+    /// Bytes gathered before each write to the blob file (one worker-thread hop per batch).
+    static let uploadBatchSize = 1 << 20
+
+    /// `PUT /{db}/{doc}/{att}`: the body streamed into a blob-store writer, handed to the
+    /// handler as `upload`; the error to answer instead, if any.
+    private static func streamAttachment(_ body: RequestBody, db: CBLDatabase, into request: inout RESTRequest,
+                                         state: ListenerState) async -> RESTError? {
+        let begun = await state.onWorker { () -> Result<SyncBlobDownload, Error> in Result { try db.syncBeginBlobDownload() } }
+        guard case .success(let upload)? = begun else {
+            if case .failure(let error)? = begun { return RESTError.from(error) }
+            return RESTError(503, "service_unavailable", "The listener is stopping")
+        }
+        if let error = await stream(body, state: state, { try upload.append($0) }) {
+            upload.cancel()
+            return error
+        }
+        request.upload = upload
+        return nil
+    }
+
+    /// `PUT /{db}/{doc}` with `multipart/related`: split as it arrives, the JSON part kept (up
+    /// to `maxBodySize`), the attachment parts streamed into the blob store; the parts are
+    /// handed to the handler as `relatedParts`. The error to answer instead, if any.
+    private static func streamMultipart(_ body: RequestBody, db: CBLDatabase, into request: inout RESTRequest,
+                                        state: ListenerState) async -> RESTError? {
+        let splitter = MultipartUploadStream(boundary: request.contentTypeParameter("boundary") ?? "",
+                                             maxInMemory: state.maxBodySize,
+                                             beginBlob: { try db.syncBeginBlobDownload() })
+        if let error = await stream(body, state: state, { try splitter.feed($0) }) {
+            splitter.cancel()
+            return error
+        }
+        let finished = await state.onWorker { () -> Result<[MultipartUploadStream.Part], Error> in Result { try splitter.finish() } }
+        switch finished {
+        case .success(let parts)?:
+            request.relatedParts = parts
+            return nil
+        case .failure(let error)?:
+            splitter.cancel()
+            if let error = error as? MultipartError { return RESTError(400, "bad_request", error.message) }
+            return RESTError.from(error)
+        case nil:
+            splitter.cancel()
+            return RESTError(503, "service_unavailable", "The listener is stopping")
+        }
+    }
+
+    /// Hands a request body to `consume` a batch at a time on the worker threads; the error to
+    /// answer when the body cannot be read or consumed, nil when all of it was consumed.
+    private static func stream(_ body: RequestBody, state: ListenerState,
+                               _ consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void) async -> RESTError? {
+        var batch = ByteBuffer()
+        func flush() async -> RESTError? {
+            let chunk = batch
+            batch = ByteBuffer()
+            let written = await state.onWorker { () -> RESTError? in
+                do {
+                    try chunk.withUnsafeReadableBytes { try consume($0) }
+                    return nil
+                } catch let error as MultipartError {
+                    return RESTError(400, "bad_request", error.message)
+                } catch {
+                    return RESTError.from(error)
+                }
+            }
+            return written ?? RESTError(503, "service_unavailable", "The listener is stopping")
+        }
+        do {
+            for try await buffer in body {
+                var buffer = buffer
+                batch.writeBuffer(&buffer)
+                if batch.readableBytes >= uploadBatchSize, let error = await flush() { return error }
+            }
+        } catch {
+            return RESTError(400, "bad_request", "Could not read the request body")
+        }
+        return batch.readableBytes > 0 ? await flush() : nil
     }
 
     static func tooLarge(_ limit: Int) -> RESTError {
         RESTError(413, "too_large", "The request entity is too large (limit \(limit) bytes)")
     }
 
-    static func response(_ r: RESTResponse) -> Response {
+    static func response(_ r: RESTResponse, state: ListenerState? = nil) -> Response {
         var fields = HTTPFields()
         for (name, value) in r.headers {
             if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        if let stream = r.stream {
+            guard let state else {
+                stream.close()
+                return response(.error(RESTError(500, "internal_server_error", "A streamed answer without workers")))
+            }
+            return Response(status: HTTPResponse.Status(code: r.status), headers: fields,
+                            body: streamedBody(stream, state: state))
         }
         var buffer = ByteBufferAllocator().buffer(capacity: r.body.count)
         buffer.writeBytes(r.body)
         return Response(status: HTTPResponse.Status(code: r.status), headers: fields,
                         body: ResponseBody(byteBuffer: buffer))
+    }
+}
+
+extension ListenerResponder {
+    /// A body whose pieces are produced on the worker threads as the client takes them (the
+    /// writer waits while the connection is not writable, so at most a few pieces are held).
+    static func streamedBody(_ stream: RESTBodyStream, state: ListenerState) -> ResponseBody {
+        ResponseBody(contentLength: stream.length) { writer in
+            defer { stream.close() }
+            while true {
+                let piece = await state.onWorker { () -> Result<[UInt8]?, Error> in Result { try stream.next() } }
+                // The listener stopping, or the content failing mid-answer: the status is sent
+                // already, so the connection is closed short of the length announced.
+                guard case .success(let bytes)? = piece, let bytes else {
+                    if case .success(nil)? = piece { break }
+                    throw RESTError(500, "internal_server_error", "The answer could not be completed")
+                }
+                try await writer.write(ByteBuffer(bytes: bytes))
+            }
+            try await writer.finish(nil)
+        }
     }
 }
 

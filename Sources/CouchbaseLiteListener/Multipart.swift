@@ -61,6 +61,20 @@ enum MultipartUpload {
         }
     }
 
+    /// A document whose attachment parts were streamed into the blob store as they arrived
+    /// (``MultipartUploadStream``); the same matching of parts to attachments as above.
+    static func documentWithStreamedAttachments(_ parts: [MultipartUploadStream.Part]) throws -> [String: Any] {
+        var installed: [Int: (digest: String, md5Digest: String, length: Int)] = [:]
+        for (index, part) in parts.enumerated() {
+            if let blob = part.installed { installed[index] = blob }
+        }
+        do {
+            return try MultipartDocument.document(related: namingPartsInJSONOrder(parts.map { $0.mime }), installed: installed)
+        } catch let error as MultipartError {
+            throw RESTError(400, "bad_request", error.message)
+        }
+    }
+
     /// CouchDB hands the attachment parts to the `follows` attachments in the order the JSON
     /// lists them in `_attachments` (couch_doc:doc_from_multi_part_stream), whatever the parts
     /// say: a part without a `Content-Disposition` filename gets the name of the next such

@@ -24,17 +24,15 @@ final class RESTRouter: Sendable {
     func handle(_ request: RESTRequest) -> RESTOutcome {
         do {
             var request = request
-            if let denied = authenticate(&request) { return .response(denied) }
-            if state.readOnly, !Self.isReadOnlySafe(request) {
-                throw RESTError(403, "forbidden", "The listener is read-only")
+            // Over HTTP the listener's middleware checked these (ListenerMiddleware.swift), and
+            // answers HEAD; a WebSocket feed's request comes here unchecked.
+            if !request.checked {
+                if let denied = authenticate(&request) { return .response(denied) }
+                if state.readOnly, !Self.isReadOnlySafe(request) {
+                    throw RESTError(403, "forbidden", "The listener is read-only")
+                }
             }
-            var outcome = try route(request)
-            if request.method == "HEAD", case .response(var r) = outcome {
-                r.setHeader("Content-Length", String(r.body.count))
-                r.body = []
-                outcome = .response(r)
-            }
-            return outcome
+            return try route(request)
         } catch {
             return .response(.error(RESTError.from(error)))
         }
@@ -55,7 +53,7 @@ final class RESTRouter: Sendable {
 
     /// Checks HTTP Basic credentials or a session cookie when passwords are set. Returns the
     /// 401 response to send, or nil to proceed (with `request.user` set).
-    private func authenticate(_ request: inout RESTRequest) -> RESTResponse? {
+    func authenticate(_ request: inout RESTRequest) -> RESTResponse? {
         if let user = state.authenticatedUser(request) {
             request.user = user
             return nil

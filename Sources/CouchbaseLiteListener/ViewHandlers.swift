@@ -55,16 +55,9 @@ extension RESTRouter {
         }
 
         let result = try query.run()
-        var rows: [Any] = []
-        for row in result {
-            var out: [String: Any] = ["key": row.key ?? NSNull(), "value": row.value ?? NSNull()]
-            if let id = row.sourceDocumentID { out["id"] = id }
-            if includeDocs { out["doc"] = row.documentProperties ?? NSNull() }
-            rows.append(out)
-        }
-        var response: [String: Any] = ["rows": rows]
+        var meta: [(String, Any)] = []
         if !reducing {
-            response["total_rows"] = query.indexUpdateMode == .before ? Int(view.totalRows) : rows.count + skip
+            meta.append(("total_rows", query.indexUpdateMode == .before ? Int(view.totalRows) : Int(result.count) + skip))
             // CouchDB's offset counts the index rows before the start key, plus those skipped.
             var offset = skip
             if keys == nil, let start = query.startKey {
@@ -76,10 +69,17 @@ extension RESTRouter {
                 before.inclusiveEnd = false
                 offset += Int(try before.run().count)
             }
-            response["offset"] = offset
+            meta.append(("offset", offset))
         }
-        if try q.bool("update_seq") { response["update_seq"] = Int(result.sequenceNumber) }
-        return .json(200, response)
+        if try q.bool("update_seq") { meta.append(("update_seq", Int(result.sequenceNumber))) }
+        // Rows are turned into JSON as the client reads them (RowListing).
+        return RowListing.response(meta: meta) {
+            guard let row = result.nextRow() else { return nil }
+            var out: [String: Any] = ["key": row.key ?? NSNull(), "value": row.value ?? NSNull()]
+            if let id = row.sourceDocumentID { out["id"] = id }
+            if includeDocs { out["doc"] = row.documentProperties ?? NSNull() }
+            return out
+        }
     }
 
     /// The parameters of an `_all_docs` or view request: the query string merged with a POST

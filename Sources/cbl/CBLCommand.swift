@@ -133,7 +133,7 @@ struct Serve: ParsableCommand {
     @Flag(help: "Serve HTTPS with a self-signed certificate kept in the directory (printed at start).")
     var ssl = false
 
-    @Option(help: "Largest request body accepted, in bytes (larger ones get 413).")
+    @Option(help: "Largest JSON request body accepted, in bytes (larger ones get 413); attachment uploads stream and are not limited.")
     var maxBodySize: Int = 64 * 1024 * 1024
 
     @Flag(inversion: .prefixedNo,

@@ -297,6 +297,28 @@ final class EncryptedAttachmentTests: DatabaseTestCase {
 
     // MARK: Streaming
 
+    /// `SyncBlobStream` (the listener's attachment GETs and `Range` answers) skips to any
+    /// offset: a seek in a plain store, decrypting and dropping in an encrypted one (keeping
+    /// what a decrypted piece holds past the offset).
+    func testAttachmentStreamSkipsToAnyOffset() throws {
+        let body = content(300_017, seed: 7)
+        let key = try blobs.store(body).key
+        for encrypted in [false, true] {
+            if encrypted { try blobs.changeEncryptionKey(from: nil, to: key2) }
+            for offset in [0, 1, 15, 16, 17, 65_536, 299_999, body.count - 1, body.count] {
+                let stream = try XCTUnwrap(db.syncOpenAttachmentStream(meta: ["digest": key.digest], docID: "d", name: "a"))
+                XCTAssertEqual(stream.length, body.count)
+                try stream.skip(offset)
+                var read = Data()
+                while let piece = try stream.read(upToCount: 10_000) { read.append(piece) }
+                stream.close()
+                XCTAssertEqual(read, body.subdata(in: offset..<body.count), "offset \(offset), encrypted \(encrypted)")
+            }
+        }
+        // Stored gzip-encoded: no stream (the listener decodes such attachments whole).
+        XCTAssertNil(try db.syncOpenAttachmentStream(meta: ["digest": key.digest, "encoding": "gzip"], docID: "d", name: "a"))
+    }
+
     func testLargeAttachmentsStreamInAndOutOfAnEncryptedStore() throws {
         try blobs.changeEncryptionKey(from: nil, to: key2)
         let body = content(6 * 1024 * 1024 + 5, seed: 99)

@@ -166,8 +166,15 @@ final class BlobReader: @unchecked Sendable {
 
     deinit { try? handle.close() }
 
+    /// Decrypted bytes a skip read past, returned first by the next read.
+    private var pending: Data?
+
     /// The next piece of content (at most about `count` bytes); nil at the end.
     func read(upToCount count: Int) throws -> Data? {
+        if let held = pending {
+            pending = nil
+            return held
+        }
         while !done {
             let chunk = try handle.read(upToCount: count) ?? Data()
             guard let decryptor else {
@@ -186,6 +193,25 @@ final class BlobReader: @unchecked Sendable {
             if !plain.isEmpty { return plain }
         }
         return nil
+    }
+
+    /// Skips `count` bytes of content: a seek when the file is plaintext, else decrypting
+    /// and dropping them (CBC decrypts in order).
+    func skip(_ count: Int) throws {
+        guard count > 0 else { return }
+        if decryptor == nil {
+            try handle.seek(toOffset: try handle.offset() + UInt64(count))
+            return
+        }
+        var left = count
+        while left > 0, let piece = try read(upToCount: min(left, 256 * 1024)) {
+            // A decrypted piece may run past the skipped bytes: keep the rest for the next read.
+            if piece.count > left {
+                pending = Data(piece[(piece.startIndex + left)...])
+                return
+            }
+            left -= piece.count
+        }
     }
 
     func close() { try? handle.close() }

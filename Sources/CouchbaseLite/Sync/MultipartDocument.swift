@@ -85,6 +85,18 @@ package enum MultipartDocument {
         return doc
     }
 
+    /// The document of a `multipart/related` body whose attachment parts were streamed into the
+    /// blob store as they arrived (``SyncBlobDownload``): `installed[i]` is part `i`'s blob (its
+    /// MIME body is then empty). Those attachments become `follows` entries naming their blob;
+    /// the others are as ``document(related:)`` makes them.
+    package static func document(related parts: [MIMEPart],
+                                 installed: [Int: (digest: String, md5Digest: String, length: Int)]) throws -> [String: Any] {
+        guard let first = parts.first else { throw MultipartError(.malformed, "Empty multipart body") }
+        var doc = try json(first)
+        try attachFollowingBodies(&doc, parts: parts.dropFirst(), installed: installed)
+        return doc
+    }
+
     /// A JSON part's object (inflated first when the part is gzip-encoded, as Sync Gateway
     /// sends them to clients that accept gzip parts).
     static func json(_ part: MIMEPart) throws(MultipartError) -> [String: Any] {
@@ -107,7 +119,8 @@ package enum MultipartDocument {
     /// (the order writers use). A gzip part is inflated unless the metadata keeps the
     /// attachment encoded; the `digest` is checked against the bytes to store (or the bytes
     /// received: CouchDB's `md5-` covers the encoded form).
-    static func attachFollowingBodies(_ doc: inout [String: Any], parts: ArraySlice<MIMEPart>) throws {
+    static func attachFollowingBodies(_ doc: inout [String: Any], parts: ArraySlice<MIMEPart>,
+                                      installed: [Int: (digest: String, md5Digest: String, length: Int)] = [:]) throws {
         guard var attachments = doc["_attachments"] as? [String: Any] else { return }
         let following = attachments.keys
             .filter { ((attachments[$0] as? [String: Any])?["follows"] as? Bool) == true }
@@ -115,21 +128,22 @@ package enum MultipartDocument {
         guard !following.isEmpty else { return }
         let docName = doc["_id"] as? String ?? "?"
 
-        var claimed: [String: MIMEPart] = [:]
-        var unnamed: [MIMEPart] = []
-        for part in parts {
+        var claimed: [String: Int] = [:]
+        var unnamed: [Int] = []
+        for index in parts.indices {
+            let part = parts[index]
             if let disposition = part.header("content-disposition"),
                let filename = MIMEHeader.parameter("filename", in: disposition),
                following.contains(filename), claimed[filename] == nil {
-                claimed[filename] = part
+                claimed[filename] = index
             } else {
-                unnamed.append(part)
+                unnamed.append(index)
             }
         }
         if !unnamed.isEmpty {
             var open = following.filter { claimed[$0] == nil }
             for part in unnamed {
-                let digests = Digests(Data(part.body))
+                let digests = installed[part].map(Digests.init(known:)) ?? Digests(Data(parts[part].body))
                 let byDigest = open.firstIndex { name in
                     ((attachments[name] as? [String: Any])?["digest"] as? String).map(digests.matches) ?? false
                 }
@@ -140,9 +154,27 @@ package enum MultipartDocument {
 
         for name in following {
             guard var meta = attachments[name] as? [String: Any] else { continue }
-            guard let part = claimed[name] else {
+            guard let index = claimed[name] else {
                 throw MultipartError(.missingAttachment, "The body of attachment '\(name)' of '\(docName)' is missing")
             }
+            if let blob = installed[index] {
+                // Stored as received (a gzip part is never streamed): CouchDB's `md5-` and 1.x's
+                // `sha1-` both cover these bytes.
+                if let digest = meta["digest"] as? String, Digests.isChecked(digest), !Digests(known: blob).matches(digest) {
+                    throw MultipartError(.digestMismatch, "The body of attachment '\(name)' of '\(docName)' does not match its digest \(digest)")
+                }
+                meta["follows"] = true
+                meta["data"] = nil
+                meta["digest"] = blob.digest
+                if meta["encoding"] as? String == "gzip" {
+                    meta["encoded_length"] = blob.length
+                } else {
+                    meta["length"] = blob.length
+                }
+                attachments[name] = meta
+                continue
+            }
+            let part = parts[index]
             let received = Data(part.body)
             var stored = received
             if part.isGzipped, meta["encoding"] as? String != "gzip" {
@@ -172,6 +204,13 @@ private final class Digests {
     private lazy var md5 = "md5-" + Data(Insecure.MD5.hash(data: data)).base64EncodedString()
 
     init(_ data: Data) { self.data = data }
+
+    /// The digests of a blob already installed (computed as it was written).
+    init(known blob: (digest: String, md5Digest: String, length: Int)) {
+        data = Data()
+        sha1 = blob.digest
+        md5 = blob.md5Digest
+    }
 
     static func isChecked(_ digest: String) -> Bool { digest.hasPrefix("sha1-") || digest.hasPrefix("md5-") }
 

@@ -1,0 +1,114 @@
+import CouchbaseLite
+import Foundation
+
+/// A response body produced piece by piece (an attachment read from its blob file, `_all_docs`
+/// or view rows written as they are read), so no answer is held whole in memory. The pieces
+/// are produced on the listener's worker threads, since producing one may block on I/O.
+struct RESTBodyStream: Sendable {
+    /// The whole length when known in advance (sent as `Content-Length`), else nil (chunked).
+    let length: Int?
+    /// The next piece; nil at the end. Called once at a time, from worker threads.
+    let next: @Sendable () throws -> [UInt8]?
+    /// Releases what the producer holds; called once, at the end or when the client is gone.
+    let close: @Sendable () -> Void
+
+    init(length: Int?, next: @escaping @Sendable () throws -> [UInt8]?, close: @escaping @Sendable () -> Void = {}) {
+        self.length = length
+        self.next = next
+        self.close = close
+    }
+
+    /// All the pieces, concatenated (HEAD answers use only the length; tests and small bodies).
+    func collect() throws -> [UInt8] {
+        defer { close() }
+        var out: [UInt8] = []
+        while let piece = try next() { out += piece }
+        return out
+    }
+}
+
+/// One piece of a streamed attachment answer: literal bytes (multipart/byteranges framing),
+/// or a range of the attachment's content read from its blob file.
+enum AttachmentPiece: Sendable {
+    case bytes([UInt8])
+    case content(ClosedRange<Int>)
+
+    var count: Int {
+        switch self {
+        case .bytes(let b): return b.count
+        case .content(let r): return r.count
+        }
+    }
+}
+
+/// Produces an attachment answer's pieces from its blob, reading at most `chunkSize` bytes at
+/// a time. A range before the current read position reopens the blob (byteranges may come in
+/// any order and overlap).
+final class AttachmentStreamer: @unchecked Sendable {
+    static let chunkSize = 256 * 1024
+
+    private let lock = NSLock()
+    private let open: @Sendable () throws -> SyncBlobStream
+    private var pieces: ArraySlice<AttachmentPiece>
+    private var stream: SyncBlobStream?
+    private var position = 0
+    /// What is left of the content range being read: (next offset, bytes left).
+    private var reading: (offset: Int, left: Int)?
+
+    init(pieces: [AttachmentPiece], first: SyncBlobStream?, open: @escaping @Sendable () throws -> SyncBlobStream) {
+        self.pieces = pieces[...]
+        self.stream = first
+        self.open = open
+    }
+
+    /// The answer as a body stream of known length.
+    func body() -> RESTBodyStream {
+        let length = pieces.reduce(0) { $0 + $1.count }
+        return RESTBodyStream(length: length, next: { [self] in try next() }, close: { [self] in close() })
+    }
+
+    private func next() throws -> [UInt8]? {
+        lock.lock(); defer { lock.unlock() }
+        while true {
+            if let (offset, left) = reading, left > 0 {
+                let stream = try seek(to: offset)
+                guard let data = try stream.read(upToCount: min(left, Self.chunkSize)), !data.isEmpty else {
+                    throw RESTError(500, "internal_server_error", "The attachment's content ended early")
+                }
+                let bytes = Array(data.prefix(left))
+                position += bytes.count
+                reading = (offset + bytes.count, left - bytes.count)
+                return bytes
+            }
+            reading = nil
+            guard let piece = pieces.popFirst() else { return nil }
+            switch piece {
+            case .bytes(let b):
+                return b
+            case .content(let range):
+                reading = (range.lowerBound, range.count)
+            }
+        }
+    }
+
+    /// The blob, positioned at `offset`.
+    private func seek(to offset: Int) throws -> SyncBlobStream {
+        if let stream, position == offset { return stream }
+        if stream == nil || offset < position {
+            stream?.close()
+            stream = try open()
+            position = 0
+        }
+        try stream!.skip(offset - position)
+        position = offset
+        return stream!
+    }
+
+    private func close() {
+        lock.lock(); defer { lock.unlock() }
+        stream?.close()
+        stream = nil
+        pieces = []
+    }
+}
+
