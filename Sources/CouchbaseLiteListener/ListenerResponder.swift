@@ -77,6 +77,8 @@ struct ListenerResponder: HTTPResponder {
             return Self.response(response)
         case .changesFeed(let feed):
             return ChangesFeedRunner(router: router, feed: feed).response()
+        case .stream(let stream):
+            return stream.response(state: router.state)
         }
     }
 

@@ -7,6 +7,8 @@ import JSONCore
 enum RESTOutcome: Sendable {
     case response(RESTResponse)
     case changesFeed(ChangesFeedRequest)
+    /// A body written while it is produced (`_changes`, `_bulk_get`).
+    case stream(RESTStream)
 }
 
 /// Dispatches REST requests to handlers. Synchronous: it runs on worker threads because every
@@ -29,6 +31,9 @@ final class RESTRouter: Sendable {
                 throw RESTError(403, "forbidden", "The listener is read-only")
             }
             var outcome = try route(request)
+            if request.method == "HEAD", case .stream(let stream) = outcome {
+                outcome = .response(RESTResponse(status: stream.status, headers: stream.headers, body: try stream.collect()))
+            }
             if request.method == "HEAD", case .response(var r) = outcome {
                 r.setHeader("Content-Length", String(r.body.count))
                 r.body = []
@@ -96,7 +101,7 @@ final class RESTRouter: Sendable {
                 return .response(try bulkDocs(db, request))
             case "_bulk_get":
                 guard s.count == 2 else { throw RESTError.missing }
-                return .response(try bulkGet(db, request))
+                return try bulkGet(db, request)
             case "_revs_diff":
                 guard s.count == 2 else { throw RESTError.missing }
                 return .response(try revsDiff(db, request))
