@@ -87,8 +87,8 @@ extension ChangesRow {
     /// The opening of a feed answer, before the rows (CouchDB puts each row on its own line).
     package static let feedPrefix = Array("{\"results\":[\n".utf8)
 
-    /// What separates two rows of a feed answer.
-    package static let feedSeparator = Array(",\n".utf8)
+    /// What separates two rows of a feed answer (CouchDB 3 writes `,\r\n`).
+    package static let feedSeparator = Array(",\r\n".utf8)
 
     /// The end of a feed answer, after the rows.
     package static func feedSuffix(lastSequence: RemoteSequence, pending: Int? = nil) -> [UInt8] {
