@@ -54,7 +54,7 @@ struct ChangesFeedLoop: Sendable {
             let result = await router.state.onWorker { () -> Result<([(String, Int64)], Int64), RESTError> in
                 do {
                     let (rows, last) = try router.changeRows(db, snapshot)
-                    return .success((rows.map { (JSONText.string($0), Int64($0["seq"] as? Int ?? 0)) }, last))
+                    return .success((rows.map { (String(decoding: $0.encoded, as: UTF8.self), $0.sequence.integerValue ?? 0) }, last))
                 } catch {
                     return .failure(RESTError.from(error))
                 }
@@ -139,8 +139,11 @@ struct ChangesFeedRunner: Sendable {
             let end = try await loop.run(untilRows: true) { event in
                 switch event {
                 case .rows(let rows, let lastSeq):
-                    try await write("{\"results\":[" + rows.map(\.json).joined(separator: ",\n")
-                                    + "],\n\"last_seq\":\(lastSeq)}\n", &writer)
+                    // The answer's rows as the normal feed frames them (`ChangesRow`'s framing).
+                    try await write(String(decoding: ChangesRow.feedPrefix, as: UTF8.self)
+                                    + rows.map(\.json).joined(separator: String(decoding: ChangesRow.feedSeparator, as: UTF8.self))
+                                    + String(decoding: ChangesRow.feedSuffix(lastSequence: RemoteSequence(lastSeq)), as: UTF8.self),
+                                    &writer)
                 case .heartbeat:
                     try await write("\n", &writer)
                 case .caughtUp:

@@ -8,12 +8,12 @@ extension RESTRouter {
     static let filteredChangesBatch = 500
 
     /// The change rows after `options.since`, and the `last_seq` to report.
-    func changeRows(_ db: CBLDatabase, _ options: ChangesOptions) throws -> ([[String: Any]], Int64) {
+    func changeRows(_ db: CBLDatabase, _ options: ChangesOptions) throws -> ([ChangesRow], Int64) {
         let lastSequence = db.lastSequenceNumber
         let test = try changesFilterTest(db, options.filter)
         // Filters see the winner's body; other leaves are read when `style=all_docs` asks for them.
         let needBodies = options.includeDocs || (test != nil && options.filter?.readsDocuments == true)
-        var rows: [[String: Any]] = []
+        var rows: [ChangesRow] = []
         var limited = false
         var since = options.since
         scanning: while true {
@@ -29,7 +29,7 @@ extension RESTRouter {
             guard test != nil, !options.descending, let batch, changes.count >= batch, let last = changes.last else { break }
             since = last.sequence
         }
-        let lastRowSeq = (rows.last?["seq"] as? Int).map(Int64.init)
+        let lastRowSeq = rows.last?.sequence.integerValue
         let lastSeq: Int64
         if options.descending {
             lastSeq = lastRowSeq ?? options.since
@@ -45,7 +45,7 @@ extension RESTRouter {
     /// One row of the feed, nil when the filter passes none of the document's revisions. With
     /// `style=all_docs` each leaf is tested and only passing ones are listed (CouchDB's filter_revs).
     func changeRow(_ db: CBLDatabase, _ change: SyncChange, _ options: ChangesOptions,
-                   test: ChangesRevisionTest?) throws -> [String: Any]? {
+                   test: ChangesRevisionTest?) throws -> ChangesRow? {
         var revIDs = change.revIDs
         if let test {
             var leafBodies: [String: SyncRevision]?
@@ -66,16 +66,12 @@ extension RESTRouter {
             }
             if revIDs.isEmpty { return nil }
         }
-        var row: [String: Any] = [
-            "seq": Int(change.sequence),
-            "id": change.docID,
-            "changes": revIDs.map { ["rev": $0] },
-        ]
-        if change.deleted { row["deleted"] = true }
+        var row = ChangesRow(sequence: RemoteSequence(change.sequence), docID: change.docID, revIDs: revIDs,
+                             deleted: change.deleted)
         if options.includeDocs {
             var doc = try changeDocument(db, change, options)
             if case .selector(_, let fields?)? = options.filter { doc = fields.extract(from: doc) }
-            row["doc"] = doc
+            row.document = JSONText.bytes(doc)
         }
         return row
     }

@@ -170,12 +170,25 @@ extension RESTRouter {
 
     // MARK: _bulk_get
 
-    func bulkGet(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
+    /// One entry of a `_bulk_get` request: a document, optionally a revision and `atts_since`.
+    struct BulkGetRequestItem: Sendable {
+        var docID: String?
+        var revID: String?
+        var attsSince: [String]?
+    }
+
+    /// `POST /{db}/_bulk_get`: JSON streamed one result at a time, or multipart for a client
+    /// that accepts nothing else.
+    func bulkGet(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTOutcome {
         try requireMethod(request, "POST")
         try requireJSONBody(request)
         let body = try JSONText.parseObject(request.body)
         guard let docs = body["docs"] as? [Any] else {
             throw RESTError(400, "bad_request", "Missing JSON list of 'docs'.")
+        }
+        let items = docs.map { item -> BulkGetRequestItem in
+            guard let spec = item as? [String: Any], let docID = spec["id"] as? String else { return BulkGetRequestItem() }
+            return BulkGetRequestItem(docID: docID, revID: spec["rev"] as? String, attsSince: spec["atts_since"] as? [String])
         }
         let q = QueryParams(values: request.query)
         var queryOptions = try DocumentOptions(q)
@@ -185,74 +198,89 @@ extension RESTRouter {
         // nothing else (1.x pullers: `multipart/related`; PouchDB: `multipart/mixed`).
         let multipart = !request.accepts("application/json")
             && (request.accepts("multipart/mixed") || request.accepts("multipart/related"))
-        var results: [Any] = []
+        if multipart {
+            var parts: [MultipartPart] = []
+            for item in items {
+                parts += bulkGetEntry(db, item, queryOptions, latest: latest, multipart: true).parts
+            }
+            return .response(MultipartWriter.response(subtype: request.accepts("multipart/mixed") ? "mixed" : "related",
+                                                      parts: parts))
+        }
+        let options = queryOptions
+        return .stream(.json { emit in
+            var writer = JSONWriter(capacity: RESTStream.pieceSize + 4096)
+            writer.writeRaw(BulkGetResult.answerPrefix)
+            for (index, item) in items.enumerated() {
+                if index > 0 { writer.writeRawByte(UInt8(ascii: ",")) }
+                self.bulkGetEntry(db, item, options, latest: latest, multipart: false).result.encode(into: &writer)
+                if writer.byteCount >= RESTStream.pieceSize {
+                    try emit(writer.bytes)
+                    writer.removeAll()
+                }
+            }
+            writer.writeRaw(BulkGetResult.answerSuffix)
+            writer.writeRawByte(0x0A)
+            try emit(writer.bytes)
+        })
+    }
+
+    /// What one `_bulk_get` request entry answers: its result (`{"ok":doc}` or `{"error":…}`
+    /// per revision), and in multipart form one part per revision or error.
+    func bulkGetEntry(_ db: CBLDatabase, _ item: BulkGetRequestItem, _ queryOptions: DocumentOptions, latest: Bool,
+                      multipart: Bool) -> (result: BulkGetResult, parts: [MultipartPart]) {
+        guard let docID = item.docID else {
+            let failure = BulkGetResult.Failure(docID: nil, revID: nil, error: "bad_request", reason: "Each doc needs an `id`")
+            return (BulkGetResult(docID: nil, docs: [.failure(failure)]), multipart ? [Self.errorPart(failure)] : [])
+        }
+        let revID = item.revID
+        var options = queryOptions
+        // A non-empty `atts_since` asks for the attachments newer than those revisions; an
+        // empty one (what CouchDB's replicator sends, with `attachments=false`) asks nothing.
+        if let since = item.attsSince, !since.isEmpty {
+            options.attsSince = since
+            options.attachments = true
+        }
+        func failure(_ rev: String?, _ error: String, _ reason: String) -> BulkGetResult.Entry {
+            .failure(BulkGetResult.Failure(docID: docID, revID: rev ?? "undefined", error: error, reason: reason))
+        }
+        var entries: [BulkGetResult.Entry] = []
         var parts: [MultipartPart] = []
-        for item in docs {
-            guard let spec = item as? [String: Any], let docID = spec["id"] as? String else {
-                let error: [String: Any] = ["id": NSNull(), "rev": NSNull(), "error": "bad_request",
-                                            "reason": "Each doc needs an `id`"]
-                results.append(["id": NSNull(), "docs": [["error": error]]])
-                if multipart { parts.append(Self.errorPart(error)) }
-                continue
-            }
-            let revID = spec["rev"] as? String
-            var options = queryOptions
-            // A non-empty `atts_since` asks for the attachments newer than those revisions; an
-            // empty one (what CouchDB's replicator sends, with `attachments=false`) asks nothing.
-            if let since = spec["atts_since"] as? [String], !since.isEmpty {
-                options.attsSince = since
-                options.attachments = true
-            }
-            func failure(_ rev: String?, _ error: String, _ reason: String) -> [String: Any] {
-                ["error": ["id": docID, "rev": rev ?? "undefined", "error": error, "reason": reason]]
-            }
-            // Each entry is `{"ok":doc}` or `{"error":…}`; in multipart form, each is a part.
-            var entries: [[String: Any]] = []
-            var entryParts: [MultipartPart] = []
-            do {
-                var revisions: [SyncRevision] = []
-                if let revID {
-                    for resolved in try openRevisions(db, docID: docID, revIDs: [revID], latest: latest) {
-                        switch resolved {
-                        case .found(let rev): revisions.append(rev)
-                        case .missing(let missing): entries.append(failure(missing, "not_found", "missing"))
-                        }
+        do {
+            var revisions: [SyncRevision] = []
+            if let revID {
+                for resolved in try openRevisions(db, docID: docID, revIDs: [revID], latest: latest) {
+                    switch resolved {
+                    case .found(let rev): revisions.append(rev)
+                    case .missing(let missing): entries.append(failure(missing, "not_found", "missing"))
                     }
+                }
+            } else {
+                // No `rev`: the winner, as 1.x answered (CouchDB would list every leaf).
+                let winner = try db.syncWinningRevision(docID: docID)
+                if let winner, !winner.deleted, winner.body != nil {
+                    revisions.append(winner)
                 } else {
-                    // No `rev`: the winner, as 1.x answered (CouchDB would list every leaf).
-                    let winner = try db.syncWinningRevision(docID: docID)
-                    if let winner, !winner.deleted, winner.body != nil {
-                        revisions.append(winner)
-                    } else {
-                        entries.append(failure(nil, "not_found", winner?.deleted == true ? "deleted" : "missing"))
-                    }
-                }
-                for rev in revisions {
-                    if multipart {
-                        let doc = try documentJSON(db, rev, options, followsAttachments: true)
-                        entryParts.append(try documentPart(db, doc: doc, rev: rev,
-                                                           relatedHeaders: [("X-Doc-Id", docID), ("X-Rev-Id", rev.revID)]))
-                    } else {
-                        entries.append(["ok": try documentJSON(db, rev, options)])
-                    }
-                }
-            } catch {
-                let e = RESTError.from(error)
-                entries = [failure(revID, e.error, e.reason)]
-                entryParts = []
-            }
-            if multipart {
-                parts += entryParts
-                for entry in entries {
-                    if let error = entry["error"] as? [String: Any] { parts.append(Self.errorPart(error)) }
+                    entries.append(failure(nil, "not_found", winner?.deleted == true ? "deleted" : "missing"))
                 }
             }
-            results.append(["id": docID, "docs": entries])
+            for rev in revisions {
+                if multipart {
+                    let doc = try documentJSON(db, rev, options, followsAttachments: true)
+                    parts.append(try documentPart(db, doc: doc, rev: rev,
+                                                  relatedHeaders: [("X-Doc-Id", docID), ("X-Rev-Id", rev.revID)]))
+                } else {
+                    entries.append(.encodedRevision(JSONText.bytes(try documentJSON(db, rev, options))))
+                }
+            }
+        } catch {
+            let e = RESTError.from(error)
+            entries = [failure(revID, e.error, e.reason)]
+            parts = []
         }
         if multipart {
-            return MultipartWriter.response(subtype: request.accepts("multipart/mixed") ? "mixed" : "related", parts: parts)
+            for case .failure(let failure) in entries { parts.append(Self.errorPart(failure)) }
         }
-        return .json(200, ["results": results])
+        return (BulkGetResult(docID: docID, docs: entries), parts)
     }
 
     // MARK: _revs_diff
@@ -260,22 +288,20 @@ extension RESTRouter {
     func revsDiff(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
         try requireMethod(request, "POST")
         try requireJSONBody(request)
-        let body = try JSONText.parseObject(request.body)
-        var asked: [String: [String]] = [:]
-        for (docID, value) in body {
-            guard let revs = value as? [Any], revs.allSatisfy({ $0 is String }) else {
-                throw RESTError(400, "bad_request", "Revisions of '\(docID)' must be an array of strings")
-            }
-            asked[docID] = revs as? [String]
+        let offers: [RevsDiff.Offer]
+        do {
+            offers = try RevsDiff.decodeRequest(json: try JSONText.parseObject(request.body))
+        } catch let e as CBLError {
+            throw RESTError(400, "bad_request", e.message)
         }
-        let diff = try db.syncRevsDiff(asked)
-        var out: [String: Any] = [:]
-        for (docID, d) in diff {
-            var entry: [String: Any] = ["missing": d.missing]
-            if !d.possibleAncestors.isEmpty { entry["possible_ancestors"] = d.possibleAncestors }
-            out[docID] = entry
-        }
-        return .json(200, out)
+        let answer = try db.syncRevsDiff(offers)
+        return Self.encodedJSON(200, RevsDiff.encodeAnswer(answer))
+    }
+
+    /// A JSON response whose body a protocol message wrote (as `RESTResponse.json` would).
+    static func encodedJSON(_ status: Int, _ body: [UInt8]) -> RESTResponse {
+        RESTResponse(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "must-revalidate")],
+                     body: body + [0x0A])
     }
 
     // MARK: _purge, _compact

@@ -109,6 +109,8 @@ struct ListenerResponder: HTTPResponder {
             return Self.response(response, state: router.state)
         case .changesFeed(let feed):
             return ChangesFeedRunner(router: router, feed: feed).response()
+        case .stream(let stream):
+            return stream.response(state: router.state)
         }
     }
 

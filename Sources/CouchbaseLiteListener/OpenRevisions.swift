@@ -120,4 +120,11 @@ extension RESTRouter {
     static func errorPart(_ error: [String: Any]) -> MultipartPart {
         MultipartPart(headers: [("Content-Type", "application/json; error=\"true\"")], body: JSONText.bytes(error))
     }
+
+    /// A `_bulk_get` revision's failure as a multipart error part.
+    static func errorPart(_ failure: BulkGetResult.Failure) -> MultipartPart {
+        var writer = JSONWriter(capacity: 128)
+        failure.encode(into: &writer)
+        return MultipartPart(headers: [("Content-Type", "application/json; error=\"true\"")], body: writer.bytes)
+    }
 }

@@ -7,6 +7,8 @@ import JSONCore
 enum RESTOutcome: Sendable {
     case response(RESTResponse)
     case changesFeed(ChangesFeedRequest)
+    /// A body written while it is produced (`_changes`, `_bulk_get`).
+    case stream(RESTStream)
 }
 
 /// Dispatches REST requests to handlers. Synchronous: it runs on worker threads because every
@@ -32,7 +34,13 @@ final class RESTRouter: Sendable {
                     throw RESTError(403, "forbidden", "The listener is read-only")
                 }
             }
-            return try route(request)
+            let outcome = try route(request)
+            // HEAD gets the GET answer's headers and length (ListenerHeadMiddleware drops the
+            // body): a streamed answer is collected here so its producer is not left waiting.
+            if request.method == "HEAD", case .stream(let stream) = outcome {
+                return .response(RESTResponse(status: stream.status, headers: stream.headers, body: try stream.collect()))
+            }
+            return outcome
         } catch {
             return .response(.error(RESTError.from(error)))
         }
@@ -94,7 +102,7 @@ final class RESTRouter: Sendable {
                 return .response(try bulkDocs(db, request))
             case "_bulk_get":
                 guard s.count == 2 else { throw RESTError.missing }
-                return .response(try bulkGet(db, request))
+                return try bulkGet(db, request)
             case "_revs_diff":
                 guard s.count == 2 else { throw RESTError.missing }
                 return .response(try revsDiff(db, request))

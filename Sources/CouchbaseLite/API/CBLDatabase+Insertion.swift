@@ -294,10 +294,14 @@ extension CBLDatabase {
             let generation = RevisionID.generation(revID)
             if deleted {
                 properties["_attachments"] = nil
-            } else if properties["_attachments"] != nil {
-                // Stubs refer to the nearest ancestor we have (spec 4.3).
+            } else if let attachments = properties["_attachments"] {
+                // Stubs refer to the nearest ancestor we have (spec 4.3). A pulled revision
+                // arrives with its stubs already resolved against that ancestor (the puller
+                // looked it up to know which bodies to download), so it is not looked up again.
+                let hasStubs = (attachments as? [String: Any])?.values
+                    .contains { ($0 as? [String: Any])?["stub"] as? Bool == true } ?? false
                 var ancestor: StoredRevision?
-                if let numericID = try store.numericID(of: docID) {
+                if hasStubs, let numericID = try store.numericID(of: docID) {
                     for id in history.dropFirst() {
                         if let rev = try store.revision(docID: docID, numericID: numericID, revID: id, withBody: true), rev.body != nil {
                             ancestor = rev
@@ -335,4 +339,33 @@ extension CBLDatabase {
             return saved
         }
     }
+
+    /// `forceInsert` for a revision whose stored body is already written (a pulled revision
+    /// without attachments or special keys, ``IncomingRevision``): nothing to check or
+    /// re-encode but the history. Callers fall back to `forceInsert` when validations run.
+    @discardableResult
+    func forceInsert(docID: String, history: [String], storedBody body: [UInt8], deleted: Bool, docType: String?,
+                     source: String? = nil) throws -> CBLSavedRevision? {
+        try checkWritable()
+        guard CBLDatabase.isValidDocumentID(docID) else { throw CBLError.badID("Invalid document ID '\(docID)'") }
+        guard let revID = history.first, history.allSatisfy(RevisionID.isValid) else {
+            throw CBLError.badRequest("Invalid revision history for '\(docID)'")
+        }
+        return try write { store in
+            let (sequence, numericID) = try store.forceInsert(
+                docID: docID, revID: revID, history: history, deleted: deleted, body: body,
+                hasAttachments: false, docType: docType, maxDepth: maxDepth)
+            guard let sequence else { return nil }
+            let document = self.document(withID: docID)!
+            let saved = CBLSavedRevision(document: document, revID: revID, sequence: sequence, deleted: deleted,
+                                         body: body, properties: nil)
+            let change = try makeChange(store: store, docID: docID, numericID: numericID, revID: revID,
+                                        isDeletion: deleted, sequence: sequence, source: source)
+            noteChange(change, revision: saved)
+            return saved
+        }
+    }
+
+    /// Whether inserting a revision must run validation blocks (then the full path does).
+    var hasValidationsToRun: Bool { !validationBlocksToRun.isEmpty }
 }

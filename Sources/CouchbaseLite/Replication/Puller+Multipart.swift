@@ -26,15 +26,15 @@ extension Puller {
     /// The results for `batch` of a `multipart/…` `_bulk_get` answer; nil when the answer is
     /// not multipart. A body that cannot be read fails every revision of the batch (retried
     /// on the next run); a part that cannot be accepted fails its revision alone.
-    static func multipartResults(_ response: RemoteResponse, for batch: [Wanted]) -> [Unchecked<FetchResult>]? {
+    static func multipartResults(_ response: RemoteResponse, for batch: [Wanted]) -> [FetchResult]? {
         guard let contentType = response.multipartContentType else { return nil }
         let items: [MultipartDocument.Item]
         do {
             items = try MultipartDocument.items(body: response.body, contentType: contentType)
         } catch {
             return batch.map { wanted in
-                Unchecked(value: .failed(Replicator.documentError(502, wanted.docID, wanted.revID,
-                                                                  "unreadable multipart _bulk_get answer: \(error)")))
+                .failed(Replicator.documentError(502, wanted.docID, wanted.revID,
+                                                 "unreadable multipart _bulk_get answer: \(error)"))
             }
         }
         var byKey: [String: FetchResult] = [:]
@@ -43,7 +43,7 @@ extension Puller {
             switch item {
             case .document(let doc):
                 guard let id = doc["_id"] as? String, let rev = doc["_rev"] as? String else { continue }
-                byKey[key(id, rev)] = .document(docID: id, body: doc)
+                byKey[key(id, rev)] = revision(doc, docID: id, revID: rev)
             case .peerError(let error):
                 guard let rev = error["rev"] as? String else { continue }
                 // CouchDB's error parts may name the revision alone.
@@ -52,15 +52,15 @@ extension Puller {
                     return candidates.count == 1 ? candidates[0].docID : nil
                 }()
                 guard let id else { continue }
-                byKey[key(id, rev)] = failure(id, rev, error)
+                byKey[key(id, rev)] = failure(id, rev, BulkGetResult.Failure(json: error))
             case .unreadable(let id, let rev, let error):
                 guard let id, let rev else { continue }
                 byKey[key(id, rev)] = .failed(Replicator.documentError(502, id, rev, error.message))
             }
         }
         return batch.map { wanted in
-            Unchecked(value: byKey[key(wanted.docID, wanted.revID)]
-                ?? .failed(Replicator.documentError(502, wanted.docID, wanted.revID, "missing from the _bulk_get answer")))
+            byKey[key(wanted.docID, wanted.revID)]
+                ?? .failed(Replicator.documentError(502, wanted.docID, wanted.revID, "missing from the _bulk_get answer"))
         }
     }
 
@@ -76,10 +76,11 @@ extension Puller {
         }
         for item in items {
             switch item {
-            case .document(let doc) where doc["_rev"] as? String == wanted.revID:
-                return .document(docID: wanted.docID, body: doc)
+            case .document(var doc) where doc["_rev"] as? String == wanted.revID:
+                if doc["_id"] == nil { doc["_id"] = wanted.docID }
+                return revision(doc, docID: wanted.docID, revID: wanted.revID)
             case .peerError(let error) where (error["rev"] as? String ?? wanted.revID) == wanted.revID:
-                return failure(wanted.docID, wanted.revID, error)
+                return failure(wanted.docID, wanted.revID, BulkGetResult.Failure(json: error))
             case .unreadable(_, let rev, let error) where (rev ?? wanted.revID) == wanted.revID:
                 return .failed(Replicator.documentError(502, wanted.docID, wanted.revID, error.message))
             default:

@@ -12,29 +12,22 @@ struct Puller {
     var configuration: CBLReplication.Configuration { replicator.configuration }
     var tuning: ReplicationTuning { replicator.tuning }
 
-    /// One row of the remote changes feed.
-    struct Change {
-        let sequence: Any
-        let docID: String
-        let revIDs: [String]
-    }
-
     /// A revision to fetch, with the local revisions the server may treat as known.
-    struct Wanted {
+    struct Wanted: Sendable {
         let docID: String
         let revID: String
         let attsSince: [String]
     }
 
     /// A page of the feed with its missing revisions fetched, ready to insert.
-    struct Page: @unchecked Sendable {
-        let changes: [Change]
-        let lastSeq: String?
+    struct Page: Sendable {
+        let changes: [ChangesRow]
+        let lastSeq: RemoteSequence?
         /// Revisions the local store already had.
         let known: Int
-        let fetched: [Unchecked<FetchResult>]
+        let fetched: [FetchResult]
 
-        var end: String? { lastSeq ?? changes.last.flatMap { CheckpointValue.string($0.sequence) } }
+        var end: String? { (lastSeq ?? changes.last?.sequence)?.checkpointString }
     }
 
     func run() async throws {
@@ -67,7 +60,7 @@ struct Puller {
                 page = try await fetchPage(since: since, feed: caughtUp ? "longpoll" : "normal", bulkGet: bulkGet)
             }
             if page.changes.isEmpty {
-                if let lastSeq = page.lastSeq { since = lastSeq }
+                if let lastSeq = page.lastSeq { since = lastSeq.checkpointString }
                 try await checkpointIfDue(force: true)
                 if !configuration.continuous { return }
                 if !caughtUp {
@@ -112,12 +105,13 @@ struct Puller {
 
     // MARK: Changes feed
 
-    private func readChanges(since: String?, feed: String) async throws -> ([Change], String?) {
+    private func readChanges(since: String?, feed: String) async throws -> ([ChangesRow], RemoteSequence?) {
         var query: [(String, String)] = [("feed", feed), ("style", "all_docs")]
         var body: [String: Any] = ["feed": feed, "style": "all_docs"]
         if let since {
-            query.append(("since", CheckpointValue.urlValue(since)))
-            body["since"] = CheckpointValue.jsonValue(since)
+            let sequence = RemoteSequence(checkpoint: since)
+            query.append(("since", sequence.checkpointString))
+            body["since"] = sequence.jsonValue
         }
         query.append(("limit", String(tuning.changesPageSize)))
         body["limit"] = tuning.changesPageSize
@@ -157,37 +151,37 @@ struct Puller {
                                              timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))))
         }
         guard response.status < 300 else { throw RemoteDatabase.error(response, "Cannot read the remote changes feed") }
-        let object = try response.jsonObject()
-        guard let results = object["results"] as? [Any] else {
-            throw CBLError(587, "The remote changes feed has no results list")
+        let (rows, lastSeq) = try ChangesRow.decodeFeed(response.body)
+        var changes: [ChangesRow] = []
+        changes.reserveCapacity(rows.count)
+        for var row in rows {
+            row.revIDs = row.revIDs.filter { RevisionID.isValid($0) }
+            // Invalid document IDs are not replicated into a 1.x database; design documents
+            // are (1.x did replicate them).
+            guard !row.revIDs.isEmpty, CBLDatabase.isValidDocumentID(row.docID) else { continue }
+            changes.append(row)
         }
-        var changes: [Change] = []
-        changes.reserveCapacity(results.count)
-        for item in results {
-            guard let row = item as? [String: Any], let docID = row["id"] as? String,
-                  let revs = row["changes"] as? [Any] else {
-                throw CBLError(587, "Malformed row in the remote changes feed")
-            }
-            let revIDs = revs.compactMap { ($0 as? [String: Any])?["rev"] as? String }
-                .filter { RevisionID.isValid($0) }
-            // Design documents and invalid IDs are not replicated into a 1.x database by a pull
-            // of user data... except design docs, which 1.x did replicate; keep them.
-            guard !revIDs.isEmpty, CBLDatabase.isValidDocumentID(docID) else { continue }
-            changes.append(Change(sequence: row["seq"] ?? NSNull(), docID: docID, revIDs: revIDs))
-        }
-        return (changes, CheckpointValue.string(object["last_seq"]))
+        return (changes, lastSeq)
     }
 
     // MARK: Fetching and inserting
 
     /// The feed's revisions the local store lacks, with the local ancestors to offer as
     /// `atts_since`; and how many it already has.
-    private func missingRevisions(_ changes: [Change]) async throws -> ([Wanted], Int) {
+    private func missingRevisions(_ changes: [ChangesRow]) async throws -> ([Wanted], Int) {
         let db = replicator.db
-        var request: [String: [String]] = [:]
-        for change in changes { request[change.docID, default: []].append(contentsOf: change.revIDs) }
-        let requestBox = Unchecked(value: request)
-        let diff = try await replicator.onDatabase(reading: true) { try db.syncRevsDiff(requestBox.value) }
+        var offers: [RevsDiff.Offer] = []
+        var offerIndex: [String: Int] = [:]
+        for change in changes {
+            if let index = offerIndex[change.docID] {
+                offers[index].revIDs += change.revIDs
+            } else {
+                offerIndex[change.docID] = offers.count
+                offers.append(RevsDiff.Offer(docID: change.docID, revIDs: change.revIDs))
+            }
+        }
+        let request = offers
+        let diff = try await replicator.onDatabase(reading: true) { try db.syncRevsDiff(request) }
         var wanted: [Wanted] = []
         var known = 0
         for change in changes {
@@ -207,7 +201,7 @@ struct Puller {
     }
 
     /// Fetches revisions in `_bulk_get` batches, a few requests at a time, in feed order.
-    private func fetch(_ wanted: [Wanted], bulkGet: Locked<Bool>) async throws -> [Unchecked<FetchResult>] {
+    private func fetch(_ wanted: [Wanted], bulkGet: Locked<Bool>) async throws -> [FetchResult] {
         guard !wanted.isEmpty else { return [] }
         let batches = stride(from: 0, to: wanted.count, by: tuning.revsPerBulkGet).map {
             Array(wanted[$0..<min($0 + tuning.revsPerBulkGet, wanted.count)])
@@ -230,16 +224,16 @@ struct Puller {
             var rejected: [CBLError] = []
             let committed = db.inTransaction {
                 for result in results {
-                    switch result.value {
-                    case .document(let docID, let body):
+                    switch result {
+                    case .document(let revision):
                         do {
-                            try db.syncInsertRevision(docID: docID, body: body, source: source)
+                            try db.syncInsert(revision, source: source)
                             inserted += 1
                         } catch let e as CBLError where e.code == 403 || e.code == 401 {
-                            rejected.append(Replicator.documentError(e.code, docID, body["_rev"] as? String ?? "?", e.message))
+                            rejected.append(Replicator.documentError(e.code, revision.docID, revision.revID, e.message))
                         } catch {
-                            failures.append(Replicator.documentError(CBLReplication.asCBLError(error).code, docID,
-                                                                     body["_rev"] as? String ?? "?", "\(error)"))
+                            failures.append(Replicator.documentError(CBLReplication.asCBLError(error).code, revision.docID,
+                                                                     revision.revID, "\(error)"))
                         }
                     case .skipped(let error):
                         rejected.append(error)
@@ -266,45 +260,45 @@ struct Puller {
     // MARK: Attachments
 
     /// Revisions arrive with their attachments as stubs (`attachments=false`, as CouchDB's own
-    /// replicator asks). A stub the local ancestor already has (same name and revpos) stays a
-    /// stub; every other attachment is downloaded with `GET {doc}/{name}?rev=…`, streamed into
-    /// the blob store (never held whole in memory, whatever its size), its MD5 checked against an
-    /// `md5-` digest, and the revision then refers to it by its SHA-1 digest.
-    private func downloadAttachments(_ results: [Unchecked<FetchResult>]) async throws -> [Unchecked<FetchResult>] {
+    /// replicator asks). A stub the local ancestor already has (same name and revpos) refers to
+    /// that ancestor's body, which the revision then names directly (so inserting it does not look
+    /// the ancestor up again); every other attachment is downloaded with `GET {doc}/{name}?rev=…`,
+    /// streamed into the blob store (never held whole in memory, whatever its size), its MD5
+    /// checked against an `md5-` digest, and the revision then refers to it by its SHA-1 digest.
+    private func downloadAttachments(_ results: [FetchResult]) async throws -> [FetchResult] {
         struct Needed: Sendable {
             let index: Int
             let docID: String
             let revID: String
             let name: String
-            let revpos: Int?
             let expectedDigest: String?
         }
         let db = replicator.db
         var out = results
         var needed: [Needed] = []
         for (index, result) in results.enumerated() {
-            guard case .document(let docID, let body) = result.value,
-                  let atts = body["_attachments"] as? [String: Any], !atts.isEmpty,
-                  let revID = body["_rev"] as? String else { continue }
-            let stubs = atts.filter { ($0.value as? [String: Any])?["data"] == nil }
+            guard case .document(var revision) = result, let atts = revision.attachments else { continue }
+            let stubs = revision.stubNames
             guard !stubs.isEmpty else { continue }
-            var history = [revID]
-            if let revisions = body["_revisions"] as? [String: Any], let h = RevisionID.history(fromRevisions: revisions) {
-                history = h
-            }
-            let ancestorBox = Unchecked(value: Array(history.dropFirst()))
+            let docID = revision.docID, history = Array(revision.history.dropFirst())
             let ancestor = try await replicator.onDatabase(reading: true) {
-                try db.syncAncestorAttachments(docID: docID, history: ancestorBox.value)
+                try db.syncAncestorAttachments(docID: docID, history: history)
             }
-            for (name, value) in stubs {
-                let meta = value as? [String: Any] ?? [:]
-                let revpos = meta["revpos"] as? Int
-                if let revpos, let have = ancestor?[name] as? [String: Any], have["revpos"] as? Int == revpos { continue }
+            for name in stubs {
+                let meta = atts[name]!
+                if let revpos = meta.revpos, var have = ancestor?[name], have.revpos == revpos, have.digest != nil {
+                    // The ancestor's stored body, named by its digest (the blob is here).
+                    have.stub = false
+                    have.follows = true
+                    revision.attachments?[name] = have
+                    continue
+                }
                 // The peer's digest names the bytes it stores; it is checked only when those are
                 // the bytes it sends (not for gzip-encoded storage, which is sent decoded).
-                needed.append(Needed(index: index, docID: docID, revID: revID, name: name, revpos: revpos,
-                                     expectedDigest: meta["encoding"] == nil ? meta["digest"] as? String : nil))
+                needed.append(Needed(index: index, docID: docID, revID: revision.revID, name: name,
+                                     expectedDigest: meta.encoding == nil ? meta.digest : nil))
             }
+            out[index] = .document(revision)
         }
         guard !needed.isEmpty else { return out }
 
@@ -312,22 +306,20 @@ struct Puller {
             (item, try await self.download(item.docID, item.revID, item.name, item.expectedDigest))
         }
         for (item, result) in downloaded {
-            guard case .document(let docID, var body) = out[item.index].value else { continue }
+            guard case .document(var revision) = out[item.index] else { continue }
             switch result {
             case .success(let blob):
-                var atts = body["_attachments"] as? [String: Any] ?? [:]
-                var meta = atts[item.name] as? [String: Any] ?? [:]
-                meta["stub"] = nil
-                meta["encoding"] = nil
-                meta["encoded_length"] = nil
-                meta["follows"] = true
-                meta["digest"] = blob.digest
-                meta["length"] = blob.length
-                atts[item.name] = meta
-                body["_attachments"] = atts
-                out[item.index] = Unchecked(value: .document(docID: docID, body: body))
+                var meta = revision.attachments?[item.name] ?? IncomingAttachment()
+                meta.stub = false
+                meta.encoding = nil
+                meta.encodedLength = nil
+                meta.follows = true
+                meta.digest = blob.digest
+                meta.length = blob.length
+                revision.attachments?[item.name] = meta
+                out[item.index] = .document(revision)
             case .failure(let error):
-                out[item.index] = Unchecked(value: [403, 404, 410].contains(error.code) ? .skipped(error) : .failed(error))
+                out[item.index] = [403, 404, 410].contains(error.code) ? .skipped(error) : .failed(error)
             }
         }
         return out
@@ -372,33 +364,28 @@ struct Puller {
         }
     }
 
-    enum FetchResult {
-        case document(docID: String, body: [String: Any])
+    enum FetchResult: Sendable {
+        case document(IncomingRevision)
         /// The server says this revision is gone or forbidden (404/403/410): skip it for good.
         case skipped(CBLError)
         /// A failure worth retrying on the next run.
         case failed(CBLError)
     }
 
-    private func fetchBatch(_ batch: [Wanted], bulkGet: Locked<Bool>) async throws -> [Unchecked<FetchResult>] {
+    private func fetchBatch(_ batch: [Wanted], bulkGet: Locked<Bool>) async throws -> [FetchResult] {
         if bulkGet.withLock({ $0 }) {
             if let results = try await fetchBulk(batch) { return results }
             bulkGet.withLock { $0 = false }
         }
-        var results: [Unchecked<FetchResult>] = []
-        for wanted in batch { results.append(Unchecked(value: try await fetchOne(wanted))) }
+        var results: [FetchResult] = []
+        for wanted in batch { results.append(try await fetchOne(wanted)) }
         return results
     }
 
     /// `POST _bulk_get?revs=true&attachments=true` (JSON, or multipart from Sync Gateway); nil
     /// when the peer has no `_bulk_get` (404/405/400 on the endpoint itself).
-    private func fetchBulk(_ batch: [Wanted]) async throws -> [Unchecked<FetchResult>]? {
-        let docs: [[String: Any]] = batch.map { wanted in
-            var entry: [String: Any] = ["id": wanted.docID, "rev": wanted.revID]
-            if !wanted.attsSince.isEmpty { entry["atts_since"] = wanted.attsSince }
-            return entry
-        }
-        let body = try JSON.canonicalData(["docs": docs])
+    private func fetchBulk(_ batch: [Wanted]) async throws -> [FetchResult]? {
+        let body = Puller.bulkGetRequest(batch)
         let response = try await remote.send(.POST, "_bulk_get",
                                              query: [("revs", "true"), ("attachments", multipartMode ? "true" : "false")],
                                              body: .bytes(body), contentType: "application/json",
@@ -406,42 +393,65 @@ struct Puller {
         if [400, 404, 405, 501].contains(response.status) { return nil }
         guard response.status < 300 else { throw RemoteDatabase.error(response, "_bulk_get failed") }
         if let results = Puller.multipartResults(response, for: batch) { return results }
-        let object = try response.jsonObject()
-        guard let rows = object["results"] as? [Any] else { throw CBLError(502, "_bulk_get answer has no results") }
-        var byKey: [String: Unchecked<FetchResult>] = [:]
-        for row in rows {
-            guard let row = row as? [String: Any], let docs = row["docs"] as? [Any] else { continue }
-            for item in docs {
-                guard let item = item as? [String: Any] else { continue }
-                if let doc = item["ok"] as? [String: Any], let id = doc["_id"] as? String, let rev = doc["_rev"] as? String {
-                    byKey[id + "\u{0}" + rev] = Unchecked(value: .document(docID: id, body: doc))
-                } else if let error = item["error"] as? [String: Any], let id = error["id"] as? String,
-                          let rev = error["rev"] as? String {
-                    byKey[id + "\u{0}" + rev] = Unchecked(value: Puller.failure(id, rev, error))
+        var byKey: [String: FetchResult] = [:]
+        for result in try BulkGetResult.decodeAnswer(response.body) {
+            for entry in result.docs {
+                switch entry {
+                case .revision(let revision):
+                    byKey[revision.docID + "\u{0}" + revision.revID] = .document(revision)
+                case .failure(let failure):
+                    guard let id = failure.docID ?? result.docID, let rev = failure.revID else { continue }
+                    byKey[id + "\u{0}" + rev] = Puller.failure(id, rev, failure)
+                case .encodedRevision:
+                    continue
                 }
             }
         }
         return batch.map { wanted in
             byKey[wanted.docID + "\u{0}" + wanted.revID]
-                ?? Unchecked(value: .failed(Replicator.documentError(502, wanted.docID, wanted.revID,
-                                                                     "missing from the _bulk_get answer")))
+                ?? .failed(Replicator.documentError(502, wanted.docID, wanted.revID, "missing from the _bulk_get answer"))
         }
     }
 
-    static func failure(_ docID: String, _ revID: String, _ error: [String: Any]) -> FetchResult {
-        let name = error["error"] as? String ?? "unknown"
-        let reason = error["reason"] as? String ?? name
-        let status = (error["status"] as? Int) ?? {
-            switch name {
-            case "not_found": return 404
-            case "forbidden": return 403
-            case "unauthorized": return 401
-            case "gone": return 410
-            default: return 502
+    /// The `_bulk_get` request body: `{"docs":[{"id","rev"[,"atts_since"]}…]}`.
+    static func bulkGetRequest(_ batch: [Wanted]) -> [UInt8] {
+        var writer = JSONWriter(capacity: 96 * batch.count + 16)
+        writer.writeRaw(#"{"docs":["#.utf8)
+        for (index, wanted) in batch.enumerated() {
+            if index > 0 { writer.writeRawByte(UInt8(ascii: ",")) }
+            writer.writeRaw(#"{"id":"#.utf8)
+            writer.writeString(wanted.docID)
+            writer.writeRaw(#","rev":"#.utf8)
+            writer.writeString(wanted.revID)
+            if !wanted.attsSince.isEmpty {
+                writer.writeRaw(#","atts_since":["#.utf8)
+                for (i, rev) in wanted.attsSince.enumerated() {
+                    if i > 0 { writer.writeRawByte(UInt8(ascii: ",")) }
+                    writer.writeString(rev)
+                }
+                writer.writeRawByte(UInt8(ascii: "]"))
             }
-        }()
-        let e = Replicator.documentError(status, docID, revID, reason)
-        return [403, 404, 410].contains(status) ? .skipped(e) : .failed(e)
+            writer.writeRawByte(UInt8(ascii: "}"))
+        }
+        writer.writeRaw("]}".utf8)
+        return writer.bytes
+    }
+
+    /// A revision the peer could not return: skipped for good when gone or forbidden, else
+    /// retried on the next run.
+    static func failure(_ docID: String, _ revID: String, _ failure: BulkGetResult.Failure) -> FetchResult {
+        let e = Replicator.documentError(failure.status, docID, revID, failure.reason)
+        return [403, 404, 410].contains(failure.status) ? .skipped(e) : .failed(e)
+    }
+
+    /// A revision read from an answer, or its failure.
+    static func revision(_ doc: [String: Any], docID: String, revID: String) -> FetchResult {
+        do {
+            return .document(try IncomingRevision(json: doc))
+        } catch {
+            let e = CBLReplication.asCBLError(error)
+            return .failed(Replicator.documentError(e.code, docID, revID, e.message))
+        }
     }
 
     /// `GET {doc}?rev=…&revs=true&attachments=true&atts_since=[…]` (JSON, or multipart when
@@ -459,8 +469,9 @@ struct Puller {
         switch response.status {
         case 200..<300:
             if let result = Puller.multipartResult(response, for: wanted) { return result }
-            let doc = try response.jsonObject()
-            return .document(docID: wanted.docID, body: doc)
+            var doc = try response.jsonObject()
+            if doc["_id"] == nil { doc["_id"] = wanted.docID }
+            return Puller.revision(doc, docID: wanted.docID, revID: wanted.revID)
         case 403, 404, 410:
             return .skipped(Replicator.documentError(response.status, wanted.docID, wanted.revID,
                                                      RemoteDatabase.reason(response) ?? "HTTP \(response.status)"))

@@ -68,7 +68,7 @@ struct Pusher {
     }
 
     /// A local revision to consider: its document's change sequence and its revision ID.
-    struct Candidate {
+    struct Candidate: Sendable {
         let sequence: Int64
         let docID: String
         let revID: String
@@ -89,7 +89,6 @@ struct Pusher {
         let db = replicator.db
         let filterName = configuration.filter
         let paramsBox = Unchecked(value: configuration.filterParams)
-        let changesBox = Unchecked(value: changes)
         // Apply the app's filter to each leaf (on the database queue: it reads revisions).
         let candidates: [Candidate] = try await replicator.onDatabase {
             var out: [Candidate] = []
@@ -103,7 +102,7 @@ struct Pusher {
             } else {
                 block = nil
             }
-            for change in changesBox.value {
+            for change in changes {
                 for revID in change.revIDs {
                     if let block {
                         guard let rev = db.existingDocument(withID: change.docID)?.revision(withID: revID),
@@ -119,21 +118,28 @@ struct Pusher {
         guard !candidates.isEmpty else { return pageEnd }
 
         // _revs_diff
-        var request: [String: [String]] = [:]
-        for c in candidates { request[c.docID, default: []].append(c.revID) }
-        let response = try await remote.send(.POST, "_revs_diff", body: .bytes(try JSON.canonicalData(request)),
+        var offers: [RevsDiff.Offer] = []
+        var offerIndex: [String: Int] = [:]
+        for c in candidates {
+            if let index = offerIndex[c.docID] {
+                offers[index].revIDs.append(c.revID)
+            } else {
+                offerIndex[c.docID] = offers.count
+                offers.append(RevsDiff.Offer(docID: c.docID, revIDs: [c.revID]))
+            }
+        }
+        let response = try await remote.send(.POST, "_revs_diff", body: .bytes(RevsDiff.encodeRequest(offers)),
                                              contentType: "application/json")
         guard response.status < 300 else { throw RemoteDatabase.error(response, "_revs_diff failed") }
-        let diff = try response.jsonObject()
+        let diff = try RevsDiff.decodeAnswer(response.body)
         var missing: [(Candidate, [String])] = []
         var done = 0
         for c in candidates {
-            guard let entry = diff[c.docID] as? [String: Any], let list = entry["missing"] as? [String],
-                  list.contains(c.revID) else {
+            guard let entry = diff[c.docID], entry.missing.contains(c.revID) else {
                 done += 1
                 continue
             }
-            missing.append((c, entry["possible_ancestors"] as? [String] ?? []))
+            missing.append((c, entry.possibleAncestors))
         }
         if done > 0 { replicator.report { $0.completed &+= UInt32(clamping: done) } }
 
@@ -158,7 +164,7 @@ struct Pusher {
                 if let rejected = outcome.rejected { $0.lastError = rejected }
             }
         }
-        var bulk: [Unchecked<[String: Any]>] = []
+        var bulk: [[UInt8]] = []
         var bulkCandidates: [Candidate] = []
         var bulkBytes = 0
         func flushBulk() async throws {
@@ -231,8 +237,15 @@ struct Pusher {
     }
 
     /// `POST _bulk_docs` with `new_edits=false`.
-    private func bulkDocs(_ docs: [Unchecked<[String: Any]>], _ candidates: [Candidate]) async throws -> BulkOutcome {
-        let body = try JSON.canonicalData(["docs": docs.map(\.value), "new_edits": false] as [String: Any])
+    private func bulkDocs(_ docs: [[UInt8]], _ candidates: [Candidate]) async throws -> BulkOutcome {
+        // The revisions were written as JSON when prepared; the request only joins them.
+        var body = Array(#"{"docs":["#.utf8)
+        body.reserveCapacity(docs.reduce(32) { $0 + $1.count + 1 })
+        for (index, doc) in docs.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body += doc
+        }
+        body += Array(#"],"new_edits":false}"#.utf8)
         let response = try await remote.send(.POST, "_bulk_docs", body: .bytes(body), contentType: "application/json")
         guard response.status < 300 else { throw RemoteDatabase.error(response, "_bulk_docs failed") }
         let items = (try? response.json() as? [Any]) ?? []
@@ -268,9 +281,10 @@ struct Pusher {
 
     // MARK: Preparing a revision
 
-    enum Prepared {
+    enum Prepared: Sendable {
         case gone
-        case inline(Unchecked<[String: Any]>, size: Int)
+        /// The revision as JSON text, and about how many bytes it adds to a `_bulk_docs` body.
+        case inline([UInt8], size: Int)
         case multipart(MultipartUpload)
     }
 
@@ -355,7 +369,7 @@ struct Pusher {
             + ((doc["_attachments"] as? [String: Any])?.values.reduce(0) { total, value in
                 total + (((value as? [String: Any])?["data"] as? String)?.utf8.count ?? 0)
             } ?? 0)
-        return .inline(Unchecked(value: doc), size: size)
+        return .inline(try JSON.canonicalData(doc), size: size)
     }
 
     /// Sends a multipart upload; nil when it must go inline instead: the peer refused multipart

@@ -79,11 +79,12 @@ extension CBLDatabase {
 actor RemoteCheckpoint {
     let remote: RemoteDatabase
     let checkpointID: String
-    private var body: [String: Any] = [:]
+    private var document: Checkpoint
 
     init(remote: RemoteDatabase, checkpointID: String) {
         self.remote = remote
         self.checkpointID = checkpointID
+        document = Checkpoint(id: "_local/" + checkpointID)
     }
 
     private var path: String { "_local/" + checkpointID }
@@ -92,67 +93,39 @@ actor RemoteCheckpoint {
     func fetch() async throws -> String? {
         let response = try await remote.send(.GET, path)
         if response.status == 404 {
-            body = [:]
+            document = Checkpoint(id: path)
             return nil
         }
         guard response.status < 300 else { throw RemoteDatabase.error(response, "Cannot read the remote checkpoint") }
-        body = try response.jsonObject()
-        return CheckpointValue.string(body["lastSequence"])
+        document = try Checkpoint(jsonText: response.body, fallbackID: path)
+        return document.lastSequence
     }
 
     /// Saves `lastSequence` on the peer: on 404 forget the old body, on 409 re-read its `_rev`;
     /// one retry each.
     func save(_ lastSequence: String) async throws {
         for attempt in 0..<3 {
-            var doc = body
-            doc["_id"] = path
-            doc["lastSequence"] = lastSequence
-            let bytes = try JSON.canonicalData(doc)
-            let response = try await remote.send(.PUT, path, body: .bytes(bytes), contentType: "application/json")
+            var doc = document
+            doc.id = path
+            doc.lastSequence = lastSequence
+            let response = try await remote.send(.PUT, path, body: .bytes(doc.encoded), contentType: "application/json")
             switch response.status {
             case 200..<300:
-                let answer = try response.jsonObject()
-                doc["_rev"] = answer["rev"]
-                body = doc
+                doc.rev = try response.jsonObject()["rev"] as? String
+                document = doc
                 return
             case 404 where attempt < 2:
-                body = [:]
+                document = Checkpoint(id: path)
             case 409 where attempt < 2:
                 let current = try await remote.send(.GET, path)
-                if current.status == 200, let object = try? current.jsonObject() {
-                    body["_rev"] = object["_rev"]
+                if current.status == 200, let latest = try? Checkpoint(jsonText: current.body, fallbackID: path) {
+                    document.rev = latest.rev
                 } else {
-                    body["_rev"] = nil
+                    document.rev = nil
                 }
             default:
                 throw RemoteDatabase.error(response, "Cannot save the remote checkpoint")
             }
         }
-    }
-}
-
-/// Sequences are opaque: numbers (1.x, Sync Gateway), strings (CouchDB 2+), arrays (BigCouch).
-enum CheckpointValue {
-    /// The string form a checkpoint stores.
-    static func string(_ value: Any?) -> String? {
-        switch value {
-        case nil, is NSNull: return nil
-        case let s as String: return s
-        case let n as Int: return String(n)
-        case let n as Int64: return String(n)
-        case let d as Double where d == d.rounded() && abs(d) < 1e15: return String(Int64(d))
-        case let other?: return (try? JSON.string(other, sortedKeys: false)) ?? "\(other)"
-        }
-    }
-
-    /// The `since` value for the changes feed's URL: a stored string as it is (numbers and
-    /// CouchDB's strings both go verbatim; arrays/objects were stored as their JSON).
-    static func urlValue(_ stored: String) -> String { stored }
-
-    /// The `since` value for a JSON body: a non-negative integer string becomes a number.
-    static func jsonValue(_ stored: String) -> Any {
-        if let n = Int64(stored), n >= 0 { return n }
-        if let first = stored.first, first == "[" || first == "{", let parsed = try? JSON.parse(stored) { return parsed }
-        return stored
     }
 }

@@ -72,19 +72,17 @@ final class Replicator: @unchecked Sendable {
     /// block the cooperative thread pool).
     /// Reads go to their own queue so they do not wait behind a page being inserted (the
     /// store serves reads from WAL readers while the writer works).
-    func onDatabase<R>(reading: Bool = false, _ body: @escaping () throws -> R) async throws -> R {
-        let work = Unchecked(value: body)
+    func onDatabase<R: Sendable>(reading: Bool = false, _ body: @escaping @Sendable () throws -> R) async throws -> R {
         let queue = reading ? replication.readQueue : replication.databaseQueue
-        let result: Unchecked<R> = try await withCheckedThrowingContinuation { continuation in
+        return try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 do {
-                    continuation.resume(returning: Unchecked(value: try work.value()))
+                    continuation.resume(returning: try body())
                 } catch {
                     continuation.resume(throwing: error)
                 }
             }
         }
-        return result.value
     }
 
     func run() async {

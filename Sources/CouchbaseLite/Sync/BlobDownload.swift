@@ -31,12 +31,16 @@ extension CBLDatabase {
     }
 
     /// The `_attachments` of the newest revision of `history` (newest first) whose body is
-    /// stored here: what a pulled revision's stubs can refer to. Nil when none is stored.
-    package func syncAncestorAttachments(docID: String, history: [String]) throws -> [String: Any]? {
+    /// stored here: what a pulled revision's stubs refer to (spec 4.3). Nil when none is stored.
+    package func syncAncestorAttachments(docID: String, history: [String]) throws -> [String: IncomingAttachment]? {
         for revID in history {
             guard let rev = try syncRevision(docID: docID, revID: revID) else { continue }
             guard rev.body != nil else { continue }
-            return rev.properties?["_attachments"] as? [String: Any] ?? [:]
+            var out: [String: IncomingAttachment] = [:]
+            for (name, meta) in rev.properties?["_attachments"] as? [String: Any] ?? [:] {
+                out[name] = try? IncomingAttachment(json: meta, name: name)
+            }
+            return out
         }
         return nil
     }

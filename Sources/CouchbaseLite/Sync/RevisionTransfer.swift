@@ -160,21 +160,24 @@ extension CBLDatabase {
     /// accepted here as 1.x did). Returns the revision ID; nothing changes when it was present.
     @discardableResult
     package func syncInsertRevision(docID: String, body: [String: Any], source: String? = nil) throws -> String {
-        guard let revID = body["_rev"] as? String, RevisionID.generation(revID) > 0 else {
-            throw CBLError.badRequest("new_edits=false requires a valid _rev")
+        var doc = body
+        doc["_id"] = docID
+        return try syncInsert(IncomingRevision(json: doc), source: source)
+    }
+
+    /// Inserts a revision from a peer with its history (`new_edits=false`, spec 9.4), the one
+    /// implementation behind the puller, `_bulk_docs` and `PUT ?new_edits=false`. A revision
+    /// without attachments or special keys is stored as it was read, unless validations run.
+    @discardableResult
+    package func syncInsert(_ revision: IncomingRevision, source: String? = nil) throws -> String {
+        let plain = (revision.attachments?.isEmpty ?? true) || revision.deleted
+        if plain && revision.specialKeys.isEmpty && !hasValidationsToRun {
+            try forceInsert(docID: revision.docID, history: revision.history, storedBody: revision.properties,
+                            deleted: revision.deleted, docType: revision.docType, source: source)
+        } else {
+            try forceInsert(docID: revision.docID, history: revision.history,
+                            properties: try revision.insertionProperties(), source: source)
         }
-        var history = [revID]
-        if let revisions = body["_revisions"] {
-            guard let dict = revisions as? [String: Any], let h = RevisionID.history(fromRevisions: dict),
-                  !h.isEmpty, h.allSatisfy({ RevisionID.generation($0) > 0 }) else {
-                throw CBLError.badRequest("Invalid _revisions")
-            }
-            guard h.first == revID else { throw CBLError.badRequest("_revisions do not start with _rev") }
-            history = h
-        }
-        var properties = body
-        properties["_revisions"] = nil
-        try forceInsert(docID: docID, history: history, properties: properties, source: source)
-        return revID
+        return revision.revID
     }
 }

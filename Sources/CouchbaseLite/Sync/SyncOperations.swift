@@ -56,12 +56,6 @@ package struct SyncChange: Sendable {
     package let winnerRevID: String
 }
 
-/// The `_revs_diff` answer for one document.
-package struct SyncRevsDiff: Sendable {
-    package let missing: [String]
-    package let possibleAncestors: [String]
-}
-
 extension CBLDatabase {
     // MARK: Identifiers
 
@@ -173,10 +167,11 @@ extension CBLDatabase {
 
     /// `_revs_diff` (spec 9.5): which of the given revisions are missing, and which local
     /// revisions with bodies could be their ancestors.
-    package func syncRevsDiff(_ request: [String: [String]]) throws -> [String: SyncRevsDiff] {
+    package func syncRevsDiff(_ offers: [RevsDiff.Offer]) throws -> [String: RevsDiff.Missing] {
         try read { store in
-            var result: [String: SyncRevsDiff] = [:]
-            for (docID, revIDs) in request {
+            var result: [String: RevsDiff.Missing] = [:]
+            for offer in offers {
+                let docID = offer.docID, revIDs = offer.revIDs
                 let tree: [SQLiteStore.TreeNode]
                 if let id = try store.numericID(of: docID) { tree = try store.revisionTree(numericID: id) } else { tree = [] }
                 let known = Set(tree.map(\.revID))
@@ -193,7 +188,7 @@ extension CBLDatabase {
                     }
                     .prefix(10)
                     .map(\.revID)
-                result[docID] = SyncRevsDiff(missing: missing, possibleAncestors: Array(ancestors))
+                result[docID] = RevsDiff.Missing(missing: missing, possibleAncestors: Array(ancestors))
             }
             return result
         }

@@ -1,0 +1,85 @@
+import Foundation
+import JSONCore
+
+/// A sequence as a peer's changes feed names it (spec 9.3): opaque to everyone but the peer,
+/// so it is kept as the peer wrote it and sent back unchanged (`since`, checkpoints). 1.x and
+/// Sync Gateway send numbers, CouchDB 2+ strings (`"26-g1AAAA…"`), BigCouch-era peers arrays.
+package struct RemoteSequence: Sendable, Hashable, CustomStringConvertible {
+    /// The JSON value a sequence is.
+    package enum Value: Sendable, Hashable {
+        case integer(Int64)
+        case string(String)
+        /// Any other JSON value (an array, an object, a fractional number) as compact JSON text.
+        case json(String)
+    }
+
+    package let value: Value
+
+    package init(_ value: Value) { self.value = value }
+
+    /// A sequence of this database (the listener's feed numbers its rows).
+    package init(_ sequence: Int64) { value = .integer(sequence) }
+
+    /// From a parsed JSON value; nil for `null` or an absent member.
+    package init?(jsonValue: Any?) {
+        switch jsonValue {
+        case nil, is NSNull: return nil
+        case let s as String: value = .string(s)
+        case let n as Int: value = .integer(Int64(n))
+        case let n as Int64: value = .integer(n)
+        // Some JSON readers hand whole numbers over as doubles.
+        case let d as Double where d == d.rounded() && abs(d) < 1e15: value = .integer(Int64(d))
+        case let other?:
+            guard let text = try? JSON.string(other, sortedKeys: false) else { return nil }
+            value = .json(text)
+        }
+    }
+
+    /// From the text a checkpoint stores (``checkpointString``): digits are a number (the 1.x
+    /// form), JSON arrays and objects are themselves, anything else is a string.
+    package init(checkpoint stored: String) {
+        if let n = Int64(stored), n >= 0 {
+            value = .integer(n)
+        } else if let first = stored.first, first == "[" || first == "{", (try? JSON.parse(stored)) != nil {
+            value = .json(stored)
+        } else {
+            value = .string(stored)
+        }
+    }
+
+    /// The text a checkpoint stores and a URL's `since` carries: a string as it is, a number
+    /// as its digits, other values as their JSON (the form 1.x checkpoints hold).
+    package var checkpointString: String {
+        switch value {
+        case .integer(let n): return String(n)
+        case .string(let s): return s
+        case .json(let text): return text
+        }
+    }
+
+    /// The number, when the sequence is one (this database's sequences, 1.x peers).
+    package var integerValue: Int64? {
+        if case .integer(let n) = value { return n }
+        return nil
+    }
+
+    /// The value for a JSON tree (a `_changes` POST body's `since`).
+    package var jsonValue: Any {
+        switch value {
+        case .integer(let n): return n
+        case .string(let s): return s
+        case .json(let text): return (try? JSON.parse(text)) ?? text
+        }
+    }
+
+    /// Writes the sequence as the JSON value it is.
+    package func encode(into writer: inout JSONWriter) {
+        switch value {
+        case .integer(let n): writer.writeRaw(String(n).utf8)
+        case .string(let s): writer.writeString(s)
+        case .json(let text): writer.writeRaw(text.utf8)
+        }
+    }
+
+    package var description: String { checkpointString }
+}
