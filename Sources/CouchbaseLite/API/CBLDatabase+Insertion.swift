@@ -46,6 +46,20 @@ extension CBLDatabase {
         return value as? String
     }
 
+    /// The `type` property when it is a string (the `doc_type` column, spec 2.3). A small body's
+    /// keys are scanned by length first: cheaper than hashing `"type"` for the lookup.
+    @inline(__always)
+    static func docType(_ properties: [String: Any]) -> String? {
+        guard properties.count <= 16 else { return stringValue(properties["type"]) }
+        var index = properties.startIndex
+        while index != properties.endIndex {
+            let key = properties.keys[index]
+            if key.utf8.count == 4 && key == "type" { return stringValue(properties.values[index]) }
+            properties.formIndex(after: &index)
+        }
+        return nil
+    }
+
     /// True if some top-level key starts with `_` (one pass over the keys, no hashing).
     static func hasSpecialKeys(_ properties: [String: Any]) -> Bool {
         properties.keys.contains(where: startsWithUnderscore)
@@ -235,7 +249,7 @@ extension CBLDatabase {
         let digest = bodyWriter.withUnsafeBytes { RevisionID.firstGenerationDigest(digestInput: $0) }
         let revID = digest.firstGenerationID
         let document = knownDocument ?? self.document(withID: docID)!
-        let docType = CBLDatabase.stringValue(properties["type"])
+        let docType = CBLDatabase.docType(properties)
         guard let sequence = try bodyWriter.withUnsafeBytes({
             try store.insertFirstRevisionRow(numericID: numericID, revID: revID,
                                              body: UnsafeRawBufferPointer(rebasing: $0.dropFirst()), docType: docType)

@@ -88,10 +88,12 @@ struct Pusher {
     private func push(_ changes: [SyncChange]) async throws -> Int64 {
         let db = replicator.db
         let filterName = configuration.filter
-        let paramsBox = Unchecked(value: configuration.filterParams)
+        // The app's parameters cross to the database queue as JSON text (Sendable), not as `Any`.
+        let paramsJSON = try configuration.filterParams.map { try JSON.canonicalData($0) }
         // Apply the app's filter to each leaf (on the database queue: it reads revisions).
         let candidates: [Candidate] = try await replicator.onDatabase {
             var out: [Candidate] = []
+            let params = try paramsJSON.map { try JSON.parseObject($0) }
             let block: CBLFilterBlock?
             if let filterName {
                 // A design document's filter (`design/filter`) when the database has a filter compiler.
@@ -106,7 +108,7 @@ struct Pusher {
                 for revID in change.revIDs {
                     if let block {
                         guard let rev = db.existingDocument(withID: change.docID)?.revision(withID: revID),
-                              block(rev, paramsBox.value) else { continue }
+                              block(rev, params) else { continue }
                     }
                     out.append(Candidate(sequence: change.sequence, docID: change.docID, revID: revID))
                 }
@@ -289,13 +291,13 @@ struct Pusher {
     }
 
     /// A `PUT {doc}?new_edits=false` with the JSON first and one part per `follows` attachment.
-    struct MultipartUpload: @unchecked Sendable {
+    struct MultipartUpload: Sendable {
         let docID: String
         let json: [UInt8]
         let attachments: [(name: String, contentType: String, source: AttachmentSource)]
     }
 
-    enum AttachmentSource: @unchecked Sendable {
+    enum AttachmentSource: Sendable {
         case file(URL, length: Int)
         /// An encrypted blob file, decrypted as it is sent.
         case encrypted(URL, CBLSymmetricKey, BlobKey, length: Int)
@@ -417,7 +419,7 @@ struct Pusher {
 
 /// A multipart/related body produced on demand: the JSON part, then each attachment part,
 /// file-backed ones read 256 KB at a time as the connection takes them.
-struct MultipartBodySequence: AsyncSequence, @unchecked Sendable {
+struct MultipartBodySequence: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let head: [UInt8]
     let pieces: [(prefix: [UInt8], source: Pusher.AttachmentSource)]

@@ -2,13 +2,6 @@ import Foundation
 import JSONCore
 import NIOCore
 
-/// A value carried across a concurrency boundary that the compiler cannot prove safe: JSON
-/// trees (`[String: Any]`) handed from the database queue to the replication task, each used
-/// by one side at a time.
-struct Unchecked<Value>: @unchecked Sendable {
-    var value: Value
-}
-
 /// `transform` applied to every item, at most `limit` at a time; the results in the items' order.
 func concurrentMap<Item: Sendable, Output: Sendable>(_ items: [Item], limit: Int,
                                                      _ transform: @escaping @Sendable (Item) async throws -> Output) async throws -> [Output] {
