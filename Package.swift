@@ -37,12 +37,18 @@ let package = Package(
         .systemLibrary(name: "CJavaScriptCore", pkgConfig: "javascriptcoregtk-4.1",
                        providers: [.apt(["libjavascriptcoregtk-4.1-dev"])]),
 
-        // ICU-backed JSON and REVID collations over raw text, and the `unicodesn` FTS tokenizer
-        // (with its Snowball English stemmer). ICU headers stay in the .c files.
-        .target(
-            name: "CJSONCollation",
-            linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]
-        ),
+        // Collation: the 1.x JSON and REVID collations over raw text, and the 2.x/3.x Unicode
+        // collator. ICU headers stay in the .c files.
+        .target(name: "CCollation", linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]),
+        // Full text: the `unicodesn` FTS tokenizer with its Snowball English stemmer (ICU's
+        // character properties and normalization only).
+        .target(name: "CFullText", linkerSettings: [.linkedLibrary("icuuc")]),
+        // The header of ICU's plain string comparison (defined in CCollation), the baseline the
+        // collation benchmark and tests measure CCollation against; in no product.
+        .target(name: "CCollationBaseline", dependencies: ["CCollation"]),
+
+        // Proleptic Gregorian day arithmetic, shared by the 1.x date strings and the N1QL date functions.
+        .target(name: "CivilDate"),
 
         // Fast JSON reader and canonical (1.x) JSON writer shared by every layer.
         .target(name: "JSONCore"),
@@ -66,7 +72,7 @@ let package = Package(
         .target(
             name: "CouchbaseLite",
             dependencies: [
-                "SQLiteKit", "CJSONCollation", "JSONCore", "CZlib",
+                "SQLiteKit", "CCollation", "CivilDate", "JSONCore", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -78,25 +84,26 @@ let package = Package(
             ]
         ),
 
-        // The 2.x-style API over the 2.x/3.x file format (Database, Document, Blob). CJSONCollation
-        // hosts the ICU-backed `unicodesn` full-text tokenizer; OpenCombine carries the change publishers.
+        // The 2.x-style API over the 2.x/3.x file format (Database, Document, Blob). CFullText is
+        // the `unicodesn` full-text tokenizer; OpenCombine carries the change publishers.
         .target(
             name: "CouchbaseLiteSwift",
-            dependencies: ["SQLiteKit", "Fleece", "CJSONCollation", "CFleeceSQL", .product(name: "Crypto", package: "swift-crypto"),
+            dependencies: ["SQLiteKit", "Fleece", "JSONCore", "CCollation", "CFullText", "CFleeceSQL", "CivilDate",
+                           .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "OpenCombine", package: "OpenCombine")]
         ),
 
         // The 1.x → 2.x converter (what 2.x does on open, with a report).
         .target(
             name: "CouchbaseLiteUpgrade",
-            dependencies: ["CouchbaseLite", "CouchbaseLiteSwift", "Fleece", "SQLiteKit", "JSONCore", "CJSONCollation"]
+            dependencies: ["CouchbaseLite", "CouchbaseLiteSwift", "Fleece", "SQLiteKit", "JSONCore"]
         ),
 
         // The REST listener: a CouchDB-compatible HTTP server over a CBLManager (1.x CBLListener).
         .target(
             name: "CouchbaseLiteListener",
             dependencies: [
-                "CouchbaseLite", "JSONCore", "CJSONCollation",
+                "CouchbaseLite", "JSONCore", "CCollation",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 // `_changes?feed=websocket` (the 1.x listener's and Sync Gateway 1.x's WebSocket feed).
@@ -126,7 +133,7 @@ let package = Package(
             name: "cbl",
             dependencies: [
                 "CouchbaseLite", "CouchbaseLiteListener", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade", "SQLiteKit",
-                "JSONCore", "Fleece", "CJSONCollation", "CouchbaseLiteJavaScript",
+                "JSONCore", "Fleece", "CouchbaseLiteJavaScript",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -134,7 +141,7 @@ let package = Package(
         // Benchmarks (run with `swift run -c release CBLBenchmarks`).
         .executableTarget(
             name: "CBLBenchmarks",
-            dependencies: ["CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade",
+            dependencies: ["CouchbaseLite", "SQLiteKit", "JSONCore", "CCollation", "CCollationBaseline", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade",
                            "CouchbaseLiteListener", "CouchbaseLiteJavaScript", "CBLTestSupport"],
             path: "Benchmarks/CBLBenchmarks"
         ),
@@ -166,13 +173,13 @@ let package = Package(
         // Helpers shared by the tests, the crash writer and the benchmarks (a seedable PRNG).
         .target(name: "CBLTestSupport", path: "Tests/CBLTestSupport"),
 
-        .testTarget(name: "CJSONCollationTests", dependencies: ["CJSONCollation", "CBLTestSupport"]),
+        .testTarget(name: "CCollationTests", dependencies: ["CCollation", "CCollationBaseline", "CBLTestSupport"]),
         .testTarget(name: "JSONCoreTests", dependencies: ["JSONCore", "CBLTestSupport"]),
         .testTarget(name: "FleeceTests", dependencies: ["Fleece", "SQLiteKit", "JSONCore", "CBLTestSupport"]),
         .testTarget(
             name: "CouchbaseLiteTests",
             dependencies: [
-                "CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CBLCrashWriter", "CBLTestSupport",
+                "CouchbaseLite", "SQLiteKit", "JSONCore", "CCollation", "CBLCrashWriter", "CBLTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // AES._CBC: the encrypted-attachment tests decrypt blob files independently.
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -181,14 +188,13 @@ let package = Package(
         .testTarget(
             name: "CouchbaseLiteSwiftTests",
             dependencies: ["CouchbaseLiteSwift", "Fleece", "SQLiteKit", "JSONCore", "CBLTestSupport",
-                           .product(name: "OpenCombine", package: "OpenCombine"),
-                           .product(name: "OpenCombineDispatch", package: "OpenCombine")]
+                           .product(name: "OpenCombine", package: "OpenCombine")]
         ),
         .testTarget(
             name: "CouchbaseLiteUpgradeTests",
             dependencies: [
                 "CouchbaseLiteUpgrade", "CouchbaseLiteSwift", "CouchbaseLite", "Fleece", "SQLiteKit", "JSONCore",
-                "CJSONCollation", "cbl", "CBLTestSupport",
+                "CCollation", "cbl", "CBLTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

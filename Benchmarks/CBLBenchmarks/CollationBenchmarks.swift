@@ -1,7 +1,8 @@
 // Collation benchmark (`--only collation`): `cbl_json_collate(CBLCollationUnicode, …)` on JSON view
 // keys against ICU's ucol_strcollUTF8 called directly on the same (unescaped) strings.
 
-import CJSONCollation
+import CCollation
+import CCollationBaseline
 import Foundation
 import CBLTestSupport
 

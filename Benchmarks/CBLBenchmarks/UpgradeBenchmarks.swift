@@ -1,7 +1,7 @@
 // Upgrade benchmark (`--only upgrade`): converting the 1.x database the docs group wrote through the
 // 1.x API into the 2.x format, against a plain read of the same source rows in the same run.
 
-import CJSONCollation
+import CCollation
 import CouchbaseLite
 import CouchbaseLiteSwift
 import CouchbaseLiteUpgrade

@@ -1,7 +1,6 @@
 // View benchmarks (`--only views`): index build, incremental re-index, key-range queries and
 // grouped reduce, each against raw SQLite doing the equivalent work on the same 1.x tables.
 
-import CJSONCollation
 import CouchbaseLite
 import Foundation
 import JSONCore

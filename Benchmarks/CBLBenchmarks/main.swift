@@ -41,7 +41,7 @@
 //
 // Every run uses fresh temporary directories.
 
-import CJSONCollation
+import CCollation
 import CouchbaseLite
 import Foundation
 import JSONCore

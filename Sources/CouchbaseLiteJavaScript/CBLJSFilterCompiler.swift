@@ -4,6 +4,7 @@ import Foundation
 /// Compiles JavaScript filter functions `function(doc, req)` and design documents'
 /// `validate_doc_update(newDoc, oldDoc, userCtx, secObj)`, as CouchDB runs them: register it
 /// with `CBLDatabase.setFilterCompiler(CBLJSFilterCompiler())`.
+// @unchecked because NSObject subclasses are not checked; its fields are lets of Sendable or lock-guarded types.
 public final class CBLJSFilterCompiler: NSObject, CBLFilterCompiler, @unchecked Sendable {
     /// The limits every call of a compiled function runs under.
     public let limits: CBLJSLimits

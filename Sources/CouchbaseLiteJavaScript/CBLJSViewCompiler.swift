@@ -4,6 +4,7 @@ import Foundation
 /// Compiles JavaScript map and reduce functions with CouchDB's query-server semantics (`emit`,
 /// `log`, `sum`, `toJSON`, `isArray`, `require` of the design document's `views.lib`), as 1.x's
 /// `CBLJSViewCompiler` did: register it with `CBLView.setCompiler(CBLJSViewCompiler())`.
+// @unchecked because NSObject subclasses are not checked; its fields are lets of Sendable or lock-guarded types.
 public final class CBLJSViewCompiler: NSObject, CBLViewCompiler, @unchecked Sendable {
     /// The limits every call of a compiled function runs under.
     public let limits: CBLJSLimits

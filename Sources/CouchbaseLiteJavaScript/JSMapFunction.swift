@@ -4,6 +4,7 @@ import JSONCore
 
 /// A compiled JavaScript map function. The indexer hands it each document as JSON text and
 /// gets the emitted rows back as one JSON text: no Swift dictionary is built per document.
+// @unchecked because its fields are lets of thread-safe classes (the sandbox serialises calls under its lock).
 final class JSMapFunction: CBLJSONMapFunction, @unchecked Sendable {
     private let sandbox: JSSandbox
     private let failures: FailureCounter
@@ -55,6 +56,7 @@ final class JSMapFunction: CBLJSONMapFunction, @unchecked Sendable {
 }
 
 /// Counts the documents map functions threw on.
+// @unchecked because `count` is only touched under `lock`.
 final class FailureCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0

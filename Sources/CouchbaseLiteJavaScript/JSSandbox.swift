@@ -25,6 +25,7 @@ enum JSFailure: Error, CustomStringConvertible {
 /// process or network API exists in it) with CouchDB's query-server globals. Calls are
 /// serialised by a lock (a context is not reentrant) and each is bounded in time and memory
 /// by JSC's watchdog.
+// @unchecked because every use of the JS context (not reentrant, not thread-safe) is under `lock`.
 final class JSSandbox: @unchecked Sendable {
     /// The entry points of ``JSPrelude``.
     enum EntryPoint: String, CaseIterable {
@@ -70,7 +71,7 @@ final class JSSandbox: @unchecked Sendable {
     func call(_ entry: EntryPoint, json: UnsafeRawBufferPointer) throws -> [UInt8]? {
         lock.lock()
         defer { lock.unlock() }
-        return try call(entryPoints[entry]!, json: json)
+        return try call(entryPoints[entry]!, json: json)   // kept: init fills every EntryPoint case
     }
 
     /// Same as ``call(_:json:)`` with the argument as bytes.

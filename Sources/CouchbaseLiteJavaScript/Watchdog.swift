@@ -7,6 +7,7 @@ import Glibc
 /// Bounds each call of a sandbox in time and memory. JSC's execution time limit calls back every
 /// `tick` seconds of script execution; the callback stops the script once the call has run past
 /// the time limit or the process's resident memory has grown past the memory limit since it began.
+// @unchecked because its per-call fields are set by `begin` and read by JSC's callback on that same thread while the script runs.
 final class Watchdog: @unchecked Sendable {
     /// How often a running script is checked (JSC rounds it to its own timer granularity).
     static let tick = 0.05

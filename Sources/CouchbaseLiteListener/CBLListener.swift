@@ -223,12 +223,7 @@ public final class CBLListener: @unchecked Sendable {
         state.replicationTasks.stopAll()
         state.endServing()
         task.cancel()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            await task.value
-            done.signal()
-        }
-        _ = done.wait(timeout: .now() + 10)
+        task.waitBlocking(timeout: 10)
         state.releaseWorkers()
     }
 }

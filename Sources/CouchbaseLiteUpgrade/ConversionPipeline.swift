@@ -45,6 +45,7 @@ struct RowBatch: Sendable {
 
 /// Runs the converter on a reading thread while the calling thread writes the rows: SQLite
 /// reading + JSON→Fleece on one core, SQLite inserts on the other.
+// @unchecked because the reading thread owns `converter`, `report`, `readError` and `documentsRead` until it signals `done`; the caller reads them only after waiting on it.
 final class ConversionPipeline: @unchecked Sendable {
     private var converter: DocumentConverter
     private var report = UpgradeReport()

@@ -7,6 +7,7 @@ import Darwin
 #endif
 
 /// A Fleece array: random access to its elements, in place.
+// @unchecked because it holds a `FleeceStorage` (immutable bytes) and offsets.
 public struct FleeceArray: RandomAccessCollection, @unchecked Sendable {
     let storage: FleeceStorage
     let first: Int
@@ -29,6 +30,7 @@ public struct FleeceArray: RandomAccessCollection, @unchecked Sendable {
 
     /// The element at `i` (`0 ..< count`).
     public subscript(i: Int) -> FleeceValue {
+        // Kept: Collection's contract (as `Array`); a bad index would read outside the body.
         precondition(i >= 0 && i < count, "FleeceArray index out of range")
         let slot = first &+ i &* (wide ? 4 : 2)
         return FleeceValue(storage: storage,
@@ -39,6 +41,7 @@ public struct FleeceArray: RandomAccessCollection, @unchecked Sendable {
 /// A Fleece dict: pairs in stored (sorted) order; look-ups by binary search.
 ///
 /// Integer keys are shown as the strings the document's ``SharedKeys`` map them to.
+// @unchecked because it holds a `FleeceStorage` (immutable bytes) and offsets.
 public struct FleeceDict: Sequence, @unchecked Sendable {
     let storage: FleeceStorage
     let first: Int

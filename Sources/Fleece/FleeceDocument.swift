@@ -1,5 +1,6 @@
 /// The bytes of one validated document plus what is needed to read them. Shared by every
 /// `FleeceValue` taken from the document, which keeps it alive.
+// @unchecked because the bytes behind `base` are written once at init and only read afterwards.
 final class FleeceStorage: @unchecked Sendable {
     let base: UnsafeMutablePointer<UInt8>
     let count: Int
@@ -32,6 +33,7 @@ final class FleeceStorage: @unchecked Sendable {
 /// Documents whose dicts use integer (shared) keys need the ``SharedKeys`` they were encoded
 /// with; a document with an integer key and no SharedKeys, or with a code the table does not
 /// have, is rejected.
+// @unchecked because it holds a `FleeceStorage` (immutable bytes) and an offset.
 public struct FleeceDocument: @unchecked Sendable {
     let storage: FleeceStorage
     let rootOffset: Int

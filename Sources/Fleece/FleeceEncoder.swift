@@ -20,6 +20,7 @@ final class FleeceWriterBox {
 /// recorded and reported by ``finish()``; later calls are ignored until then.
 ///
 /// A copy of an encoder is independent (copy-on-write).
+// @unchecked because a copy-on-write value: its box is copied before a shared one is written.
 public struct FleeceEncoder: @unchecked Sendable {
     var box: FleeceWriterBox
 

@@ -4,6 +4,7 @@
 /// are never reassigned, so a resolved code stays valid).
 ///
 /// Not thread-safe: use one instance from one thread at a time (e.g. per query run).
+// @unchecked because NOT thread-safe (it caches its code): one instance is used by one thread at a time (one query run); Sendable only so it can be created on one thread and used on another.
 public final class FleeceKey: @unchecked Sendable {
     /// The key.
     public let string: String

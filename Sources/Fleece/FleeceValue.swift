@@ -13,6 +13,7 @@ public enum FleeceType: Sendable, Equatable {
 ///
 /// Conversions are lenient like Fleece's `asInt`/`asDouble`/…: asking a value for a type it
 /// is not gives a default (0, false, nil) or a conversion (a double's `intValue` truncates).
+// @unchecked because it holds a `FleeceStorage` (immutable bytes) and an offset.
 public struct FleeceValue: @unchecked Sendable {
     let storage: FleeceStorage
     let offset: Int

@@ -1,22 +1,5 @@
 import Foundation
-
-/// Lets a boxed `Optional` of any wrapped type be unwrapped from an `Any`.
-private protocol FleeceAnyOptional {
-    var fleeceWrapped: Any? { get }
-}
-
-extension Optional: FleeceAnyOptional {
-    fileprivate var fleeceWrapped: Any? {
-        switch self {
-        case .some(let w): return w
-        case .none: return nil
-        }
-    }
-}
-
-/// The class of boolean NSNumbers (`__NSCFBoolean`): every boolean NSNumber, including those
-/// from JSONSerialization, is an instance, so 1 and `true` are never confused.
-private let booleanNumberClass = ObjectIdentifier(type(of: NSNumber(value: true)))
+import JSONCore
 
 /// Foundation / Swift value trees → Fleece (`FleeceEncoder.write(_:)`).
 extension FleeceWriter {
@@ -26,74 +9,28 @@ extension FleeceWriter {
         guard depth < FleeceWriter.maxAnyDepth else {
             throw FleeceError.unsupportedValue("nesting deeper than \(FleeceWriter.maxAnyDepth)")
         }
+        // Fleece has a data type, JSON has not: data first, then JSONCore's classification (the
+        // package's one rule for what a Swift/Foundation value means as JSON).
         let t = type(of: value)
-        // Exact native types first: a native Int would also answer `is NSNumber`.
-        if t == String.self {
-            var s = value as! String
-            s.withUTF8 { writeString($0.baseAddress, $0.count) }
-        } else if t == Int.self {
-            writeInt(Int64(value as! Int))
-        } else if t == Double.self {
-            try checkedDouble(value as! Double)
-        } else if t == Bool.self {
-            writeBool(value as! Bool)
-        } else if t == [String: Any].self {
-            try writeDict(value as! [String: Any], depth: depth)
-        } else if t == [Any].self {
-            try writeArray(value as! [Any], depth: depth)
-        } else if t is NSNumber.Type {
-            try writeNumber(value as! NSNumber)
-        } else if t == NSNull.self {
-            writeNull()
-        } else if t == Data.self {
-            (value as! Data).withUnsafeBytes {
-                writeData($0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count)
-            }
-        } else if t == Substring.self {
-            var s = String(value as! Substring)
-            s.withUTF8 { writeString($0.baseAddress, $0.count) }
-        } else if t == Int64.self {
-            writeInt(value as! Int64)
-        } else if t == Int32.self {
-            writeInt(Int64(value as! Int32))
-        } else if t == Int16.self {
-            writeInt(Int64(value as! Int16))
-        } else if t == Int8.self {
-            writeInt(Int64(value as! Int8))
-        } else if t == UInt.self {
-            writeUInt(UInt64(value as! UInt))
-        } else if t == UInt64.self {
-            writeUInt(value as! UInt64)
-        } else if t == UInt32.self {
-            writeUInt(UInt64(value as! UInt32))
-        } else if t == UInt16.self {
-            writeUInt(UInt64(value as! UInt16))
-        } else if t == UInt8.self {
-            writeUInt(UInt64(value as! UInt8))
-        } else if t == Float.self {
-            try checkedFloat(value as! Float)
-        } else if t == [String: Any?].self {
-            try writeDict((value as! [String: Any?]).mapValues { $0 as Any }, depth: depth)
-        } else if t == [Any?].self {
-            try writeArray((value as! [Any?]).map { $0 as Any }, depth: depth)
-        } else if t == Date.self || value is NSDate {
-            throw FleeceError.unsupportedValue("Date (convert it to an ISO-8601 string first)")
-        } else if let opt = value as? any FleeceAnyOptional {
-            if let wrapped = opt.fleeceWrapped {
-                try writeAny(wrapped, depth: depth)
-            } else {
-                writeNull()
-            }
-        } else if t is AnyObject.Type {
-            try writeObject(value as AnyObject, type: t, depth: depth)
-        } else if let d = value as? [String: Any] {
-            try writeDict(d, depth: depth)
-        } else if value is [AnyHashable: Any] {
-            throw FleeceError.unsupportedValue("dictionary with non-string keys")
-        } else if let a = value as? [Any] {
-            try writeArray(a, depth: depth)
+        if t == Data.self || (t is AnyObject.Type && value is NSData) {
+            // Kept `as!`: each follows the type test just made.
+            let bytes = t == Data.self ? value as! Data : Data(referencing: value as! NSData)
+            bytes.withUnsafeBytes { writeData($0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count) }
         } else {
-            throw FleeceError.unsupportedValue("\(t)")
+            switch ValueClassifier.classify(value) {
+            case .string(var s): s.withUTF8 { writeString($0.baseAddress, $0.count) }
+            case .int(let i): writeInt(i)
+            case .uint(let u): writeUInt(u)
+            case .double(let d): try checkedDouble(d)
+            case .float(let f): try checkedFloat(f)
+            case .bool(let b): writeBool(b)
+            case .null: writeNull()
+            case .object(let d): try writeDict(d, depth: depth)
+            case .objectOfOptionals(let d): try writeDict(d.mapValues { $0 as Any }, depth: depth)
+            case .array(let a): try writeArray(a, depth: depth)
+            case .arrayOfOptionals(let a): try writeArray(a.map { $0 as Any }, depth: depth)
+            case .invalid(let reason): throw FleeceError.unsupportedValue(reason)
+            }
         }
         if failed { throw error ?? .encodingMisuse("encoding failed") }
     }
@@ -106,57 +43,6 @@ extension FleeceWriter {
     private mutating func checkedFloat(_ f: Float) throws {
         guard f.isFinite else { throw FleeceError.unsupportedValue("\(f) (NaN and infinity cannot be stored)") }
         writeFloat(f)
-    }
-
-    /// NSNumbers by kind: booleans by class, then by objCType like CBJSONEncoder.
-    private mutating func writeNumber(_ n: NSNumber) throws {
-        if ObjectIdentifier(type(of: n)) == booleanNumberClass {
-            writeBool(n.boolValue)
-            return
-        }
-        switch UInt8(bitPattern: n.objCType.pointee) {
-        case UInt8(ascii: "d"): try checkedDouble(n.doubleValue)
-        case UInt8(ascii: "f"): try checkedFloat(n.floatValue)
-        case UInt8(ascii: "Q"), UInt8(ascii: "L"): writeUInt(n.uint64Value)
-        default: writeInt(n.int64Value)
-        }
-    }
-
-    /// Class instances, converted without `as?` casts to Swift collections (on Linux those
-    /// bridge eagerly and never terminate on cycles).
-    private mutating func writeObject(_ object: AnyObject, type t: Any.Type, depth: Int) throws {
-        if let n = object as? NSNumber {
-            try writeNumber(n)
-        } else if object is NSNull {
-            writeNull()
-        } else if let s = object as? NSString {
-            var str = s.description
-            str.withUTF8 { writeString($0.baseAddress, $0.count) }
-        } else if let data = object as? NSData {
-            let bytes = Data(referencing: data)
-            bytes.withUnsafeBytes {
-                writeData($0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count)
-            }
-        } else if let nd = object as? NSDictionary {
-            var d = [String: Any](minimumCapacity: nd.count)
-            for (k, v) in nd {
-                if let key = k as? NSString {
-                    d[key.description] = v
-                } else if let key = k as? String {
-                    d[key] = v
-                } else {
-                    throw FleeceError.unsupportedValue("dictionary with a non-string key (\(type(of: k)))")
-                }
-            }
-            try writeDict(d, depth: depth)
-        } else if let na = object as? NSArray {
-            var a: [Any] = []
-            a.reserveCapacity(na.count)
-            for i in 0..<na.count { a.append(na.object(at: i)) }
-            try writeArray(a, depth: depth)
-        } else {
-            throw FleeceError.unsupportedValue("\(t)")
-        }
     }
 
     private mutating func writeArray(_ array: [Any], depth: Int) throws {

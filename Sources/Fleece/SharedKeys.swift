@@ -7,6 +7,7 @@ import JSONCore
 ///
 /// Codes are assigned in first-encounter order and are never reused or removed, which is
 /// what lets encoders and documents cache them. Thread-safe: all state is behind a lock.
+// @unchecked because all mutable state is only touched under `lock`.
 public final class SharedKeys: @unchecked Sendable {
     /// LiteCore's `SharedKeys::kMaxCount`: no code is assigned once the table has this many keys.
     public static let maxCount = 2048

@@ -15,6 +15,7 @@ import Foundation
 ///   * numbers as described in NumberFormatting.swift; `true`, `false`, `null` literals.
 ///
 /// The writer has value semantics (copy-on-write storage).
+// @unchecked because a copy-on-write value: its storage is copied before a shared one is written.
 public struct JSONWriter: @unchecked Sendable {
     /// Containers nested deeper than this are rejected (guards against stack exhaustion),
     /// the same limit as the parser's.
@@ -64,6 +65,7 @@ public struct JSONWriter: @unchecked Sendable {
 
     /// Drops everything written after the first `byteCount` bytes.
     public mutating func truncate(to byteCount: Int) {
+        // Kept: callers pass a `count` they read earlier; growing `count` would expose uninitialized bytes.
         precondition(byteCount >= 0 && byteCount <= count, "truncate(to:) beyond the written bytes")
         count = byteCount
     }

@@ -14,8 +14,9 @@ extension Optional: _JSONAnyOptional {
     }
 }
 
-/// The JSON meaning of an arbitrary Swift/Foundation value (slow, general path).
-internal enum JSONKind {
+/// The JSON meaning of an arbitrary Swift/Foundation value (slow, general path). The one
+/// classifier of the package: the JSON writer, the Fleece encoder and the 2.x value rules ask it.
+package enum JSONKind {
     case string(String)
     case int(Int64)
     case uint(UInt64)
@@ -30,7 +31,7 @@ internal enum JSONKind {
     case invalid(String)
 }
 
-internal enum ValueClassifier {
+package enum ValueClassifier {
     /// The class of `NSNumber(value: true)` (`__NSCFBoolean` in swift-corelibs-foundation;
     /// every boolean NSNumber, including those produced by JSONSerialization, is an instance).
     static let booleanNumberClass = ObjectIdentifier(type(of: NSNumber(value: true)))
@@ -38,7 +39,7 @@ internal enum ValueClassifier {
     /// Classifies an NSNumber the way CBJSONEncoder does (by objCType), except that booleans
     /// are recognised by their class instead of by pointer identity with kCFBoolean*.
     @inline(__always)
-    static func classify(number n: NSNumber) -> JSONKind {
+    package static func classify(number n: NSNumber) -> JSONKind {
         if ObjectIdentifier(type(of: n)) == booleanNumberClass {
             return .bool(n.boolValue)
         }
@@ -57,11 +58,11 @@ internal enum ValueClassifier {
 
     /// General classification; the writer uses inline fast paths for the common exact types
     /// and falls back to this.
-    static func classify(_ value: Any) -> JSONKind {
+    package static func classify(_ value: Any) -> JSONKind {
         let t = type(of: value)
         // Exact native types first. Order matters: a boxed NSNumber would answer `as? Int`
         // and `as? Bool`, and a native Int answers `is NSNumber`, so only exact-type checks
-        // are used before the NSNumber test.
+        // are used before the NSNumber test. Each `as!` follows an exact type match: it cannot fail.
         if t == String.self { return .string(value as! String) }
         if t == Int.self { return .int(Int64(value as! Int)) }
         if t == Double.self { return .double(value as! Double) }

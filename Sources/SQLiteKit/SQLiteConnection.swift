@@ -11,6 +11,7 @@ public typealias SQLiteCollationFunction = @convention(c) (
 ///
 /// A connection is not thread-safe by itself: its owner serialises access (the 1.x store
 /// does so with its database lock). `@unchecked Sendable` lets the owner hand it between threads.
+// @unchecked because its owner serialises every use (the 1.x store's database lock, the pools' writer/reader hand-out); it only moves between threads.
 public final class SQLiteConnection: @unchecked Sendable {
     /// How to open the file.
     public struct OpenMode: Sendable, Equatable {
@@ -263,7 +264,7 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// Commits the innermost open transaction level.
     public func commit() throws {
-        precondition(savepointDepth > 0, "commit without begin")
+        guard savepointDepth > 0 else { throw SQLiteError(code: SQLITE_MISUSE, message: "commit without begin") }
         if savepointDepth == 1 {
             try cached(static: "COMMIT").run()
         } else {
@@ -274,7 +275,7 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// Rolls back the innermost open transaction level.
     public func rollback() throws {
-        precondition(savepointDepth > 0, "rollback without begin")
+        guard savepointDepth > 0 else { throw SQLiteError(code: SQLITE_MISUSE, message: "rollback without begin") }
         savepointDepth -= 1
         if savepointDepth == 0 {
             if isInTransaction { try cached("ROLLBACK").run() }

@@ -16,6 +16,7 @@ import Darwin
 ///   uncommitted writes, and it must not wait for a reader while holding the writer);
 /// - a read nested in another read on the same thread reuses the outer read's connection and
 ///   snapshot (it must not wait for a second reader while holding one).
+// @unchecked because its mutable state is only touched under `writerLock`/`condition`, and connections are handed to one thread at a time.
 public final class SQLiteConnectionPool: @unchecked Sendable {
     /// The one connection that writes. Use it only inside ``write(_:)``.
     public private(set) var writer: SQLiteConnection
@@ -191,7 +192,10 @@ public final class SQLiteConnectionPool: @unchecked Sendable {
     public func reconnect(_ reopen: () throws -> (writer: SQLiteConnection, openReader: () throws -> SQLiteConnection)) throws {
         let me = Self.currentThread()
         condition.lock()
-        precondition(writerOwner == me, "reconnect outside write")
+        guard writerOwner == me else {
+            condition.unlock()
+            throw SQLiteError(code: SQLITE_MISUSE, message: "cannot replace the connections outside a write")
+        }
         if activeReads[me] != nil {
             condition.unlock()
             throw SQLiteError(code: SQLITE_MISUSE, message: "cannot replace the connections inside a read")

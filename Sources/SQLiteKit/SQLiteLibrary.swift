@@ -4,6 +4,7 @@ import CSQLiteAPI
 /// The SQLite library a connection runs on: the system's libsqlite3 (every unencrypted database),
 /// or SQLCipher, which 1.x used for encrypted databases, loaded at run time with its symbols kept
 /// local (`RTLD_LOCAL | RTLD_DEEPBIND`) because it exports the same `sqlite3_*` names. See `CSQLiteAPI.h`.
+// @unchecked because `api` points at a static, never-freed table of C function pointers.
 public struct SQLiteLibrary: @unchecked Sendable, Equatable {
     let api: UnsafePointer<csqlite_api>
 

@@ -44,14 +44,16 @@ struct Demo: ParsableCommand {
         let manager = try CBLManager(directory: dir)
         defer { manager.close() }
         let db = try manager.databaseNamed("demo")
-        let doc = db.document(withID: "hello")!
+        guard let doc = db.document(withID: "hello") else { throw CommandFailure("cannot make document 'hello'") }
         try doc.update { rev in
             rev["greeting"] = "Hello from Couchbase Lite 1.x on Linux"
             rev["count"] = (rev["count"] as? Int ?? 0) + 1
             rev.setAttachmentNamed("note.txt", withContentType: "text/plain", content: Data("attached text".utf8))
             return true
         }
-        let reread = try manager.existingDatabaseNamed("demo").existingDocument(withID: "hello")!
+        guard let reread = try manager.existingDatabaseNamed("demo").existingDocument(withID: "hello") else {
+            throw CommandFailure("document 'hello' was not saved")
+        }
         print("database:   \(db.directoryURL.path)")
         print("documents:  \(db.documentCount), last sequence \(db.lastSequenceNumber)")
         print("document:   \(reread.documentID) rev \(reread.currentRevisionID ?? "-")")

@@ -104,6 +104,7 @@ struct Replicate: ParsableCommand {
     }
 
     /// A one-line progress display on a terminal; plain lines when piped.
+    // @unchecked because `lastLine` is only touched under `lock`; `terminal` is a let.
     final class Progress: @unchecked Sendable {
         let terminal: Bool
         private let lock = NSLock()

@@ -71,7 +71,7 @@ struct Upgrade: ParsableCommand {
         let sourceURL = URL(fileURLWithPath: source).standardizedFileURL
         var baseName = name ?? sourceURL.deletingPathExtension().lastPathComponent
         if baseName.hasSuffix(".cblite2") { baseName = String(baseName.dropLast(8)) }
-        let destination = inPlace ? sourceURL : URL(fileURLWithPath: destinationDirectory!)
+        let destination = inPlace ? sourceURL : URL(fileURLWithPath: destinationDirectory ?? ".")
             .appendingPathComponent("\(baseName).cblite2", isDirectory: true).standardizedFileURL
         var options = UpgradeOptions(includeLocalDocuments: includeLocal, includeExpiration: includeExpiration,
                                      allowLegacySingleFile: legacy, inPlace: inPlace)

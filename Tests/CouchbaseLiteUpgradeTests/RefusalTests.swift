@@ -1,4 +1,4 @@
-import CJSONCollation
+import CCollation
 import CouchbaseLite
 import Foundation
 import SQLiteKit

@@ -1,6 +1,7 @@
 import Foundation
 
 /// An attachment of a revision: a named blob with a content type.
+// @unchecked because its fields are immutable after init except the weak `revision`, and `metadata` holds JSON values (not Sendable in type).
 public final class CBLAttachment: NSObject, @unchecked Sendable {
     /// The revision this attachment belongs to.
     public weak var revision: CBLRevision?

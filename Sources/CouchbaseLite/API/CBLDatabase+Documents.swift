@@ -8,7 +8,7 @@ struct WeakDocument {
 extension CBLDatabase {
     /// Creates a new document with a generated ID (not saved until you put properties).
     public func createDocument() -> CBLDocument {
-        document(withID: CBLDatabase.generateDocumentID())!
+        document(withID: CBLDatabase.generateDocumentID())!   // kept: a generated ID (a UUID) is always valid
     }
 
     /// The document with this ID: an existing one, or an empty one that is saved when you put

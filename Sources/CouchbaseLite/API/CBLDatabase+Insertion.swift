@@ -174,7 +174,7 @@ extension CBLDatabase {
             let body = try CBLDatabase.storedBody(properties)
             let revID = try RevisionID.generate(json: body, deleted: isDeletion, parent: parent?.revID)
 
-            let document = knownDocument ?? self.document(withID: docID)!
+            let document = try knownDocument ?? self.savedDocument(docID)
             if !validations.isEmpty {
                 var fullProperties = properties
                 for key in CBLDatabase.strippedSpecialKeys { fullProperties[key] = nil }
@@ -248,7 +248,7 @@ extension CBLDatabase {
         guard let numericID = try store.createNumericIDIfNew(of: docID) else { return nil }
         let digest = bodyWriter.withUnsafeBytes { RevisionID.firstGenerationDigest(digestInput: $0) }
         let revID = digest.firstGenerationID
-        let document = knownDocument ?? self.document(withID: docID)!
+        let document = try knownDocument ?? self.savedDocument(docID)
         let docType = CBLDatabase.docType(properties)
         guard let sequence = try bodyWriter.withUnsafeBytes({
             try store.insertFirstRevisionRow(numericID: numericID, revID: revID,
@@ -335,7 +335,7 @@ extension CBLDatabase {
                 fullProperties["_id"] = docID
                 fullProperties["_rev"] = revID
                 if deleted { fullProperties["_deleted"] = true }
-                try runValidations(validations, newProperties: fullProperties, document: self.document(withID: docID)!, revID: revID,
+                try runValidations(validations, newProperties: fullProperties, document: self.savedDocument(docID), revID: revID,
                                    deleted: deleted, parent: try store.winningRevision(docID: docID))
             }
             let body = try CBLDatabase.storedBody(properties)
@@ -344,7 +344,7 @@ extension CBLDatabase {
                 docID: docID, revID: revID, history: history, deleted: deleted, body: body,
                 hasAttachments: hasAttachments, docType: properties["type"] as? String, maxDepth: maxDepth)
             guard let sequence else { return nil }
-            let document = self.document(withID: docID)!
+            let document = try self.savedDocument(docID)
             let saved = CBLSavedRevision(document: document, revID: revID, sequence: sequence, deleted: deleted,
                                          body: body, properties: properties, propertiesNeedSpecialKeys: true)
             let change = try makeChange(store: store, docID: docID, numericID: numericID, revID: revID,
@@ -382,4 +382,14 @@ extension CBLDatabase {
 
     /// Whether inserting a revision must run validation blocks (then the full path does).
     var hasValidationsToRun: Bool { !validationBlocksToRun.isEmpty }
+}
+
+extension CBLDatabase {
+    /// The document object for a revision being saved. `document(withID:)` is nil only for an
+    /// invalid ID, which every save checks on entry; should the two rules ever differ, the save
+    /// fails with 400 (bad ID) instead of trapping inside the write transaction.
+    fileprivate func savedDocument(_ docID: String) throws -> CBLDocument {
+        guard let document = document(withID: docID) else { throw CBLError.badID("Invalid document ID '\(docID)'") }
+        return document
+    }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A handle returned by `addChangeListener`, used to remove the listener.
-public final class CBLListenerToken: NSObject, @unchecked Sendable {}
+public final class CBLListenerToken: NSObject, Sendable {}
 
 extension CBLDatabase {
     /// Records a change made inside the current transaction and updates the cached document

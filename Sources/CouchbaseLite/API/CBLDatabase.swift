@@ -10,6 +10,7 @@ import SQLiteKit
 /// inside a write (an `inTransaction` block, a validation or map block) runs on the writer and
 /// sees that write's own uncommitted changes. Change notifications are delivered after the
 /// outermost transaction commits.
+// @unchecked because its mutable state is only touched under `lock` (or on the writer inside a transaction), as its comment says.
 public final class CBLDatabase: NSObject, @unchecked Sendable {
     /// The database name.
     public let name: String

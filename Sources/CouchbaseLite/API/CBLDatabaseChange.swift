@@ -1,6 +1,7 @@
 import Foundation
 
 /// One change to a document, delivered after the transaction that made it commits.
+// @unchecked because NSObject subclasses are not checked; every stored property is an immutable `let` of a Sendable type.
 public final class CBLDatabaseChange: NSObject, @unchecked Sendable {
     /// The ID of the changed document.
     public let documentID: String

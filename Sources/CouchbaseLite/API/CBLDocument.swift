@@ -6,6 +6,7 @@ import Foundation
 /// Safe to use from any thread: its cached state is guarded by the database lock. It caches
 /// the state of the last commit, which every thread sees, and, while a transaction on the
 /// writer changes the document, that transaction's state, which only the writer's thread sees.
+// @unchecked because its cached state is only touched under the database lock (see the type's comment).
 public final class CBLDocument: NSObject, @unchecked Sendable {
     /// The database holding the document.
     public let database: CBLDatabase

@@ -2,6 +2,7 @@ import Foundation
 
 /// A query that keeps its result up to date: it re-runs (debounced by `updateInterval`) after
 /// database changes and notifies only when the rows actually changed.
+// @unchecked because its rows, observers and generation are only touched under `stateLock`.
 public final class CBLLiveQuery: CBLQuery, @unchecked Sendable {
     private struct Observer {
         weak var target: CBLKeyValueObserving?

@@ -4,6 +4,7 @@ import Synchronization
 /// The top-level object: owns a directory of databases and hands out `CBLDatabase` instances.
 ///
 /// Safe to use from any thread or task. The same name returns the same `CBLDatabase` while it is open.
+// @unchecked because its mutable state is in Mutexes; `storageType`/`dispatchQueue` are 1.x's settable properties, set before use (as in 1.x).
 public final class CBLManager: NSObject, NSCopying, @unchecked Sendable {
     /// The directory holding this manager's databases.
     public let directory: String
@@ -63,28 +64,27 @@ public final class CBLManager: NSObject, NSCopying, @unchecked Sendable {
     /// A manager on the default directory. If the directory cannot be created the manager still
     /// exists; opening databases then throws.
     public override convenience init() {
-        // swiftlint:disable:next force_try
-        try! self.init(directory: CBLManager.defaultDirectory(), options: nil, createDirectory: false)
+        self.init(existingDirectory: CBLManager.defaultDirectory(), options: nil)
     }
 
     /// A manager on `directory` with optional options (passed by pointer, as 1.x's C struct was).
     public convenience init(directory: String, options: UnsafePointer<CBLManagerOptions>?) throws {
-        try self.init(directory: directory, options: options?.pointee, createDirectory: true)
+        self.init(existingDirectory: directory, options: options?.pointee)
+        try ensureDirectory()
+        upgradeLegacyDatabases()
     }
 
     /// A manager on `directory` with default options.
     public convenience init(directory: String) throws {
-        try self.init(directory: directory, options: nil, createDirectory: true)
+        try self.init(directory: directory, options: nil)
     }
 
-    private init(directory: String, options: CBLManagerOptions?, createDirectory: Bool) throws {
+    /// A manager that neither creates nor upgrades its directory (opening a database there
+    /// throws if it is missing): what `init()` and `copy()` need, which cannot throw.
+    private init(existingDirectory directory: String, options: CBLManagerOptions?) {
         self.directory = (directory as NSString).standardizingPath
         self.options = options ?? CBLManagerOptions()
         super.init()
-        if createDirectory {
-            try ensureDirectory()
-            upgradeLegacyDatabases()
-        }
     }
 
     private func ensureDirectory() throws {
@@ -303,9 +303,9 @@ public final class CBLManager: NSObject, NSCopying, @unchecked Sendable {
     /// 1.x needed one manager per thread; here every manager is thread-safe, so this exists only
     /// for code that expects it.
     public func copy(with zone: NSZone? = nil) -> Any {
-        var opts = options
-        // The directory exists (this manager created it), so creating the copy cannot fail.
-        return try! withUnsafePointer(to: &opts) { try CBLManager(directory: directory, options: $0) }
+        // This manager already made (and upgraded) the directory; were it removed since, opening
+        // a database on the copy throws, as on this manager.
+        CBLManager(existingDirectory: directory, options: options)
     }
 
     /// Enables logging for a 1.x tag ("Sync", "View", "Database", "Query", "Listener", "All", …).

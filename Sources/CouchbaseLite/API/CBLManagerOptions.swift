@@ -25,6 +25,7 @@ public let kCBLSQLiteStorage = "SQLite"
 public let kCBLForestDBStorage = "ForestDB"
 
 /// Options for `CBLManager.openDatabaseNamed(_:with:)`.
+// @unchecked because 1.x's options object: set by one thread, then read when the database opens (the manager copies what it needs).
 public final class CBLDatabaseOptions: NSObject, @unchecked Sendable {
     /// Create the database if it doesn't exist.
     public var create = false

@@ -27,6 +27,7 @@ public enum CBLAllDocsMode: Int, Sendable {
 /// A query over a view's index, or over all documents (`createAllDocumentsQuery()`).
 ///
 /// Set options, then `run()`. Safe to use from any thread; options are read when the query runs.
+// @unchecked because the options are only touched under `lock`; `database` and `view` are lets of thread-safe classes.
 public class CBLQuery: NSObject, @unchecked Sendable {
     /// The database queried.
     public let database: CBLDatabase

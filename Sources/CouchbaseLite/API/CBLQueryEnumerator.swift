@@ -1,6 +1,7 @@
 import Foundation
 
 /// The result of running a query: an ordered, re-iterable list of rows.
+// @unchecked because `position` is only touched under `lock`; the rows are immutable.
 public final class CBLQueryEnumerator: NSObject, Sequence, @unchecked Sendable {
     private let rows: [CBLQueryRow]
     private let lock = NSLock()

@@ -2,6 +2,7 @@ import Foundation
 import JSONCore
 
 /// A JSON value kept as text until first read.
+// @unchecked because `state` is only touched under one of the shared `locks`.
 final class LazyJSONValue: @unchecked Sendable {
     private enum State { case text([UInt8]), parsed(Any?) }
     // Only touched with `lock` held: the runtime exclusivity check per access is redundant.
@@ -90,6 +91,7 @@ final class LazyJSONValue: @unchecked Sendable {
 }
 
 /// One row of a query result: key, value, and the document it came from.
+// @unchecked because its fields are lets; the lazily parsed key and value are `LazyJSONValue`s, which lock.
 public class CBLQueryRow: NSObject, @unchecked Sendable {
     /// The database the row came from.
     public let database: CBLDatabase

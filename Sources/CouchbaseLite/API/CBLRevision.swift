@@ -9,6 +9,7 @@ import Synchronization
 /// rather than here, so that ``CBLUnsavedRevision`` can also offer 1.x's `NSMutableDictionary`
 /// under the same name: Swift lets a class member and a protocol-extension member share a name
 /// with different types, not an override.
+// @unchecked because `document` is a let of a thread-safe class; subclasses guard their own state.
 public class CBLRevision: NSObject, CBLRevisionProperties, @unchecked Sendable {
     /// The document this is a revision of.
     public let document: CBLDocument
@@ -84,6 +85,7 @@ public class CBLRevision: NSObject, CBLRevisionProperties, @unchecked Sendable {
 
 /// The data of a stored revision, shared by every `CBLSavedRevision` object for it and cached by
 /// its `CBLDocument`. It holds no reference to the document, so caching it creates no cycle.
+// @unchecked because the lazily loaded body (`state`) is only touched under its lock; the identity fields are lets.
 final class RevisionBody: @unchecked Sendable {
     let docID: String
     let revID: String
@@ -176,6 +178,7 @@ final class RevisionBody: @unchecked Sendable {
 }
 
 /// A revision stored in the database (immutable).
+// @unchecked because it adds only `data`, a let of the thread-safe `RevisionBody`.
 public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
     let data: RevisionBody
     private var revID: String { data.revID }
@@ -267,6 +270,7 @@ public final class CBLSavedRevision: CBLRevision, @unchecked Sendable {
 }
 
 /// A new revision being built; `save()` stores it.
+// @unchecked because its state is in `Locked`; `properties` is 1.x's mutable dictionary, which (as in 1.x) one thread edits at a time.
 public final class CBLUnsavedRevision: CBLRevision, @unchecked Sendable {
     private struct State {
         var isDeletion = false

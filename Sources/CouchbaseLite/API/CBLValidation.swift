@@ -6,6 +6,7 @@ public typealias CBLValidationBlock = (_ newRevision: CBLRevision, _ context: CB
 public typealias CBLFilterBlock = (_ revision: CBLSavedRevision, _ params: [AnyHashable: Any]?) -> Bool
 
 /// What a validation function knows about the change, and how it rejects it.
+// @unchecked because a validation block uses its context on the writer's thread only, during the save it validates.
 public final class CBLValidationContext: NSObject, @unchecked Sendable {
     /// The revision being replaced (the new revision's parent), if any.
     public let currentRevision: CBLSavedRevision?

@@ -10,6 +10,7 @@ public typealias CBLReduceBlock = (_ keys: [Any], _ values: [Any], _ rereduce: B
 
 /// A map/reduce view: an index of rows emitted by a map function over every document,
 /// stored in the 1.x schema (`views` row + `maps_N` table) and updated incrementally.
+// @unchecked because its mutable fields (map, reduce, version…) are only touched under `database.lock`.
 public final class CBLView: NSObject, @unchecked Sendable {
     /// The database the view indexes.
     public let database: CBLDatabase

@@ -151,6 +151,7 @@ func fsyncDirectory(_ url: URL) {
 /// Streams a blob's content out of the store, decrypting it when the store is encrypted. An
 /// encrypted blob is checked against its SHA-1 at the end, so a wrong key or a damaged file is
 /// an error (401), never silently wrong bytes.
+// @unchecked because one reader is read by one thread at a time; Sendable only to be handed to the thread that streams it.
 final class BlobReader: @unchecked Sendable {
     private let handle: FileHandle
     private let decryptor: CBCDecryptor?

@@ -172,6 +172,7 @@ final class BlobStore: Sendable {
 /// CouchDB peers name attachments by) are computed over the plaintext, then the file is renamed
 /// to its key. In an encrypted store the file gets the ciphertext, produced as the bytes arrive
 /// (1.x `CBL_BlobStoreWriter` with its `_encryptor`).
+// @unchecked because one writer is fed by one thread at a time (a save, or a replicator's download), then finished by it.
 final class BlobWriter: @unchecked Sendable {
     private let directory: URL
     private let tempURL: URL
@@ -235,7 +236,7 @@ final class BlobWriter: @unchecked Sendable {
             cancel()
             throw CBLError.fileWrite(error, "writing an attachment")
         }
-        let key = BlobKey(bytes: Array(sha1.finalize()))!
+        let key = BlobKey(bytes: Array(sha1.finalize()))!   // kept: a SHA-1 digest is always 20 bytes
         md5Digest = "md5-" + Data(md5.finalize()).base64EncodedString()
         let fm = FileManager.default
         let dest = directory.appendingPathComponent(key.fileName)

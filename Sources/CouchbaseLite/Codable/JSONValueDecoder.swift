@@ -36,6 +36,7 @@ private struct ValueDecoder: Decoder {
 
     var isNull: Bool { value is NSNull }
 
+    /// Each `as! T` follows a `T.self ==` match: it cannot fail.
     func unbox<T: Decodable>(_ type: T.Type) throws -> T {
         if T.self == Date.self {
             guard let date = (value as? String).flatMap(ISO8601Date.date(from:)) else {

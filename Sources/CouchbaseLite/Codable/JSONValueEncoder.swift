@@ -107,7 +107,10 @@ private struct KeyedNodeContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
         box.entries[key.stringValue] = .array(nested)
         return UnkeyedNodeContainer(box: nested, codingPath: codingPath + [key])
     }
-    mutating func superEncoder() -> Encoder { superEncoder(forKey: Key(stringValue: "super")!) }
+    /// Under `"super"`, as `JSONEncoder` puts it; the model's `Key` type need not have that case.
+    mutating func superEncoder() -> Encoder {
+        SlotEncoder(codingPath: codingPath + [SuperKey()]) { [box] node in box.entries[SuperKey.name] = node }
+    }
     mutating func superEncoder(forKey key: Key) -> Encoder {
         SlotEncoder(codingPath: codingPath + [key]) { [box] node in box.entries[key.stringValue] = node }
     }
@@ -180,4 +183,14 @@ struct IndexKey: CodingKey {
     init(_ index: Int) { intValue = index }
     init?(intValue: Int) { self.intValue = intValue }
     init?(stringValue: String) { return nil }
+}
+
+/// The key `superEncoder()` writes under (`JSONEncoder`'s `"super"`).
+struct SuperKey: CodingKey {
+    static let name = "super"
+    var stringValue: String { Self.name }
+    var intValue: Int? { nil }
+    init() {}
+    init?(intValue: Int) { return nil }
+    init?(stringValue: String) { guard stringValue == Self.name else { return nil } }
 }

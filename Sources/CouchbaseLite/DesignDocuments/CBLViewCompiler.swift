@@ -37,6 +37,7 @@ public protocol CBLJSONMapFunction: AnyObject, Sendable {
 }
 
 /// A compiled map function: a block for the 1.x API, and the JSON fast path when the compiler has one.
+// @unchecked because the 1.x `CBLMapBlock` type is not `@Sendable`; map functions must be pure (1.x's rule), and the indexer calls them from one thread at a time.
 public struct CBLCompiledMap: @unchecked Sendable {
     /// The map block (what ``CBLViewCompiler/compileMapFunction(_:language:)`` answers).
     public let block: CBLMapBlock

@@ -165,6 +165,7 @@ final class CBCDecryptor {
 }
 
 /// The `InputStream` ``CBLSymmetricKey/decryptStream(_:)`` returns: decrypts as it is read.
+// @unchecked because an InputStream is read by one thread at a time (Foundation's contract); it is Sendable only to be handed over.
 final class DecryptingInputStream: InputStream, @unchecked Sendable {
     private let source: InputStream
     private let decryptor: CBCDecryptor

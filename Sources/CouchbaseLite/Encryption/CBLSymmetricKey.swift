@@ -38,6 +38,7 @@ public final class CBLSymmetricKey: NSObject, Sendable {
 
     /// A new random key.
     public override convenience init() {
+        // Kept: a 256-bit key is exactly `keySize` bytes, the only length `init(keyData:)` refuses others.
         self.init(keyData: SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })!
     }
 

@@ -1,3 +1,4 @@
+import CivilDate
 import Foundation
 
 /// The date strings 1.x stored for `NSDate` values (`+[CBLJSON JSONObjectWithDate:]`):
@@ -11,7 +12,8 @@ enum ISO8601Date {
         let millis = Int64((micros / 1000).rounded(.down)) + Int64(offset) * 1000
         let days = millis >= 0 ? millis / 86_400_000 : (millis - 86_399_999) / 86_400_000
         let msOfDay = Int(millis - days * 86_400_000)
-        let (year, month, day) = civilDate(daysSince1970: days)
+        let civil = CivilDate.date(days: days)
+        let (year, month, day) = (Int(civil.year), Int(civil.month), Int(civil.day))
 
         var out = [UInt8]()
         out.reserveCapacity(29)
@@ -112,31 +114,7 @@ enum ISO8601Date {
             }
         }
         guard i == b.count else { return nil }
-        let days = daysSince1970(year: year, month: month, day: day)
+        let days = CivilDate.days(year: Int64(year), month: Int64(month), day: Int64(day))
         return Date(timeIntervalSince1970: Double(days) * 86400 + seconds - Double(offset))
-    }
-
-    /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-    private static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    /// The proleptic Gregorian date of a day number (Hinnant's `civil_from_days`).
-    private static func civilDate(daysSince1970 days: Int64) -> (Int, Int, Int) {
-        let z = Int(days) + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

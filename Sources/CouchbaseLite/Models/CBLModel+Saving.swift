@@ -26,7 +26,7 @@ extension CBLModel {
         }
         guard let first = pending.first else { return }
         guard let database = first.database else {
-            throw CBLError.notFound("\(first) has no document (it was deleted)")
+            throw CBLError.notFound("\(first) has no document (it was deleted, or made with neither a document nor a database)")
         }
         var saved: [(CBLModel, SaveSnapshot)] = []
         var locked: [CBLModel] = []

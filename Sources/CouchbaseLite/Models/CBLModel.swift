@@ -91,7 +91,8 @@ open class CBLModel: NSObject, CBLDocumentModel, CBLModelLookup {
     ///
     /// - Parameters:
     ///   - document: the document to model, or nil for a new document in `database`.
-    ///   - database: where to create the new document when `document` is nil.
+    ///   - database: where to create the new document when `document` is nil (with neither, the
+    ///     model has no document and saving it throws 404).
     public required init(document: CBLDocument?, orDatabase database: CBLDatabase?) {
         super.init()
         if let document {
@@ -100,9 +101,9 @@ open class CBLModel: NSObject, CBLDocumentModel, CBLModelLookup {
         } else if let database {
             state.withLock { $0.isNew = true }
             attachNewDocument(in: database)
-        } else {
-            preconditionFailure("CBLModel needs a document or a database")
         }
+        // Neither (1.x asserts): the model stays detached, reads its defaults, and `save()`
+        // throws 404 (no document) instead of ending the app.
         awakeFromInitializer()
     }
 

@@ -96,6 +96,7 @@ open class CBLModelFactory: NSObject {
 
 /// A database's model state: its factory, the models with unsaved changes (held strongly until
 /// saved, as 1.x did), and the queue autosaves run on.
+// @unchecked because `factory` and `unsaved` are only touched under `lock`.
 final class ModelRegistry: @unchecked Sendable {
     /// Guards the fields below, and serialises looking up and creating a document's model (so a
     /// document gets one model even when two threads ask at once). Recursive: creating a model runs

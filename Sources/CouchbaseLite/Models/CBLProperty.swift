@@ -50,6 +50,7 @@ public struct CBLProperty<Value>: PropertyIdentifying {
     /// subscript), so `@CBLProperty` outside a model subclass does not compile.
     @available(*, unavailable, message: "@CBLProperty is only for properties of CBLModel subclasses")
     public var wrappedValue: Value {
+        // Unreachable: `unavailable` makes every use a compile error; the bodies only satisfy the type checker.
         get { fatalError("@CBLProperty is only for properties of CBLModel subclasses") }
         set { fatalError("@CBLProperty is only for properties of CBLModel subclasses") }
     }
@@ -102,6 +103,8 @@ enum PropertyKeys {
             }
             mirror = current.superclassMirror
         }
+        // Unreachable: the storage key path the compiler hands the enclosing-self subscript is a
+        // stored `CBLProperty` of `model`'s class chain, which reflection lists.
         preconditionFailure("@CBLProperty: cannot find the property for \(keyPath) in \(type(of: model))")
     }
 }

@@ -291,7 +291,7 @@ struct PredicateParser {
         let argument = arguments[argumentIndex]
         argumentIndex += 1
         let value = PredicateValue.normalize(argument)
-        switch spec.last! {
+        switch spec.last ?? "@" {
         case "@", "K":
             return value
         case "d", "i", "u":

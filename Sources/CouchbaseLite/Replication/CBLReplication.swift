@@ -326,12 +326,7 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
         }
         guard let task else { return }
         task.cancel()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            await task.value
-            done.signal()
-        }
-        _ = done.wait(timeout: .now() + timeout)
+        task.waitBlocking(timeout: timeout)
     }
 
     // MARK: Push helpers

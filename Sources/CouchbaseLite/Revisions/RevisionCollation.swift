@@ -1,4 +1,4 @@
-import CJSONCollation
+import CCollation
 
 /// The REVID collation (spec 6.9) for comparisons made in Swift.
 enum RevisionCollation {

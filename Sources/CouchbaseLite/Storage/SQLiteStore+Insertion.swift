@@ -123,7 +123,7 @@ extension SQLiteStore {
     /// row's sequence, or nil when the revision was already present.
     func forceInsert(docID: String, revID: String, history: [String], deleted: Bool, body: [UInt8]?,
                      hasAttachments: Bool, docType: String?, maxDepth: Int) throws -> (sequence: Int64?, numericID: Int64) {
-        precondition(history.first == revID)
+        precondition(history.first == revID)   // kept: its one caller passes `history.first` as `revID`
         let (numericID, isNew) = try createNumericID(of: docID)
         var known: [String: (sequence: Int64, current: Bool)] = [:]
         if !isNew {

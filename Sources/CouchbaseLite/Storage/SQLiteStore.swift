@@ -1,4 +1,4 @@
-import CJSONCollation
+import CCollation
 import Foundation
 import SQLiteKit
 
@@ -9,6 +9,7 @@ import SQLiteKit
 /// One store object works on one connection and is not thread-safe. The store that opens the
 /// directory works on the writer connection (`CBLDatabase` serialises it); each read on a
 /// reader connection of the database's pool gets a reader store sharing everything else.
+// @unchecked because each instance is used by one thread at a time (the writer under the database lock, a reader store for one read).
 package final class SQLiteStore: @unchecked Sendable {
     let connection: SQLiteConnection
     /// The `.cblite2` directory.

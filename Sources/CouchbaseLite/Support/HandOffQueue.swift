@@ -4,6 +4,7 @@ import Foundation
 /// A queue handing batches of work from one thread to another: a producer blocks while it
 /// holds `capacity` items, a consumer blocks while it is empty. Used where one thread runs
 /// SQLite and another does CPU work (view indexing, the 2.x upgrader).
+// @unchecked because `items`, `finished` and `cancelled` are only touched under `condition`.
 package final class HandOffQueue<Element: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var items = Deque<Element>()
@@ -13,6 +14,7 @@ package final class HandOffQueue<Element: Sendable>: @unchecked Sendable {
 
     /// - Parameter capacity: items the queue holds before `push` blocks (`Int.max`: never).
     package init(capacity: Int) {
+        // Kept: every caller passes a constant (a zero capacity would block the first push forever).
         precondition(capacity > 0)
         self.capacity = capacity
     }

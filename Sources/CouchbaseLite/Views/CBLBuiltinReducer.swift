@@ -121,7 +121,7 @@ struct DistinctKeys {
 }
 
 /// What a reduce block returns when its function failed: the query throws `error`.
-public struct CBLReduceFailure: @unchecked Sendable {
+public struct CBLReduceFailure: Sendable {
     /// Why the reduce failed (status and message as CouchDB would answer them).
     public let error: CBLError
 

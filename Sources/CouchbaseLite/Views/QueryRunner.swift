@@ -1,4 +1,4 @@
-import CJSONCollation
+import CCollation
 import Foundation
 import JSONCore
 import SQLiteKit

@@ -213,6 +213,7 @@ struct ViewIndexer {
 
 /// The helper thread of a big index update: takes batches of documents, runs the map functions
 /// over them, and hands back what they emitted.
+// @unchecked because `stopped` is only touched by the indexing thread that made it; the helper thread uses only the queues (which lock) and `done`.
 private final class MapPipeline: @unchecked Sendable {
     let jobs = HandOffQueue<[MapJob]>(capacity: 4)
     /// Unbounded: at most the batches in `jobs` plus the one being mapped are ever in flight.

@@ -46,6 +46,7 @@ struct EmittedRows: Sendable {
 /// `map(_:)`: the indexing thread, or for big updates a helper thread while the indexing thread
 /// writes the rows (1.x also ran map functions on its background indexing thread; they must be
 /// pure functions of the document and must not call back into the database).
+// @unchecked because map blocks (not `@Sendable` in the 1.x API) run on one thread at a time: the indexing thread or the pipeline's helper, never both.
 final class ViewMapper: @unchecked Sendable {
     struct Target {
         let name: String

@@ -1,4 +1,4 @@
-import CJSONCollation
+import CCollation
 import Foundation
 
 /// CouchDB's view collation over parsed JSON values (`couch_ejson_compare`), which Mango's

@@ -3,6 +3,7 @@ import Foundation
 
 /// An array inside a 2.x document (read-only), with the typed accessors of 2.x's `ArrayProtocol`.
 /// (`MutableArrayObject` overrides every accessor; it has no Fleece array.)
+// @unchecked because a read-only view of immutable Fleece data (lets only); the mutable subclass locks.
 public class ArrayObject: ArrayFragment, Sequence, @unchecked Sendable {
     let fleeceArray: FleeceArray?
     let context: DocumentContext?

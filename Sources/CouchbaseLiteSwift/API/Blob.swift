@@ -3,6 +3,7 @@ import Foundation
 /// Binary content referenced from a document: a `"@type": "blob"` dict or, in databases upgraded
 /// from 1.x, an entry of the top-level `_attachments` dict (spec 7). Content is read on demand
 /// from the database's `Attachments/` store, by digest.
+// @unchecked because its fields are lets (`properties` is immutable JSON); content is read on demand from a thread-safe store.
 public final class Blob: @unchecked Sendable {
     /// The blob's metadata as stored in the document.
     public let properties: [String: Any]

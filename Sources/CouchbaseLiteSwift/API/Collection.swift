@@ -7,6 +7,7 @@ import Foundation
 /// 2.x document calls on ``Database`` act on it. A `Collection` stays usable while its database
 /// is open and the collection exists: after ``Database/deleteCollection(name:scope:)`` or
 /// ``Database/close()`` its calls throw `.notOpen`. Safe to use from any thread or task.
+// @unchecked because its fields are lets; the database it calls is thread-safe.
 public final class Collection: @unchecked Sendable, Hashable, CustomStringConvertible {
     /// The name of the default collection, `_default`.
     public static let defaultCollectionName = KeyStore.defaultCollectionName

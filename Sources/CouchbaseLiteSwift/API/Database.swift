@@ -5,6 +5,7 @@ import SQLiteKit
 /// A Couchbase Lite database: a `NAME.cblite2` directory in the 2.x/3.x file format, holding
 /// collections grouped in scopes (3.x); the 2.x document calls act on the default collection.
 /// Safe to use from any thread or task.
+// @unchecked because `files` is only touched under `stateLock`; the pool serialises connections.
 public final class Database: @unchecked Sendable {
     /// The database name (the bundle name without `.cblite2`).
     public let name: String

@@ -27,6 +27,7 @@ public protocol DictionaryProtocol {
 }
 
 /// A dictionary inside a 2.x document (read-only). `Document` is the dictionary at the root.
+// @unchecked because a read-only view of immutable Fleece data (lets only); the mutable subclass locks.
 public class DictionaryObject: DictionaryProtocol, DictionaryFragment, Sequence, @unchecked Sendable {
     let fleeceDict: FleeceDict?
     let context: DocumentContext?

@@ -2,6 +2,7 @@ import Fleece
 import Foundation
 
 /// What the values of one document share: its Fleece data and the blob store its blobs live in.
+// @unchecked because its fields are lets: an immutable Fleece document and a thread-safe blob store.
 final class DocumentContext: @unchecked Sendable {
     let fleece: FleeceDocument
     let blobStore: BlobStore?
@@ -127,16 +128,5 @@ enum ValueCoercion {
     static func date(_ v: FleeceValue?) -> Date? {
         guard let s = v?.stringValue else { return nil }
         return ISO8601.parse(s)
-    }
-}
-
-enum ISO8601 {
-    static func parse(_ s: String) -> Date? {
-        let withFraction = ISO8601DateFormatter()
-        withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let d = withFraction.date(from: s) { return d }
-        let plain = ISO8601DateFormatter()
-        plain.formatOptions = [.withInternetDateTime]
-        return plain.date(from: s)
     }
 }

@@ -22,6 +22,7 @@ public protocol MutableArrayFragment: ArrayFragment {
 
 /// A value reached by subscripts, read lazily; a missing key or index gives a fragment whose
 /// `exists` is false and whose typed accessors give their defaults (nil, 0, false).
+// @unchecked because `read` (not `@Sendable` in type) only reads a thread-safe container: a read-only object, or a mutable one that locks.
 public class Fragment: DictionaryFragment, ArrayFragment, @unchecked Sendable {
     private let read: () -> Any?
 
@@ -72,7 +73,9 @@ public class Fragment: DictionaryFragment, ArrayFragment, @unchecked Sendable {
 }
 
 /// A fragment of a mutable document, dictionary or array: assigning to `value` or to a typed
-/// property sets the value in its container (nil stores null, as `setValue` does).
+/// property sets the value in its container (nil stores null, as `setValue` does). Thread-safe
+/// as its container is (mutable containers lock).
+// @unchecked because `write` only calls the setters of a mutable container, which lock.
 public final class MutableFragment: Fragment, MutableDictionaryFragment, MutableArrayFragment, @unchecked Sendable {
     private let write: (Any?) -> Void
 
@@ -141,7 +144,7 @@ public final class MutableFragment: Fragment, MutableDictionaryFragment, Mutable
 }
 
 /// `database["id"]`, `collection["id"]`: the document with that ID, if any (2.x `DocumentFragment`).
-public final class DocumentFragment: DictionaryFragment, @unchecked Sendable {
+public final class DocumentFragment: DictionaryFragment, Sendable {
     /// The document, or nil when it does not exist or is deleted.
     public let document: Document?
 

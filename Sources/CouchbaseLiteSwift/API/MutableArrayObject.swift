@@ -1,8 +1,34 @@
 import Foundation
 
 /// An array that can be changed, inside a `MutableDocument` (2.x's `MutableArrayObject`).
+///
+/// Thread-safe, unlike 2.x's (which documents mutable objects as not thread-safe): Swift does not
+/// let it drop the `Sendable` that the read-only `ArrayObject` has, so every access to its items
+/// takes its lock instead. Each call is atomic; a sequence of calls from two threads interleaves.
+// @unchecked because the items (normalized document values) and `rejectedEdit` are only touched under `lock`.
 public final class MutableArrayObject: ArrayObject, MutableArrayFragment, @unchecked Sendable {
-    var storage: [Any] = []
+    private let lock = NSLock()
+    private var items: [Any] = []
+    private var firstRejectedEdit: String?
+
+    /// The items (a snapshot when read; in place, under the lock, when changed).
+    var storage: [Any] {
+        get { lock.lock(); defer { lock.unlock() }; return items }
+        set { lock.lock(); defer { lock.unlock() }; items = newValue }
+        _modify { lock.lock(); defer { lock.unlock() }; yield &items }
+    }
+
+    /// The first set, insert or remove at an index out of range (2.x raises a range exception
+    /// there; these setters cannot throw): ignored, and saving the document throws `invalidParameter`.
+    var rejectedEdit: String? { lock.lock(); defer { lock.unlock() }; return firstRejectedEdit }
+
+    /// Runs `body` on the items under the lock (a check and the change it guards, atomically).
+    private func edit(_ body: (inout [Any], inout String?) -> Void) -> Self {
+        lock.lock()
+        defer { lock.unlock() }
+        body(&items, &firstRejectedEdit)
+        return self
+    }
 
     /// An empty array.
     public init() {
@@ -15,7 +41,11 @@ public final class MutableArrayObject: ArrayObject, MutableArrayFragment, @unche
         setData(data ?? [])
     }
 
-    private func item(_ index: Int) -> Any? { storage.indices.contains(index) ? storage[index] : nil }
+    private func item(_ index: Int) -> Any? {
+        lock.lock()
+        defer { lock.unlock() }
+        return items.indices.contains(index) ? items[index] : nil
+    }
 
     // MARK: Reading
 
@@ -37,14 +67,21 @@ public final class MutableArrayObject: ArrayObject, MutableArrayFragment, @unche
 
     /// The item at `index` as a fragment; assigning its `value` replaces it (the index must exist).
     public override subscript(index: Int) -> MutableFragment {
-        MutableFragment(read: { [self] in index >= 0 && index < count ? value(at: index) : nil },
-                        write: { [self] v in if index >= 0 && index < count { setValue(v, at: index) } })
+        MutableFragment(read: { [self] in value(at: index) },
+                        write: { [self] v in
+                            let normalized = MutableValues.normalize(v)
+                            _ = edit { items, _ in if items.indices.contains(index) { items[index] = normalized } }
+                        })
     }
 
     // MARK: Writing (the index of a set/insert must be in range, as in Couchbase Lite)
 
     @discardableResult public func setValue(_ value: Any?, at index: Int) -> Self {
-        storage[index] = MutableValues.normalize(value); return self
+        let normalized = MutableValues.normalize(value)
+        return edit { items, rejected in
+            guard items.indices.contains(index) else { return Self.reject("set", at: index, of: items, &rejected) }
+            items[index] = normalized
+        }
     }
     @discardableResult public func setString(_ value: String?, at index: Int) -> Self { setValue(value, at: index) }
     @discardableResult public func setNumber(_ value: NSNumber?, at index: Int) -> Self { setValue(value, at: index) }
@@ -58,7 +95,10 @@ public final class MutableArrayObject: ArrayObject, MutableArrayFragment, @unche
     @discardableResult public func setArray(_ value: ArrayObject?, at index: Int) -> Self { setValue(value, at: index) }
     @discardableResult public func setDictionary(_ value: DictionaryObject?, at index: Int) -> Self { setValue(value, at: index) }
 
-    @discardableResult public func addValue(_ value: Any?) -> Self { storage.append(MutableValues.normalize(value)); return self }
+    @discardableResult public func addValue(_ value: Any?) -> Self {
+        let normalized = MutableValues.normalize(value)
+        return edit { items, _ in items.append(normalized) }
+    }
     @discardableResult public func addString(_ value: String?) -> Self { addValue(value) }
     @discardableResult public func addNumber(_ value: NSNumber?) -> Self { addValue(value) }
     @discardableResult public func addInt(_ value: Int) -> Self { addValue(value) }
@@ -72,11 +112,31 @@ public final class MutableArrayObject: ArrayObject, MutableArrayFragment, @unche
     @discardableResult public func addDictionary(_ value: DictionaryObject?) -> Self { addValue(value) }
 
     @discardableResult public func insertValue(_ value: Any?, at index: Int) -> Self {
-        storage.insert(MutableValues.normalize(value), at: index); return self
+        let normalized = MutableValues.normalize(value)
+        return edit { items, rejected in
+            guard index >= 0 && index <= items.count else { return Self.reject("insert", at: index, of: items, &rejected) }
+            items.insert(normalized, at: index)
+        }
     }
 
-    @discardableResult public func removeValue(at index: Int) -> Self { storage.remove(at: index); return self }
+    @discardableResult public func removeValue(at index: Int) -> Self {
+        edit { items, rejected in
+            guard items.indices.contains(index) else { return Self.reject("remove", at: index, of: items, &rejected) }
+            items.remove(at: index)
+        }
+    }
+
+    private static func reject(_ edit: String, at index: Int, of items: [Any], _ rejected: inout String?) {
+        if rejected == nil { rejected = "cannot \(edit) at index \(index) of an array of \(items.count)" }
+    }
 
     /// Replaces all content with `data`.
-    @discardableResult public func setData(_ data: [Any]) -> Self { storage = data.map(MutableValues.normalize(nonNil:)); return self }
+    /// Replaces all content with `data` (and forgets a rejected edit).
+    @discardableResult public func setData(_ data: [Any]) -> Self {
+        let normalized = data.map(MutableValues.normalize(nonNil:))
+        return edit { items, rejected in
+            items = normalized
+            rejected = nil
+        }
+    }
 }

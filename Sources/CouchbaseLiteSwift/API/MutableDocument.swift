@@ -3,6 +3,12 @@ import Foundation
 /// A document that can be changed and saved with `Database.saveDocument(_:)` (2.x's
 /// `MutableDocument`). A new one has no revision; one from `Document.toMutable()` remembers the
 /// revision it was read at, which `saveDocument(_:concurrencyControl:)` checks for conflicts.
+///
+/// Thread-safe, unlike 2.x's (which documents mutable documents as not thread-safe): Swift does
+/// not let it drop the `Sendable` that the read-only `Document` has, so its properties live in a
+/// `MutableDictionaryObject`, which locks, and its revision fields in `Document`'s mutex. Each
+/// call is atomic; edits from two threads interleave.
+// @unchecked because its fields live in `Document`'s mutex and in `root`, which locks (see MutableDictionaryObject).
 public final class MutableDocument: Document, MutableDictionaryProtocol, MutableDictionaryFragment, @unchecked Sendable {
     /// The properties, kept as Swift values until saved.
     let root: MutableDictionaryObject

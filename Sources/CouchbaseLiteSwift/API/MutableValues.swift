@@ -1,9 +1,14 @@
 import Fleece
 import Foundation
+import JSONCore
 
 /// The values mutable documents hold, and how they become Fleece. Everything set is normalized
 /// once: integers to `Int64` (or `UInt64` above `Int64.max`), `Date` to its ISO-8601 string
 /// (what 2.x stores), nil to `NSNull`, plain or read-only collections to mutable ones.
+///
+/// A value of a type documents cannot hold is kept as an ``InvalidDocumentValue``: 2.x raises an
+/// invalid-argument exception from the (non-throwing) setter, which Swift cannot catch, so here the
+/// setter records it and saving the document throws `invalidParameter` naming the key.
 enum MutableValues {
     static func normalize(_ value: Any?) -> Any {
         guard let value else { return NSNull() }
@@ -11,7 +16,7 @@ enum MutableValues {
     }
 
     static func normalize(nonNil value: Any) -> Any {
-        // The usual types by identity first, before any cast.
+        // The usual types by identity first, before any cast (so each `as!` cannot fail).
         let t = type(of: value)
         if t == String.self || t == Double.self || t == Bool.self || t == Int64.self { return value }
         if t == Int.self { return Int64(value as! Int) }
@@ -30,6 +35,7 @@ enum MutableValues {
             case let v as ArrayObject: return MutableArrayObject(data: v.toArray())
             case let v as Blob: return v
             case let v as NSNull: return v
+            case let v as InvalidDocumentValue: return v   // copied from another object: still reported
             default: break   // Foundation objects (NSString, NSArray, …): as their Swift values below
             }
         }
@@ -49,34 +55,31 @@ enum MutableValues {
         case let v as UInt8: return Int64(v)
         case let v as Double: return v
         case let v as Float: return v
-        case let v as Date: return isoString(v)
+        case let v as Date: return ISO8601.string(from: v)
         case let v as Data: return v
         // Only a real [UInt8]: any empty array would also cast to it (and be stored as data).
         case let v as [UInt8] where type(of: value) == [UInt8].self: return Data(v)
         case let v as [String: Any]: return MutableDictionaryObject(data: v)
         case let v as [Any]: return MutableArrayObject(data: v)
         default:
-            // Couchbase Lite raises for unsupported types too; a silent drop would lose data.
-            preconditionFailure("\(type(of: value)) is not a valid document value")
+            // Couchbase Lite raises for unsupported types; a silent drop would lose data, a trap
+            // would end the app: the save reports it instead (see `encodeDocument`).
+            return InvalidDocumentValue(type(of: value))
         }
     }
 
     private static func unsigned(_ v: UInt64) -> Any { v <= UInt64(Int64.max) ? Int64(v) : v }
 
+    /// An NSNumber as JSONCore classifies it (booleans by class, then by objCType).
     private static func number(_ n: NSNumber) -> Any {
-        switch String(cString: n.objCType) {
-        case "d": return n.doubleValue
-        case "f": return n.floatValue
-        case "Q", "L", "I": return unsigned(n.uint64Value)
-        default: return n.int64Value
+        switch ValueClassifier.classify(number: n) {
+        case .bool(let b): return b
+        case .double(let d): return d
+        case .float(let f): return f
+        case .uint(let u): return unsigned(u)
+        case .int(let i): return i
+        default: return n.int64Value   // kept for exhaustiveness: classify(number:) answers only the cases above
         }
-    }
-
-    /// 2.x's date strings: UTC with milliseconds (`2017-01-01T00:00:00.000Z`).
-    static func isoString(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
     }
 
     // MARK: Typed reads (2.x conversion rules, as `ValueCoercion` applies them to Fleece)
@@ -155,7 +158,8 @@ enum MutableValues {
     }
 
     /// Encodes a document's properties with the file's shared keys. Rejects the top-level keys
-    /// LiteCore refuses (`_id`, `_rev`, `_deleted`: "Illegal top-level key", spec 3.5).
+    /// LiteCore refuses (`_id`, `_rev`, `_deleted`: "Illegal top-level key", spec 3.5), and any
+    /// value a setter could not store (`invalidParameter`, naming its key path).
     static func encodeDocument(_ root: MutableDictionaryObject, sharedKeys: SharedKeys) throws -> EncodingResult {
         for key in ["_id", "_rev", "_deleted"] where root.contains(key: key) {
             throw CouchbaseLiteError(.corruptRevisionData, "Illegal top-level key '\(key)' in document")
@@ -170,10 +174,23 @@ enum MutableValues {
             result.body = try encoder.finish()
         } catch let e as CouchbaseLiteError {
             throw e
+        } catch let bad as InvalidValueFound {
+            throw CouchbaseLiteError(.invalidParameter, "\(bad.reason) (key '\(bad.path)')")
         } catch {
             throw CouchbaseLiteError(.invalidParameter, "Cannot encode document: \(error)")
         }
         return result
+    }
+
+    /// An ``InvalidDocumentValue`` or a rejected array edit met while encoding, with the key path
+    /// down to it (built on the way out, so valid documents pay nothing for it).
+    struct InvalidValueFound: Error {
+        let reason: String
+        var path: String
+
+        func inside(_ step: String) -> InvalidValueFound {
+            InvalidValueFound(reason: reason, path: path.isEmpty || path.hasPrefix("[") ? step + path : step + "." + path)
+        }
     }
 
     private static func encode(_ value: Any, into encoder: inout FleeceEncoder, result: inout EncodingResult) throws {
@@ -184,19 +201,41 @@ enum MutableValues {
             encoder.beginDict(reserve: dict.storage.count)
             for (key, v) in dict.storage {
                 encoder.writeKey(key)
-                try encode(v, into: &encoder, result: &result)
+                do {
+                    try encode(v, into: &encoder, result: &result)
+                } catch let bad as InvalidValueFound {
+                    throw bad.inside(key)
+                }
             }
             encoder.endDict()
         case let array as MutableArrayObject:
+            if let edit = array.rejectedEdit { throw InvalidValueFound(reason: edit, path: "") }
             encoder.beginArray(reserve: array.storage.count)
-            for v in array.storage { try encode(v, into: &encoder, result: &result) }
+            for (i, v) in array.storage.enumerated() {
+                do {
+                    try encode(v, into: &encoder, result: &result)
+                } catch let bad as InvalidValueFound {
+                    throw bad.inside("[\(i)]")
+                }
+            }
             encoder.endArray()
         case let blob as Blob:
             result.hasAttachments = true
             if blob.isNew { result.newBlobs.append(blob) }
             try encoder.write(blob.properties)
+        case let bad as InvalidDocumentValue:
+            throw InvalidValueFound(reason: "\(bad.typeName) is not a valid document value", path: "")
         default:
             try encoder.write(value)
         }
     }
+}
+
+/// What a mutable setter stores for a value of a type documents cannot hold (2.x raises
+/// invalid-argument there); saving the document then throws `invalidParameter` naming the key.
+/// A class, so the encoder's object switch meets it.
+final class InvalidDocumentValue: CustomStringConvertible {
+    let typeName: String
+    init(_ type: Any.Type) { typeName = String(describing: type) }
+    var description: String { "<invalid document value: \(typeName)>" }
 }

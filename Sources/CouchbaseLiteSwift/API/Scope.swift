@@ -2,6 +2,7 @@ import Foundation
 
 /// A namespace of collections in a database (3.x `Scope`). The default scope `_default` always
 /// exists; another scope exists while it has at least one collection.
+// @unchecked because its fields are lets; the database it calls is thread-safe.
 public final class Scope: @unchecked Sendable, Hashable, CustomStringConvertible {
     /// The name of the default scope, `_default`.
     public static let defaultScopeName = KeyStore.defaultScopeName

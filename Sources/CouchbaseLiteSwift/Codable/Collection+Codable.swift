@@ -67,7 +67,7 @@ extension Collection {
     @discardableResult
     public func delete<T: DocumentEncodable>(for object: T, concurrencyControl: ConcurrencyControl) throws -> Bool {
         let documentID = try DocumentID.of(object)
-        let (id, revisionID) = documentID.snapshot
+        let (id, revisionID) = try documentID.snapshot
         guard let id else { throw CouchbaseLiteError(.notFound, "The \(T.self) has no document ID: it was never saved") }
         // Holding the writer: the revision read here stays current until the write.
         return try database.withWriteFile { _ in
@@ -103,7 +103,7 @@ extension Collection {
     /// revision, or — for a model tied to no revision — one based on the current revision.
     /// Called holding the writer, so "current" stays current until the save.
     private func baseDocument(for documentID: DocumentID) throws -> MutableDocument {
-        let (id, revisionID) = documentID.snapshot
+        let (id, revisionID) = try documentID.snapshot
         guard let id else { return MutableDocument() }
         let document = MutableDocument(id: id)
         if let revisionID {

@@ -63,7 +63,7 @@ struct DocumentDecoder: Decoder {
     // MARK: Values
 
     /// `value` as `T`: the types the encoder maps specially are read here, everything else
-    /// decodes itself from a nested decoder.
+    /// decodes itself from a nested decoder. Each `as! T` follows a `T.self ==` match: it cannot fail.
     static func unbox<T: Decodable>(_ value: Any, as type: T.Type, at codingPath: [any CodingKey],
                                     identity: DocumentIdentity? = nil) throws -> T {
         if T.self == Date.self {

@@ -83,7 +83,7 @@ final class DocumentEncoder: Encoder {
         case let v as UInt64: return v
         case let v as Float: return try finite(Double(v), v, codingPath)
         case let v as Double: return try finite(v, v, codingPath)
-        case let v as Date: return MutableValues.isoString(v)
+        case let v as Date: return ISO8601.string(from: v)
         case let v as Data: return v
         case let v as Blob: return v
         case let v as URL: return v.absoluteString

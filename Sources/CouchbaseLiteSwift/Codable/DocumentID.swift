@@ -26,21 +26,29 @@ public typealias DocumentCodable = Codable & AnyObject
 /// Other coders (`JSONEncoder`, `JSONDecoder`) see the ID as an optional string; a missing key
 /// decodes as nil.
 @propertyWrapper
+// @unchecked because `id`, `revision` and `refusedID` are only touched under `lock`.
 public final class DocumentID: Codable, @unchecked Sendable {
     // The model may be saved on one thread and read on another; the lock keeps ID and revision
     // consistent with each other.
     private let lock = NSLock()
     private var id: String?
     private var revision: String?
+    /// An ID set while the model was tied to a saved revision: refused (2.x/3.x trap there, and
+    /// a setter cannot throw), and reported by the next save or delete through this model.
+    private var refusedID: String??
 
     /// The document ID, nil until the model is first saved. Once the model is tied to a stored
-    /// revision the ID cannot change (as in Couchbase Lite: a document's ID is fixed).
+    /// revision the ID cannot change (as in Couchbase Lite: a document's ID is fixed): a new one
+    /// is ignored, and the next save or delete of the model throws `invalidParameter`.
     public var wrappedValue: String? {
         get { withLock { id } }
         set {
             withLock {
-                precondition(revision == nil || newValue == id,
-                             "Cannot change the document ID of a model that is tied to a saved document")
+                guard revision == nil || newValue == id else {
+                    refusedID = .some(newValue)
+                    return
+                }
+                refusedID = nil
                 id = newValue
             }
         }
@@ -79,18 +87,27 @@ public final class DocumentID: Codable, @unchecked Sendable {
         withLock {
             self.id = id
             self.revision = revisionID
+            self.refusedID = nil
         }
     }
 
-    /// The ID and revision, read together.
+    /// The ID and revision, read together; throws when an ID change was refused (see `wrappedValue`).
     var snapshot: (id: String?, revisionID: String?) {
-        withLock { (id, revision) }
+        get throws {
+            try withLock {
+                if let refused = refusedID {
+                    throw CouchbaseLiteError(.invalidParameter, "Cannot change the document ID of a model tied to "
+                                             + "saved document '\(id ?? "")' (to \(refused.map { "'\($0)'" } ?? "nil"))")
+                }
+                return (id, revision)
+            }
+        }
     }
 
-    private func withLock<R>(_ body: () -> R) -> R {
+    private func withLock<R>(_ body: () throws -> R) rethrows -> R {
         lock.lock()
         defer { lock.unlock() }
-        return body()
+        return try body()
     }
 
     /// The `@DocumentID` of `object` (its class or a superclass), found by reflection as 3.2.3 does.

@@ -75,6 +75,7 @@ public struct FullTextIndex: Index, IndexSpecConvertible {
 }
 
 /// One property of a 2.x full-text index.
+// @unchecked because `json` is an immutable JSON tree (`Any` is not Sendable in type).
 public struct FullTextIndexItem: @unchecked Sendable {
     let json: Any
 

@@ -43,6 +43,7 @@ public struct ValueIndex: Index, IndexSpecConvertible {
 }
 
 /// One key of a 2.x value index.
+// @unchecked because `json` is an immutable JSON tree (`Any` is not Sendable in type).
 public struct ValueIndexItem: @unchecked Sendable {
     let json: Any
 

@@ -17,6 +17,7 @@ struct FullTextIndexOptions: Sendable, Equatable {
 
 /// What `createIndex` stores, whatever API described it (LiteCore's `IndexSpec`): the index type,
 /// its key expressions and its optional WHERE (a partial index), as JSON query trees (spec 9.1).
+// @unchecked because its expressions are immutable JSON trees (`Any` is not Sendable in type).
 struct IndexSpec: @unchecked Sendable {
     enum Kind: Equatable {
         case value

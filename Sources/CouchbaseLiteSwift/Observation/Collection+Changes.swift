@@ -1,7 +1,7 @@
 import Foundation
 
 /// The documents of one collection a committed transaction changed (3.x `CollectionChange`).
-public struct CollectionChange: @unchecked Sendable {
+public struct CollectionChange: Sendable {
     /// The collection written to.
     public let collection: Collection
     /// The IDs of the saved, deleted or purged documents, in the order they were written.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The documents of the default collection one committed transaction changed (2.x `DatabaseChange`).
-public struct DatabaseChange: @unchecked Sendable {
+public struct DatabaseChange: Sendable {
     /// The database written to.
     public let database: Database
     /// The IDs of the saved, deleted or purged documents, in the order they were written.
@@ -9,7 +9,7 @@ public struct DatabaseChange: @unchecked Sendable {
 }
 
 /// One document changed by a committed transaction (3.x `DocumentChange`).
-public struct DocumentChange: @unchecked Sendable {
+public struct DocumentChange: Sendable {
     /// The database written to.
     public let database: Database
     /// The document's ID.

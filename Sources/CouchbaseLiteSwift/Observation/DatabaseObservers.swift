@@ -26,6 +26,7 @@ struct CommittedChanges: Sendable {
 /// Who hears about committed writes (database, collection, document and query listeners): each
 /// gets what a transaction changed once it commits, on the writing thread, and only dispatches
 /// from there. Writes inside `inBatch` are reported together when the batch commits.
+// @unchecked because `observers` and `pending` are only touched under `lock`.
 final class DatabaseObservers: @unchecked Sendable {
     typealias Observer = @Sendable (CommittedChanges) -> Void
 

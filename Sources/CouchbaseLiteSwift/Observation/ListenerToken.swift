@@ -2,6 +2,7 @@ import Foundation
 
 /// What `addChangeListener` returns: removing it (`remove()` or `removeChangeListener(withToken:)`)
 /// stops the listener; no call starts after that.
+// @unchecked because `removal` (not `@Sendable`: it captures observers that lock) is only touched under `lock`.
 public final class ListenerToken: @unchecked Sendable {
     private let lock = NSLock()
     private var removal: (() -> Void)?
@@ -21,6 +22,7 @@ public final class ListenerToken: @unchecked Sendable {
 }
 
 /// A listener's on/off switch, read on its queue just before each call.
+// @unchecked because `on` is only touched under `lock`.
 final class ListenerSwitch: @unchecked Sendable {
     private let lock = NSLock()
     private var on = true

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A query's new results, or why re-running it failed (2.x `QueryChange`).
-public struct QueryChange: @unchecked Sendable {
+public struct QueryChange: Sendable {
     /// The query that was re-run.
     public let query: Query
     /// Its results, or nil when `error` is set.
@@ -13,6 +13,7 @@ public struct QueryChange: @unchecked Sendable {
 /// A live query: runs the query when added and after every commit that changed documents of the
 /// collections it reads, and calls its listener only when the rows differ from the last ones it
 /// reported.
+// @unchecked because `lastRows` is only touched under `lock`; the rest are lets of Sendable types.
 final class LiveQuery: @unchecked Sendable {
     private let query: Query
     private let queue: DispatchQueue
@@ -62,7 +63,11 @@ extension Query {
     public func addChangeListener(withQueue queue: DispatchQueue? = nil,
                                   _ listener: @escaping @Sendable (QueryChange) -> Void) -> ListenerToken {
         let live = LiveQuery(query: self, queue: listenerQueue(queue, "query-change"), listener: listener)
-        let observers = database.observers
+        // A query with no database (see `Query.noDataSource`) reports its error once.
+        guard let observers = try? database.observers else {
+            live.refresh()
+            return ListenerToken { live.active.turnOff() }
+        }
         // The collections it reads, found now: observers run with the database locked, where
         // compiling (which takes the query's lock, then the database's) could deadlock.
         // A query that does not compile is re-run on every commit (and reports its error).

@@ -24,6 +24,7 @@ struct ListenerPublisher<Output: Sendable>: Publisher {
 /// One subscriber's listener. The subscriber is only called on `queue`, never with `lock` held
 /// (it may request or cancel from inside `receive`); `request` and `cancel` may come from any
 /// thread, hence `@unchecked Sendable` with every mutable field behind `lock`.
+// @unchecked because every mutable field is only touched under `lock` (see above).
 private final class ListenerSubscription<Output: Sendable>: Subscription, @unchecked Sendable {
     private let lock = NSLock()
     private let queue: DispatchQueue

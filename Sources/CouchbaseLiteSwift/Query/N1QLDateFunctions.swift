@@ -1,3 +1,4 @@
+import CivilDate
 import Foundation
 
 /// The N1QL date functions (spec 9.1's list) as LiteCore runs them: dates are ISO-8601 strings
@@ -110,29 +111,7 @@ enum N1QLDateFunctions {
 
     /// Days since 1970-01-01 of a civil date (month and day may overflow, as `sys_days` allows).
     static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        // Normalise the month into 1...12 first.
-        var y = year + Int64((Double(month - 1) / 12).rounded(.down))
-        let m = ((month - 1) % 12 + 12) % 12 + 1
-        y -= m <= 2 ? 1 : 0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (m + 9) % 12
-        let doy = (153 * mp + 2) / 5
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468 + (day - 1)
-    }
-
-    /// The civil date of a day count since 1970-01-01.
-    static func civil(days z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+        CivilDate.days(year: year, month: month, day: day)
     }
 
     /// A moment seen as the wall-clock fields of some time zone.
@@ -148,7 +127,7 @@ enum N1QLDateFunctions {
             let local = millis + Int64(offsetMinutes) * 60_000
             let dayCount = local >= 0 ? local / 86_400_000 : (local - 86_399_999) / 86_400_000
             var rest = local - dayCount * 86_400_000
-            let c = civil(days: dayCount)
+            let c = CivilDate.date(days: dayCount)
             (year, month, day) = (c.year, c.month, c.day)
             hour = rest / 3_600_000; rest %= 3_600_000
             minute = rest / 60_000; rest %= 60_000

@@ -65,7 +65,9 @@ struct N1QLParserState {
         }
         query["WHAT"] = try commaList { try $0.resultItem() }
         var next = ["FROM", "WHERE", "GROUP BY", "ORDER BY", "LIMIT", "OFFSET"]
-        func passed(_ clause: String) { next.removeFirst(next.firstIndex(of: clause)! + 1) }
+        func passed(_ clause: String) {
+            if let i = next.firstIndex(of: clause) { next.removeFirst(i + 1) }
+        }
 
         if acceptWord("FROM") {
             query["FROM"] = try fromClause()

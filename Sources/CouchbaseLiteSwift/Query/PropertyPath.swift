@@ -74,6 +74,7 @@ struct PropertyPath: Equatable {
 
 /// A property path prepared for evaluating on many documents (one query run): keys resolved to
 /// their shared-key codes once (``FleeceKey``), the same answers as ``PropertyPath/evaluate(_:)``.
+// @unchecked because NOT thread-safe (its `FleeceKey`s cache codes): used by one query run, on the thread running it.
 final class CompiledPropertyPath: @unchecked Sendable {
     enum Step {
         case key(FleeceKey)

@@ -1,16 +1,34 @@
-import CJSONCollation
+import CFullText
 import Fleece
 import Foundation
 import JSONCore
 import SQLiteKit
 
 /// A query over a database's collections (the 2.x/3.x `Query`); the `QueryBuilder` steps
-/// (`From`, `Where`, `OrderBy`, …) are subclasses, as in Couchbase Lite.
+/// (`From`, `Where`, `OrderBy`, …) are subclasses, as in Couchbase Lite. Thread-safe: its
+/// compiled form and `parameters` are behind its lock.
+// @unchecked because the tree (JSON values) is immutable after init and `compiled`/`parameters` are only touched under `lock`.
 public class Query: @unchecked Sendable {
-    /// The database the query runs on.
-    public let database: Database
+    /// The database the query runs on; nil only for a `QueryBuilder` query whose `from(_:)`
+    /// source is not a `DataSource` (its error is then reported on first use).
+    private let origin: Database?
+    /// The database the query runs on, or the query's error when it has none.
+    var database: Database {
+        get throws {
+            guard let origin else { throw Self.noDataSource }
+            return origin
+        }
+    }
+    /// 2.x raises when `from(_:)` is given a source it did not make; a `QueryBuilder` query
+    /// cannot throw while it is built, so this is what running it throws.
+    static let noDataSource = CouchbaseLiteError(
+        .invalidQuery, "QueryBuilder.from(_:) needs a DataSource.database(_:) or DataSource.collection(_:) source")
     /// The values of the query's `$parameters`; set before `execute()`.
-    public var parameters: Parameters?
+    public var parameters: Parameters? {
+        get { lock.lock(); defer { lock.unlock() }; return currentParameters }
+        set { lock.lock(); defer { lock.unlock() }; currentParameters = newValue }
+    }
+    private var currentParameters: Parameters?
     /// The query tree the SQL is translated from (a `QueryBuilder` tree that holds a value JSON
     /// has no place for is reported when the query is first used).
     let expression: Swift.Result<QueryTree, CouchbaseLiteError>
@@ -36,15 +54,19 @@ public class Query: @unchecked Sendable {
 
     /// A N1QL/JSON query: compiled now, so a bad query fails at creation, as in LiteCore.
     init(database: Database, tree: QueryTree) throws {
-        self.database = database
+        self.origin = database
         self.expression = .success(tree)
         compiled = Compiled(try Self.compile(tree, on: database))
     }
 
     /// A `QueryBuilder` query: building never throws in 2.x, so it is compiled on first use
     /// (`execute()`, `explain()`, `columnNames`), which reports any error.
-    init(database: Database, builtTree: Any) {
-        self.database = database
+    init(database: Database?, builtTree: Any) {
+        self.origin = database
+        guard database != nil else {
+            expression = .failure(Self.noDataSource)
+            return
+        }
         do {
             expression = .success(try QueryTree(builtTree))
         } catch {
@@ -157,7 +179,7 @@ public class Query: @unchecked Sendable {
             try bind(stmt, prepared)
             var rows: [Result] = []
             let titles = translation.columnTitles
-            // The tokenizer reads MATCH strings while the statement steps (see CFullTextTokenizer.h).
+            // The tokenizer reads MATCH strings while the statement steps (see CFullText.h).
             let searches = !translation.fullTextTables.isEmpty
             if searches { cbl_unicodesn_set_running_query(1) }
             defer { if searches { cbl_unicodesn_set_running_query(0) } }
@@ -179,10 +201,11 @@ public class Query: @unchecked Sendable {
     }
 
     private func bind(_ stmt: SQLiteStatement, _ prepared: Compiled) throws {
+        let values = parameters?.snapshot ?? [:]
         for (name, sqlName) in prepared.parameters {
             let index = stmt.parameterIndex(sqlName)
             guard index > 0 else { continue }
-            guard let value = parameters?.value(forName: name) else {
+            guard let value = values[name] else {
                 try stmt.bindNull(at: index)       // an unset parameter is MISSING
                 continue
             }
@@ -207,19 +230,29 @@ public class Query: @unchecked Sendable {
     }
 }
 
-/// The values of a query's `$parameters` (2.x `Parameters`).
+/// The values of a query's `$parameters` (2.x `Parameters`). Thread-safe: the values are behind a lock.
+// @unchecked because `values` (JSON values, which Mutex's region checking refuses to hand out) is only touched under `lock`.
 public final class Parameters: @unchecked Sendable {
+    private let lock = NSLock()
     private var values: [String: Any] = [:]
 
     /// Parameters with the given values (name without the `$`).
     public init(_ values: [String: Any] = [:]) { self.values = values }
 
     /// The value of parameter `name`, or nil when unset (the query then sees MISSING).
-    public func value(forName name: String) -> Any? { values[name] }
+    public func value(forName name: String) -> Any? { snapshot[name] }
     /// Sets parameter `name` (a JSON-compatible value; nil unsets it).
     @discardableResult public func setValue(_ value: Any?, forName name: String) -> Parameters {
+        lock.lock()
+        defer { lock.unlock() }
         values[name] = value
         return self
+    }
+    /// Every value, read at once (what one query run binds).
+    var snapshot: [String: Any] {
+        lock.lock()
+        defer { lock.unlock() }
+        return values
     }
     /// Sets parameter `name` to a string.
     @discardableResult public func setString(_ value: String?, forName name: String) -> Parameters { setValue(value, forName: name) }

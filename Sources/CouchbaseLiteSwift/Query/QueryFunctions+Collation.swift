@@ -1,4 +1,4 @@
-import CJSONCollation
+import CCollation
 import SQLiteKit
 
 /// `LCUnicode_…` collations (spec 9.3), registered when a query or index uses one.
@@ -24,6 +24,7 @@ extension QueryFunctions {
 }
 
 /// An ICU collator as LiteCore sets one up for `LCUnicode_…` (spec 9.3), through the C target.
+// @unchecked because ICU's `ucol_strcoll` is thread-safe on a collator that is not changed after it is opened.
 final class UnicodeCollator: @unchecked Sendable {
     private let handle: OpaquePointer
 

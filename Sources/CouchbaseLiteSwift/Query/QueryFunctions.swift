@@ -27,6 +27,7 @@ enum QueryFunctions {
 
 /// Finds the value a property path names in a function's Fleece argument, for the functions
 /// written in Swift (and the cases the C functions hand back).
+// @unchecked because one lookup belongs to one connection's SQL functions, which SQLite runs on the thread using that connection.
 final class FleecePathLookup: @unchecked Sendable {
     let decoder: FleeceBodyDecoder
     private var paths: [String: CompiledPropertyPath] = [:]

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// Expressions (spec 9.1's operators, functions, literals) and property paths → SQL.
 extension QueryTranslator {
@@ -35,9 +36,10 @@ extension QueryTranslator {
         }
     }
 
-    /// JSONSerialization's booleans are NSNumbers of type `c` (on Darwin and Linux alike).
+    /// Whether `n` is a boolean, as JSONCore's classifier tells (JSONSerialization's booleans too).
     static func isBoolean(_ n: NSNumber) -> Bool {
-        String(cString: n.objCType) == "c"
+        if case .bool = ValueClassifier.classify(number: n) { return true }
+        return false
     }
 
     static func stringLiteral(_ s: String) -> String {

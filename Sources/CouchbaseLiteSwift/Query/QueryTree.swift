@@ -31,10 +31,11 @@ indirect enum QueryTree: Sendable, Hashable {
         case is NSNull: self = .null
         case let s as String: self = .string(s)
         case let n as NSNumber:
-            switch String(cString: n.objCType) {
-            case "c": self = .bool(n.boolValue)
-            case "d", "f": self = .double(n.doubleValue)
-            case "Q": self = n.uint64Value <= UInt64(Int64.max) ? .int(n.int64Value) : .double(n.doubleValue)
+            switch ValueClassifier.classify(number: n) {
+            case .bool(let b): self = .bool(b)
+            case .double(let d): self = .double(d)
+            case .float(let f): self = .double(Double(f))
+            case .uint(let u): self = u <= UInt64(Int64.max) ? .int(Int64(u)) : .double(Double(u))
             default: self = .int(n.int64Value)
             }
         case let a as [Any]:

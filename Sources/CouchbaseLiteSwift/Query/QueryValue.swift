@@ -124,6 +124,7 @@ enum QueryValue {
 /// Decodes Fleece blobs handed to the query functions: document bodies (the current revision
 /// of a 2.x rev-tree row, or a 3.x Fleece body) and collections other functions returned.
 /// Remembers the last body, since one row's body is read by every `fl_value` of the row.
+// @unchecked because one decoder belongs to one connection's SQL functions, which SQLite runs on the thread using that connection.
 final class FleeceBodyDecoder: @unchecked Sendable {
     private let sharedKeys: () -> SharedKeys
     /// The last valid body decoded (its bytes are compared with the next blob's body).

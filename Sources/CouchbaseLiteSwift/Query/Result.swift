@@ -60,7 +60,7 @@ enum ResultValue {
 }
 
 /// The column names of a result set, shared by its rows.
-final class ResultKeys: @unchecked Sendable {
+final class ResultKeys: Sendable {
     let names: [String]
     let index: [String: Int]
     init(_ names: [String]) {
@@ -72,6 +72,7 @@ final class ResultKeys: @unchecked Sendable {
 }
 
 /// One row of a query result (2.x `Result`): values by column index or by column name.
+// @unchecked because its fields are lets; `ResultValue`s hold immutable decoded values and Fleece data.
 public final class Result: @unchecked Sendable {
     let keys: ResultKeys
     let values: [ResultValue]

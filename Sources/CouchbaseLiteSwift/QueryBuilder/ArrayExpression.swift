@@ -2,6 +2,7 @@
 public protocol VariableExpressionProtocol: ExpressionProtocol {}
 
 /// `["?name.path"]`: a variable or a property of it.
+// @unchecked because `QueryExpression`'s JSON tree is immutable; `name` is a let.
 final class VariableExpression: QueryExpression, VariableExpressionProtocol, @unchecked Sendable {
     let name: String
     init(_ name: String) {

@@ -5,6 +5,7 @@ import Foundation
 public protocol ExpressionProtocol {}
 
 /// The one implementation of every builder expression protocol: a JSON query tree node.
+// @unchecked because `json` is an immutable JSON tree (`Any` is not Sendable in type).
 class QueryExpression: ExpressionProtocol, @unchecked Sendable {
     let json: Any
     init(_ json: Any) { self.json = json }
@@ -81,6 +82,7 @@ public protocol PropertyExpressionProtocol: ExpressionProtocol {
 }
 
 /// A document property (`a.b`) or the whole document (`*`), optionally of a named source.
+// @unchecked because `QueryExpression`'s JSON tree is immutable; `path` is a let.
 final class PropertyExpression: QueryExpression, PropertyExpressionProtocol, @unchecked Sendable {
     let path: String
     init(path: String, alias: String? = nil) {
@@ -134,7 +136,7 @@ public final class Expression {
         switch value {
         case nil: return NSNull()
         case let e as ExpressionProtocol: return e.jsonTree
-        case let d as Date: return isoDate(d)
+        case let d as Date: return ISO8601.string(from: d)
         case let a as [Any]: return ["[]"] + a.map { literal($0) }
         case let d as [String: Any]: return d.mapValues { literal($0) }
         case let a as ArrayObject: return literal(a.toArray())
@@ -145,13 +147,5 @@ public final class Expression {
             if mirror.displayStyle == .optional { return literal(mirror.children.first?.value) }
             return v
         }
-    }
-
-    /// A date as 2.x writes it: ISO-8601 in UTC with milliseconds.
-    static func isoDate(_ date: Date) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        f.timeZone = TimeZone(identifier: "UTC")
-        return f.string(from: date)
     }
 }

@@ -5,6 +5,7 @@ public protocol MetaExpressionProtocol: ExpressionProtocol {
 }
 
 /// `meta().id` and friends as 2.x builds them: `["._id"]`, `[".alias._id"]` (spec 9.1).
+// @unchecked because `QueryExpression`'s JSON tree is immutable; `key` is a let.
 final class MetaExpression: QueryExpression, MetaExpressionProtocol, @unchecked Sendable {
     let key: String
     init(_ key: String, alias: String? = nil) {

@@ -112,17 +112,13 @@ extension BuilderStep {
 }
 
 extension BuilderClauses {
-    /// The database of the `from(_:)` source.
-    var database: Database {
-        // `from(_:)` always sets the source; a foreign DataSourceProtocol has no database.
-        guard let database = source?.database else {
-            preconditionFailure("QueryBuilder.from(_:) needs a DataSource.database(_:) source")
-        }
-        return database
-    }
+    /// The database of the `from(_:)` source; nil for a `DataSourceProtocol` that `DataSource`
+    /// did not make (running the query then throws `invalidQuery`, see `Query.noDataSource`).
+    var database: Database? { source?.database }
 }
 
 /// The `FROM` step.
+// @unchecked because a `Query` (see its comment) plus its immutable `clauses`.
 public final class From: Query, JoinRouter, WhereRouter, GroupByRouter, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
     let clauses: BuilderClauses
     init(_ clauses: BuilderClauses) {
@@ -144,6 +140,7 @@ public final class From: Query, JoinRouter, WhereRouter, GroupByRouter, OrderByR
 }
 
 /// The `JOIN` step.
+// @unchecked because a `Query` (see its comment) plus its immutable `clauses`.
 public final class Joins: Query, WhereRouter, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
     let clauses: BuilderClauses
     init(_ clauses: BuilderClauses) {
@@ -159,6 +156,7 @@ public final class Joins: Query, WhereRouter, OrderByRouter, LimitRouter, Builde
 }
 
 /// The `WHERE` step.
+// @unchecked because a `Query` (see its comment) plus its immutable `clauses`.
 public final class Where: Query, GroupByRouter, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
     let clauses: BuilderClauses
     init(_ clauses: BuilderClauses) {
@@ -176,6 +174,7 @@ public final class Where: Query, GroupByRouter, OrderByRouter, LimitRouter, Buil
 }
 
 /// The `GROUP BY` step.
+// @unchecked because a `Query` (see its comment) plus its immutable `clauses`.
 public final class GroupBy: Query, HavingRouter, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
     let clauses: BuilderClauses
     init(_ clauses: BuilderClauses) {
@@ -191,6 +190,7 @@ public final class GroupBy: Query, HavingRouter, OrderByRouter, LimitRouter, Bui
 }
 
 /// The `HAVING` step.
+// @unchecked because a `Query` (see its comment) plus its immutable `clauses`.
 public final class Having: Query, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
     let clauses: BuilderClauses
     init(_ clauses: BuilderClauses) {
@@ -205,6 +205,7 @@ public final class Having: Query, OrderByRouter, LimitRouter, BuilderStep, @unch
 }
 
 /// The `ORDER BY` step.
+// @unchecked because a `Query` (see its comment) plus its immutable `clauses`.
 public final class OrderBy: Query, LimitRouter, BuilderStep, @unchecked Sendable {
     let clauses: BuilderClauses
     init(_ clauses: BuilderClauses) {
@@ -216,6 +217,7 @@ public final class OrderBy: Query, LimitRouter, BuilderStep, @unchecked Sendable
 }
 
 /// The `LIMIT` step (the last one).
+// @unchecked because a `Query` (see its comment).
 public final class Limit: Query, @unchecked Sendable {
     init(_ clauses: BuilderClauses) { super.init(database: clauses.database, builtTree: clauses.tree) }
 }

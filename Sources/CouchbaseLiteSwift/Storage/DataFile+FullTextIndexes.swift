@@ -1,4 +1,4 @@
-import CJSONCollation
+import CFullText
 import Foundation
 import SQLiteKit
 

@@ -83,7 +83,7 @@ extension DataFile {
         }
         return out.sorted { a, b in
             if a.isDefault != b.isDefault { return a.isDefault }
-            let (sa, ca) = a.collectionSpec!, (sb, cb) = b.collectionSpec!
+            let (sa, ca) = a.collectionSpec!, (sb, cb) = b.collectionSpec!   // kept: nil ones were left out above
             return sa != sb ? sa < sb : ca < cb
         }
     }

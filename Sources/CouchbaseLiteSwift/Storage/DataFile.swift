@@ -3,7 +3,7 @@ import Foundation
 import SQLiteKit
 
 /// One document row of a collection, as stored (spec 2.2, 3.3, 3.4).
-package struct DocumentRecord: @unchecked Sendable {
+package struct DocumentRecord: Sendable {
     package var docID: String
     package var sequence: UInt64
     package var flags: DocumentFlags
@@ -25,6 +25,7 @@ package struct DocumentRecord: @unchecked Sendable {
 /// first collection other than the default one needs the 3.1 schema (500, `DataFile+KeyStores`).
 /// Not thread-safe: `Database` keeps one writer instance and one per reader connection
 /// (`DataFilePool`), each used by one thread at a time; the upgrader owns its own instance.
+// @unchecked because each instance is used by one thread at a time: the one holding its connection (see the type's comment).
 package final class DataFile: @unchecked Sendable {
     package let directory: URL
     package let connection: SQLiteConnection
@@ -395,10 +396,13 @@ package final class DataFile: @unchecked Sendable {
                               tree: UnsafeRawBufferPointer) throws -> UInt64 {
         if nextSequence == 0 { nextSequence = try lastSequence() + 1 }
         let sequence = nextSequence
-        if insertStatement == nil {
-            insertStatement = try connection.prepare("INSERT INTO kv_default (key, sequence, flags, version, body) VALUES (?, ?, ?, ?, ?)")
+        let stmt: SQLiteStatement
+        if let prepared = insertStatement {
+            stmt = prepared
+        } else {
+            stmt = try connection.prepare("INSERT INTO kv_default (key, sequence, flags, version, body) VALUES (?, ?, ?, ?, ?)")
+            insertStatement = stmt
         }
-        let stmt = insertStatement!
         defer { stmt.reset() }
         // The buffers outlive the step below, so SQLite need not copy them.
         try stmt.bindTextNoCopy(docID, at: 1)

@@ -8,6 +8,7 @@ import SQLiteKit
 /// reads on its own connection while a transaction is open); a read by the thread holding the
 /// writer (inside `inBatch`, or a write's own reads) runs on the writer and sees its
 /// uncommitted writes. Safe from any thread.
+// @unchecked because the pool serialises connections (see `SQLiteConnectionPool`) and each `DataFile` is used by the thread holding its connection.
 package final class DataFilePool: @unchecked Sendable {
     /// How many reader connections may be open at once (as 1.x's `CBLDatabase`).
     static let readerConnectionLimit = 3
@@ -110,6 +111,7 @@ package final class DataFilePool: @unchecked Sendable {
 }
 
 /// The reader `DataFile` of each reader connection (the pool hands out connections).
+// @unchecked because `files` is only touched under `lock`.
 private final class ReaderRegistry: @unchecked Sendable {
     private let lock = NSLock()
     private var files: [ObjectIdentifier: DataFile] = [:]

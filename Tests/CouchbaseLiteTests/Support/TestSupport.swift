@@ -1,4 +1,3 @@
-import CJSONCollation
 import Crypto
 import Foundation
 import SQLiteKit

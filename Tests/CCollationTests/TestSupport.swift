@@ -1,4 +1,4 @@
-import CJSONCollation
+import CCollation
 import Foundation
 import XCTest
 import CBLTestSupport
@@ -49,10 +49,10 @@ func collateUnicodeStrings(_ a: [UInt8], _ b: [UInt8]) -> Int {
 // MARK: - Fixtures (read from ../shared/fixtures/collation next to the repo)
 
 enum Fixtures {
-    /// Repo root = 3 levels up from this file (Tests/CJSONCollationTests/<file>).
+    /// Repo root = 3 levels up from this file (Tests/CCollationTests/<file>).
     static var directory: URL {
         URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent()   // CJSONCollationTests
+            .deletingLastPathComponent()   // CCollationTests
             .deletingLastPathComponent()   // Tests
             .deletingLastPathComponent()   // repo root
             .appendingPathComponent("../shared/fixtures/collation")

@@ -16,9 +16,9 @@
  *
  * The FTS3 tokenizer ABI (sqlite3_tokenizer_module, version 0) is declared here because SQLite
  * does not ship fts3_tokenizer.h; SQLite only ever sees the module through this layout.
- * This file holds the ICU calls; the public header stays ICU-free (see CJSONCollation.h).
+ * This file holds the ICU calls; the public header stays ICU-free (see CFullText.h).
  */
-#include "CFullTextTokenizer.h"
+#include "CFullText.h"
 #include "fulltext_internal.h"
 #include "unicodesn_stopwords.h"
 

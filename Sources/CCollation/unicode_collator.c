@@ -5,9 +5,9 @@
  *   case- and diacritic-sensitive  -> the locale's default (tertiary) strength;
  *   diacritic-sensitive only       -> secondary strength;
  *   diacritic-insensitive          -> primary strength, plus the case level when case matters.
- * ICU stays inside this file (see CJSONCollation.h).
+ * ICU stays inside this file (see CCollation.h).
  */
-#include "CJSONCollation.h"
+#include "CCollation.h"
 
 #include <stdlib.h>
 

@@ -3,7 +3,7 @@
  * numeric generation first, then by the suffix bytes.
  */
 #include "collation_internal.h"
-#include "CJSONCollation.h"
+#include "CCollation.h"
 
 #include <string.h>
 

@@ -1,9 +1,9 @@
 /*
- * Internal declarations shared by the CJSONCollation .c files.
+ * Internal declarations shared by the CCollation .c files.
  * Not part of the public API (lives outside include/).
  */
-#ifndef CJSONCOLLATION_INTERNAL_H
-#define CJSONCOLLATION_INTERNAL_H
+#ifndef CCOLLATION_INTERNAL_H
+#define CCOLLATION_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -9,7 +9,7 @@
  * condition; a failed condition ends the step (no shorter suffix is tried).
  */
 #include "fulltext_internal.h"
-#include "CFullTextTokenizer.h"
+#include "CFullText.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,8 @@
 /*
- * CJSONCollation: the SQLite collations of Couchbase Lite 1.x view indexes
- * (JSON, JSON_RAW, JSON_ASCII) and revision IDs (REVID), over raw text.
- * See specs/cbl1-format.md section 6.
+ * CCollation: the SQLite collations of Couchbase Lite 1.x view indexes
+ * (JSON, JSON_RAW, JSON_ASCII) and revision IDs (REVID), over raw text
+ * (specs/cbl1-format.md section 6), and the 2.x/3.x Unicode collator
+ * (`COLLATE UNICODE`, spec 9.3).
  *
  * This header deliberately includes no ICU and no SQLite header: ICU headers
  * clash with the ICU copy bundled in Foundation on Linux, so ICU stays an
@@ -10,8 +11,8 @@
  * All inputs are pointer + length; nothing needs to be NUL-terminated and
  * nothing is ever read past the given length. Every function is thread-safe.
  */
-#ifndef CJSONCOLLATION_H
-#define CJSONCOLLATION_H
+#ifndef CCOLLATION_H
+#define CCOLLATION_H
 
 #include <stddef.h>
 
@@ -45,9 +46,6 @@ int cbl_sqlite_collate_revid(void *ctx, int aLen, const void *a, int bLen, const
 /// collation's string step does (fast ASCII path, ICU fallback); -1/0/1.
 int cbl_collate_unicode_strings(const char *a, size_t aLen, const char *b, size_t bLen);
 
-/// benchmark baseline: ICU directly, no JSON parsing or ASCII fast path.
-/// ucol_strcollUTF8 on the shared collator the library uses (UTF-8, unescaped); -1/0/1.
-int cbl_icu_strcoll_baseline(const char *a, size_t aLen, const char *b, size_t bLen);
 
 /// A LiteCore-style Unicode collator (2.x/3.x `COLLATE UNICODE`): ICU for `locale` ("" = root)
 /// with strength from the two sensitivities. NULL when ICU cannot open it.
@@ -62,7 +60,4 @@ int cbl_unicode_collator_compare(const cbl_unicode_collator *collator, const voi
 }
 #endif
 
-/* The unicodesn full-text tokenizer shares this module (see CFullTextTokenizer.h). */
-#include "CFullTextTokenizer.h"
-
-#endif /* CJSONCOLLATION_H */
+#endif /* CCOLLATION_H */

@@ -1,4 +1,4 @@
-import CJSONCollation
+import CCollation
 import XCTest
 
 /// The shared test vectors (spec 6.7): ordered lists, pairwise JSON cases and

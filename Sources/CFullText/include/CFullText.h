@@ -1,14 +1,14 @@
 /*
- * CFullTextTokenizer: the FTS3/FTS4 tokenizer LiteCore registers as "unicodesn" (Unicode word
+ * CFullText: the FTS3/FTS4 tokenizer LiteCore registers as "unicodesn" (Unicode word
  * splitting, case folding, optional diacritic removal, stop words, Snowball stemming), so that
  * full-text index tables written by Couchbase Lite 2.x/3.x can be read and written here and
  * ours by them. See specs/cbl2-format.md section 2.2 (FTS tables).
  *
- * Like CJSONCollation.h this header includes no ICU and no SQLite header: the module is handed
+ * Like CCollation.h this header includes no ICU and no SQLite header: the module is handed
  * to SQLite as an opaque pointer through `SELECT fts3_tokenizer('unicodesn', ?)`.
  */
-#ifndef CFULLTEXTTOKENIZER_H
-#define CFULLTEXTTOKENIZER_H
+#ifndef CFULLTEXT_H
+#define CFULLTEXT_H
 
 #include <stddef.h>
 
@@ -41,4 +41,4 @@ int cbl_snowball_english_stem(const char *word, size_t len, char *out, size_t ca
 }
 #endif
 
-#endif /* CFULLTEXTTOKENIZER_H */
+#endif /* CFULLTEXT_H */

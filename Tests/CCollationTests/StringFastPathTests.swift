@@ -1,4 +1,5 @@
-import CJSONCollation
+import CCollation
+import CCollationBaseline
 import Foundation
 import XCTest
 import CBLTestSupport

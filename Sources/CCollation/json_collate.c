@@ -12,7 +12,7 @@
 #define _GNU_SOURCE   /* strtod_l and newlocale on glibc/musl */
 
 #include "collation_internal.h"
-#include "CJSONCollation.h"
+#include "CCollation.h"
 
 #include <locale.h>
 #include <pthread.h>

@@ -5,7 +5,7 @@
  * stay ICU-free because Foundation on Linux bundles its own ICU.
  */
 #include "collation_internal.h"
-#include "CJSONCollation.h"
+#include "CCollation.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -369,9 +369,10 @@ int cbl_collate_unicode_strings(const char *a, size_t aLen, const char *b, size_
     return cbl_compare_unicode(ua, aLen, cbl_is_ascii(ua, aLen), ub, bLen, cbl_is_ascii(ub, bLen));
 }
 
-/* Benchmark baseline (CBLBenchmarks): ICU directly on the same shared collator,
- * no JSON parsing and no ASCII fast path. Returns -1/0/1 like the collations;
- * lengths are assumed to fit in int32_t (benchmark keys are short). */
+/* The benchmark and test baseline (declared in CCollationBaseline.h, in no product's header):
+ * ICU directly on the same shared collator, no JSON parsing and no ASCII fast path; -1/0/1.
+ * Lengths are assumed to fit in int32_t (benchmark and test keys are short). */
+int cbl_icu_strcoll_baseline(const char *a, size_t aLen, const char *b, size_t bLen);
 int cbl_icu_strcoll_baseline(const char *a, size_t aLen, const char *b, size_t bLen) {
     const UCollator *coll = shared_collator();
     if (coll == NULL)

@@ -1,4 +1,4 @@
-import CJSONCollation
+import CCollation
 import XCTest
 import CBLTestSupport
 
