@@ -12,19 +12,23 @@ extension CrashTrialTests {
         var rng = SplitMix64(seed: Self.seed(for: "upgrade"))
         let root = TempDirectory("cbl-crash-upgrade")
         var expected: [String: String] = [:]
-        merge(try runToEnd(["seed", root.path, "legacy", "1500", String(rng.next() >> 1)]).acks, into: &expected, trial: -1)
+        merge(try runToEnd(["seed", root.path, "legacy", "1000", String(rng.next() >> 1)]).acks, into: &expected, trial: -1)
         let source = root.url.appendingPathComponent("legacy.cblite2")
         let out = root.url.appendingPathComponent("out", isDirectory: true)
         var tally = Tally()
 
-        let calibration = try runToEnd(["upgrade", source.path, out.appendingPathComponent("calibration.cblite2").path])
-        tally.integrityFailures += checkUpgraded(out, name: "calibration", expected: expected, trial: -1)
-        let fullMS = Int(calibration.seconds * 1000)
+        // Two uninterrupted runs: how long a whole one takes (the faster, as the first reads a cold source).
+        var fullMS = Int.max
+        for name in ["calibration1", "calibration2"] {
+            let calibration = try runToEnd(["upgrade", source.path, out.appendingPathComponent("\(name).cblite2").path])
+            tally.integrityFailures += checkUpgraded(out, name: name, expected: expected, trial: -1)
+            fullMS = min(fullMS, Int(calibration.seconds * 1000))
+        }
         for trial in 0..<Self.trials(for: "upgrade") {
             let name = "t\(trial)"
             let destination = out.appendingPathComponent("\(name).cblite2")
             let run = try runChild(["upgrade", source.path, destination.path],
-                                   killAfterMS: Int.random(in: 0...(fullMS * 6 / 5), using: &rng))
+                                   killAfterMS: Int.random(in: 0...fullMS, using: &rng))
             tally.trials += 1
             tally.killed += run.killed ? 1 : 0
             tally.finished += run.killed ? 0 : 1
