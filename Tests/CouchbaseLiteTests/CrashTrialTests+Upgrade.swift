@@ -28,7 +28,7 @@ extension CrashTrialTests {
             let name = "t\(trial)"
             let destination = out.appendingPathComponent("\(name).cblite2")
             let run = try runChild(["upgrade", source.path, destination.path],
-                                   killAfterMS: Int.random(in: 0...fullMS, using: &rng))
+                                   killAfterMS: Int.random(in: 0...(fullMS * 11 / 10), using: &rng))
             tally.trials += 1
             tally.killed += run.killed ? 1 : 0
             tally.finished += run.killed ? 0 : 1

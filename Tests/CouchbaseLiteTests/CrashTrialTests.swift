@@ -58,7 +58,7 @@ final class CrashTrialTests: XCTestCase {
 
         func summary(_ mode: String, seed: UInt64, elapsed: Duration) -> String {
             let extra = notes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            return "CrashTrialTests[\(mode)]: seed \(seed), \(trials) trials (\(killed) killed, \(finished) finished first), "
+            return "CrashTrialTests[\(mode)]: CBL_CRASH_SEED=\(seed), \(trials) trials (\(killed) killed, \(finished) finished first), "
                 + "\(acks) ACKs, \(lost) lost, \(integrityFailures) integrity failures, \(String(format: "%.1f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)) s"
                 + (extra.isEmpty ? "" : "; \(extra)")
         }
@@ -273,7 +273,8 @@ final class CrashTrialTests: XCTestCase {
     }
 
     func finish(_ tally: Tally, mode: String, started: ContinuousClock.Instant) {
-        print(tally.summary(mode, seed: Self.seed(for: mode), elapsed: ContinuousClock.now - started))
+        print(tally.summary(mode, seed: Self.baseSeed, elapsed: ContinuousClock.now - started)
+              + (BuiltExecutable.find("cbl") == nil ? " (cbl not built: no cbl check)" : " (with cbl check)"))
         XCTAssertEqual(tally.lost, 0, "acknowledged writes lost")
         XCTAssertEqual(tally.integrityFailures, 0, "integrity failures")
         XCTAssertEqual(tally.trials, Self.trials(for: mode))
