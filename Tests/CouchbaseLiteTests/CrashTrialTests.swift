@@ -392,7 +392,7 @@ final class CrashTrialTests: XCTestCase {
         let serverRoot = TempDirectory("cbl-crash-server")
         let clientRoot = TempDirectory("cbl-crash-client")
         var expected: [String: String] = [:]
-        merge(try runToEnd(["seed", serverRoot.path, "src", "800", String(rng.next() >> 1)]).acks, into: &expected, trial: -1)
+        merge(try runToEnd(["seed", serverRoot.path, "src", "600", String(rng.next() >> 1)]).acks, into: &expected, trial: -1)
         let serverManager = try CBLManager(directory: serverRoot.path)
         defer { serverManager.close() }
         let listener = CBLListener(manager: serverManager, port: 0)
