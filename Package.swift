@@ -173,11 +173,11 @@ let package = Package(
             name: "CouchbaseLiteTests",
             dependencies: [
                 "CouchbaseLite", "SQLiteKit", "JSONCore", "CJSONCollation", "CBLCrashWriter", "CBLTestSupport",
-                // CrashTrialTests: the listener a killed pull pulls from, and the 1.x → 2.x converter it re-runs.
-                "CouchbaseLiteListener", "CouchbaseLiteUpgrade", "CouchbaseLiteSwift",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // AES._CBC: the encrypted-attachment tests decrypt blob files independently.
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                // CrashTrialTests: the listener a killed pull pulls from, and the 1.x → 2.x converter it re-runs.
+                "CouchbaseLiteListener", "CouchbaseLiteUpgrade", "CouchbaseLiteSwift",
             ]
         ),
         .testTarget(
