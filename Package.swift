@@ -149,7 +149,7 @@ let package = Package(
         // Small program the durability tests kill with SIGKILL while it writes.
         .executableTarget(
             name: "CBLCrashWriter",
-            dependencies: ["CouchbaseLite", "CBLTestSupport"],
+            dependencies: ["CouchbaseLite", "CouchbaseLiteUpgrade", "CBLTestSupport"],
             path: "Tests/CBLCrashWriter"
         ),
 
@@ -183,6 +183,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 // AES._CBC: the encrypted-attachment tests decrypt blob files independently.
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                // CrashTrialTests: the listener a killed pull pulls from, and the 1.x → 2.x converter it re-runs.
+                "CouchbaseLiteListener", "CouchbaseLiteUpgrade", "CouchbaseLiteSwift",
             ]
         ),
         .testTarget(

@@ -11,7 +11,8 @@
 // to stdout with a single unbuffered write(2), so a line the parent reads was committed.
 // When the new indices are used up it keeps updating earlier documents. It runs until killed.
 //
-// Also: CBLCrashWriter rekey … (see below).
+// Also: CBLCrashWriter rekey … (see below), and the kill -9 trial modes seed, index, compact,
+// pullack and upgrade (CrashModes.swift).
 //
 // Exit codes: 2 = bad arguments, 3 = cannot open the database, 4 = a write failed.
 //
@@ -52,6 +53,8 @@ func fail(_ message: String, code: Int32) -> Never {
 }
 
 let args = CommandLine.arguments
+// seed, index, compact, pullack, upgrade (CrashModes.swift).
+if let code = runCrashMode(args) { exit(code) }
 if args.count == 6, args[1] == "pull" || args[1] == "push", let pageSize = Int(args[5]), let url = URL(string: args[4]) {
     do {
         let manager = try CBLManager(directory: args[2])
