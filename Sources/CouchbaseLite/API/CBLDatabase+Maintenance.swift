@@ -77,39 +77,25 @@ extension CBLDatabase {
         if revIDs.contains("*") {
             let all = try read { store -> [String] in
                 guard let id = try store.numericID(of: docID) else { return [] }
-                return try store.revisionTree(numericID: id).map(\.revID)
+                return try store.revisionTree(numericID: id).nodes.map(\.revID)
             }
             try purgeDocuments([docID])
             return all
         }
         return try write(atomic: true) { store in
             guard let numericID = try store.numericID(of: docID) else { return [] }
-            let tree = try store.revisionTree(numericID: numericID)
-            var byRev: [String: SQLiteStore.TreeNode] = [:]
-            var bySeq: [Int64: SQLiteStore.TreeNode] = [:]
-            for node in tree { byRev[node.revID] = node; bySeq[node.sequence] = node }
-            func ancestry(_ node: SQLiteStore.TreeNode) -> [Int64] {
-                var out: [Int64] = []
-                var next: Int64? = node.sequence
-                while let s = next, let n = bySeq[s], out.count <= tree.count { out.append(s); next = n.parent }
-                return out
-            }
-            var purge = Set<Int64>()
-            for revID in revIDs { if let node = byRev[revID] { purge.formUnion(ancestry(node)) } }
-            var keep = Set<Int64>()
-            for leaf in tree where leaf.current && !purge.contains(leaf.sequence) { keep.formUnion(ancestry(leaf)) }
-            purge.subtract(keep)
+            let plan = try store.revisionTree(numericID: numericID).purgePlan(revIDs: revIDs)
             let delete = try store.connection.cached("DELETE FROM revs WHERE sequence=?")
-            for seq in purge { try delete.run([.integer(seq)]) }
+            for seq in plan.sequences { try delete.run([.integer(seq)]) }
             // Parents of the purged leaves become leaves again.
-            for seq in purge { if let parent = bySeq[seq]?.parent, !purge.contains(parent) {
+            for parent in plan.formerParents {
                 try store.connection.run("UPDATE revs SET current=1 WHERE sequence=? AND NOT EXISTS (SELECT 1 FROM revs WHERE parent=?)",
                                          [.integer(parent), .integer(parent)])
-            } }
+            }
             if try store.connection.scalarInt("SELECT count(*) FROM revs WHERE doc_id=?", [.integer(numericID)]) == 0 {
                 try store.connection.run("DELETE FROM docs WHERE doc_id=?", [.integer(numericID)])
             }
-            let purgedIDs = purge.compactMap { bySeq[$0]?.revID }.sorted()
+            let purgedIDs = plan.revIDs
             if !purgedIDs.isEmpty {
                 let winner = try store.winningRevision(docID: docID, numericID: numericID, withBody: false)
                 noteChange(RevisionChange(docID: docID, revID: purgedIDs[0], winningRevID: winner?.revID,
