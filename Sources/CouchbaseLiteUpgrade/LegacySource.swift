@@ -143,15 +143,9 @@ final class LegacySource {
         return out
     }
 
-    /// The 1.x blob file of a `sha1-` digest: upper-case hex (spec 1.1); lower-case is accepted too.
+    /// The 1.x blob file of a SHA-1 key (the 1.x naming rule: ``BlobKey/file(in:)``).
     func attachmentFile(forKey key: [UInt8]) -> URL? {
-        let hex = key.map { String(format: "%02X", $0) }.joined()
-        let fm = FileManager.default
-        for name in [hex, hex.lowercased()] {
-            let url = attachmentsDirectory.appendingPathComponent(name + ".blob")
-            if fm.fileExists(atPath: url.path) { return url }
-        }
-        return nil
+        BlobKey(bytes: key)?.file(in: attachmentsDirectory)
     }
 
     /// Calls `body` with a plaintext file of the blob `file`: the file itself for a plain store;
