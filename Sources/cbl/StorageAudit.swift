@@ -191,9 +191,7 @@ enum StorageAudit {
 
     /// A read-only connection that writes nothing beside the file when its WAL is empty.
     private static func openReadOnly(_ bundle: DatabaseBundle) throws -> SQLiteConnection {
-        let path = bundle.databaseFile.path
-        let uri = SQLiteConnection.hasPendingJournal(path: path) ? path : SQLiteConnection.immutableURI(forPath: path)
-        return try DatabaseBundle.openConnection(path: uri, key: bundle.encryptionKey)
+        try SQLiteConnection.openReadOnly(path: bundle.databaseFile.path, rawKey: bundle.encryptionKey.map { [UInt8]($0.keyData) })
     }
 
     /// `PRAGMA integrity_check`'s lines; a check SQLite cannot even run is itself the finding.
