@@ -27,27 +27,27 @@ final class LegacySource {
         try Self.checkFormat(bundle: bundle, encrypted: encryptionKey != nil)
         blobKey = fm.fileExists(atPath: attachmentsDirectory.appendingPathComponent("_encryption").path) ? encryptionKey : nil
 
-        var openPath: String
-        var mode = SQLiteConnection.OpenMode(readOnly: true)
-        // A non-empty WAL or a hot rollback journal holds committed data an immutable open would miss.
-        if SQLiteConnection.hasPendingJournal(path: db.path) {
-            let copy = workDirectory.appendingPathComponent("source-copy", isDirectory: true)
-            try fm.createDirectory(at: copy, withIntermediateDirectories: true)
-            for suffix in ["", "-wal", "-shm", "-journal"] where fm.fileExists(atPath: db.path + suffix) {
-                try fm.copyItem(atPath: db.path + suffix, toPath: copy.appendingPathComponent("db.sqlite3" + suffix).path)
-            }
-            workCopy = copy
-            openPath = copy.appendingPathComponent("db.sqlite3").path
-            mode = SQLiteConnection.OpenMode(readOnly: false, create: false)   // lets SQLite replay the WAL into the copy
-        } else {
-            openPath = SQLiteConnection.immutableURI(forPath: db.path)
-        }
+        // SQLCipher with the raw key, as 1.x opened it (see SQLiteConnection+Encryption).
+        let rawKey = encryptionKey.map { [UInt8]($0.keyData) }
         do {
-            if let encryptionKey {
-                // SQLCipher with the raw key, as 1.x opened it (see SQLiteConnection+Encryption).
-                connection = try SQLiteConnection(path: openPath, mode: mode, rawKey: [UInt8](encryptionKey.keyData))
+            // A non-empty WAL or a hot rollback journal holds committed data an immutable open
+            // would miss, and reading it would write a `-shm` beside the source: read a copy.
+            if SQLiteConnection.hasPendingJournal(path: db.path) {
+                let copy = workDirectory.appendingPathComponent("source-copy", isDirectory: true)
+                try fm.createDirectory(at: copy, withIntermediateDirectories: true)
+                for suffix in ["", "-wal", "-shm", "-journal"] where fm.fileExists(atPath: db.path + suffix) {
+                    try fm.copyItem(atPath: db.path + suffix, toPath: copy.appendingPathComponent("db.sqlite3" + suffix).path)
+                }
+                workCopy = copy
+                let path = copy.appendingPathComponent("db.sqlite3").path
+                let mode = SQLiteConnection.OpenMode(readOnly: false, create: false)   // lets SQLite replay the WAL into the copy
+                if let rawKey {
+                    connection = try SQLiteConnection(path: path, mode: mode, rawKey: rawKey)
+                } else {
+                    connection = try SQLiteConnection(path: path, mode: mode)
+                }
             } else {
-                connection = try SQLiteConnection(path: openPath, mode: mode)
+                connection = try SQLiteConnection.openReadOnly(path: db.path, rawKey: rawKey)
             }
             // `revs.revid` sorts with REVID (the winner order); view tables name the JSON collations.
             try SQLiteStore.registerCollations(on: connection)
@@ -64,7 +64,7 @@ final class LegacySource {
         }
         schemaVersion = connection.userVersion
         // Spec 8.2 step 3: LiteCore accepts 100…149; the two tested versions are 101 (1.2) and 102 (1.3/1.4).
-        if (Schema2.oldestReadable...Schema2.newestReadable).contains(schemaVersion) {
+        if CouchbaseStorageFormat(schemaVersion: schemaVersion, hasDocsAndRevs: false) == .liteCore {
             throw CouchbaseLiteError(.cantUpgradeDatabase, "\(bundle.lastPathComponent) is already a 2.x/3.x database (schema \(schemaVersion))")
         }
         guard Schema2.legacyRange.contains(schemaVersion) else {
@@ -96,15 +96,14 @@ final class LegacySource {
         guard isDir.boolValue else {
             throw CouchbaseLiteError(.wrongFormat, "\(bundle.path) is a file, not a .cblite2 directory (use the legacy .cblite option for single-file 1.0/1.1 databases)")
         }
-        let entries = (try? fm.contentsOfDirectory(atPath: bundle.path)) ?? []
-        if !entries.contains("db.sqlite3") {
-            if entries.contains(where: { $0.hasPrefix("db.forest") }) {
-                throw CouchbaseLiteError(.wrongFormat,
-                    "\(bundle.lastPathComponent) is a ForestDB database; Couchbase Lite 2.x cannot upgrade ForestDB storage (convert it to SQLite with 1.x first)")
-            }
+        if CouchbaseStorageFormat.isForestDB(bundle) {
+            throw CouchbaseLiteError(.wrongFormat,
+                "\(bundle.lastPathComponent) is a ForestDB database; Couchbase Lite 2.x cannot upgrade ForestDB storage (convert it to SQLite with 1.x first)")
+        }
+        guard fm.fileExists(atPath: bundle.appendingPathComponent(CouchbaseStorageFormat.databaseFileName).path) else {
             throw CouchbaseLiteError(.wrongFormat, "\(bundle.lastPathComponent) contains no db.sqlite3")
         }
-        if fm.fileExists(atPath: bundle.appendingPathComponent("attachments/_encryption").path) {
+        if CouchbaseStorageFormat.hasEncryptedBlobStore(bundle) {
             guard encrypted else {
                 throw CouchbaseLiteError(.notADatabaseFile,
                     "\(bundle.lastPathComponent) is encrypted; give its encryption key")
@@ -143,15 +142,9 @@ final class LegacySource {
         return out
     }
 
-    /// The 1.x blob file of a `sha1-` digest: upper-case hex (spec 1.1); lower-case is accepted too.
+    /// The 1.x blob file of a SHA-1 key (the 1.x naming rule: ``BlobKey/file(in:)``).
     func attachmentFile(forKey key: [UInt8]) -> URL? {
-        let hex = key.map { String(format: "%02X", $0) }.joined()
-        let fm = FileManager.default
-        for name in [hex, hex.lowercased()] {
-            let url = attachmentsDirectory.appendingPathComponent(name + ".blob")
-            if fm.fileExists(atPath: url.path) { return url }
-        }
-        return nil
+        BlobKey(bytes: key)?.file(in: attachmentsDirectory)
     }
 
     /// Calls `body` with a plaintext file of the blob `file`: the file itself for a plain store;

@@ -58,23 +58,24 @@ struct DatabaseBundle {
         guard url.pathExtension == "cblite2" else {
             throw CommandFailure("\(path) is not a NAME.cblite2 database directory")
         }
-        let database = url.appendingPathComponent("db.sqlite3")
-        if !fm.fileExists(atPath: database.path) {
-            let entries = (try? fm.contentsOfDirectory(atPath: url.path)) ?? []
-            if entries.contains(where: { $0.hasPrefix("db.forest") }) {
-                throw CommandFailure("\(path) is a ForestDB database (Couchbase Lite 1.x); only SQLite storage can be read")
-            }
+        if CouchbaseStorageFormat.isForestDB(url) {
+            throw CommandFailure("\(path) is a ForestDB database (Couchbase Lite 1.x); only SQLite storage can be read")
+        }
+        let database = url.appendingPathComponent(CouchbaseStorageFormat.databaseFileName)
+        guard fm.fileExists(atPath: database.path) else {
             throw CommandFailure("\(path) holds no db.sqlite3: it is not a Couchbase Lite database")
         }
-        if key == nil, fm.fileExists(atPath: url.appendingPathComponent("attachments/_encryption").path) {
+        if key == nil, CouchbaseStorageFormat.hasEncryptedBlobStore(url) {
             throw CommandFailure(Self.missingKeyMessage(path))
         }
         let (version, tables) = try probe(database, argument: path, key: key)
-        if (Schema2.oldestReadable...Schema2.newestReadable).contains(version) {
+        switch CouchbaseStorageFormat(schemaVersion: version, hasDocsAndRevs: tables.contains("revs") && tables.contains("docs")) {
+        case .liteCore:
             return DatabaseBundle(url: url, format: .v2, schemaVersion: version, argument: path, encryptionKey: key)
-        }
-        if version < Schema2.oldestReadable && tables.contains("revs") && tables.contains("docs") {
+        case .sqlite1x:
             return DatabaseBundle(url: url, format: .v1, schemaVersion: version, argument: path, encryptionKey: key)
+        case .unknown:
+            break
         }
         if tables.isEmpty {
             throw CommandFailure("\(path): db.sqlite3 is empty, not a database")
@@ -86,9 +87,8 @@ struct DatabaseBundle {
     /// The schema version and table names, read without writing anything next to the file
     /// (immutable unless a `-wal`/journal holds committed data, spec 1.7).
     private static func probe(_ file: URL, argument: String, key: CBLSymmetricKey?) throws -> (Int, Set<String>) {
-        let path = SQLiteConnection.hasPendingJournal(path: file.path) ? file.path : SQLiteConnection.immutableURI(forPath: file.path)
         do {
-            let connection = try openConnection(path: path, key: key)
+            let connection = try SQLiteConnection.openReadOnly(path: file.path, rawKey: key.map { [UInt8]($0.keyData) })
             defer { connection.close() }
             var tables = Set<String>()
             try connection.prepare("SELECT name FROM sqlite_master WHERE type='table'").forEachRow {
@@ -129,16 +129,6 @@ struct DatabaseBundle {
         guard let handle = try? FileHandle(forReadingFrom: file) else { return false }
         defer { try? handle.close() }
         return (try? handle.read(upToCount: 16)) == Data("SQLite format 3\0".utf8)
-    }
-
-    /// A read-only connection: plain, or SQLCipher with the raw key as 1.x opened it.
-    static func openConnection(path: String, key: CBLSymmetricKey?) throws -> SQLiteConnection {
-        if let key {
-            let connection = try SQLiteConnection(path: path, mode: .init(readOnly: true, create: false), rawKey: [UInt8](key.keyData))
-            _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")   // SQLCipher checks the key on first read
-            return connection
-        }
-        return try SQLiteConnection(path: path, mode: .init(readOnly: true, create: false))
     }
 
     /// Fails with exit status 2 unless the database is in `format`; `purpose` says why

@@ -1,7 +1,6 @@
 import CouchbaseLite
 import CouchbaseLiteSwift
 import Foundation
-import JSONCore
 import SQLiteKit
 
 /// What `cbl check` found in a database.
@@ -80,47 +79,33 @@ enum StorageAudit {
         report.documents = Int(try connection.scalarInt(
             "SELECT count(DISTINCT doc_id) FROM revs WHERE current=1 AND deleted=0") ?? 0)
 
-        // Every revision that still has a body may refer to blobs (the 1.x collector keeps them all, spec 4.5).
-        var references: [String: [AuditReport.Reference]] = [:]     // upper-case hex key → revisions
-        var expectedSizes: [String: (Int64, AuditReport.Reference)] = [:]
+        // The revisions whose bodies keep blobs alive: the 1.x collector's rule (spec 4.5).
+        var references: [BlobKey: [AuditReport.Reference]] = [:]
+        var expectedSizes: [BlobKey: (Int64, AuditReport.Reference)] = [:]
         var unusableDigests: [(String, AuditReport.Reference)] = []
-        let stmt = try connection.prepare("""
-            SELECT docs.docid, revs.revid, revs.json FROM revs JOIN docs ON docs.doc_id = revs.doc_id
-            WHERE revs.json IS NOT NULL ORDER BY docs.docid, revs.sequence
-            """)
-        let marker = Array("\"_attachments\"".utf8)
-        try stmt.forEachRow { row in
-            guard let json = row.bytes(2), json.count > marker.count, contains(json, marker),
-                  let body = try? JSON.parseObject(json),
-                  let attachments = body["_attachments"] as? [String: Any] else { return }
-            for (name, item) in attachments {
-                guard let meta = item as? [String: Any], let digest = meta["digest"] as? String else { continue }
-                let reference = AuditReport.Reference(documentID: row.string(0) ?? "", revisionID: row.string(1), attachment: name)
-                guard let key = blobKeyV1(digest) else {
-                    unusableDigests.append((digest, reference))
-                    continue
-                }
-                references[key, default: []].append(reference)
-                let gzip = (meta["encoding"] as? String) == "gzip"
-                if let expected = (gzip ? meta["encoded_length"] : meta["length"]) as? Int {
-                    expectedSizes[key] = expectedSizes[key] ?? (Int64(expected), reference)
-                }
+        try SQLiteStore.forEachBlobReference(on: connection) { blob in
+            let reference = AuditReport.Reference(documentID: blob.documentID, revisionID: blob.revisionID,
+                                                  attachment: blob.attachmentName)
+            guard let key = blob.key else {
+                unusableDigests.append((blob.digest, reference))
+                return
+            }
+            references[key, default: []].append(reference)
+            if let expected = blob.storedLength {
+                expectedSizes[key] = expectedSizes[key] ?? (Int64(expected), reference)
             }
         }
 
         // Blob files: 40 hex digits + .blob, upper-case (lower-case from old Android/.NET builds, spec 4.2).
-        var files: [String: String] = [:]      // upper-case hex key → file name
+        var files: [BlobKey: String] = [:]      // key → file name
         for name in (try? FileManager.default.contentsOfDirectory(atPath: bundle.blobDirectory.path)) ?? [] {
-            guard name.hasSuffix(".blob") else { continue }
-            let hex = String(name.dropLast(5))
-            guard hex.count == 40, hex.allSatisfy(\.isHexDigit) else { continue }
-            files[hex.uppercased()] = name
+            if let key = BlobKey(fileName: name) { files[key] = name }
         }
         report.blobFiles = files.count
         report.referencedBlobs = references.count
-        for (key, refs) in references.sorted(by: { $0.key < $1.key }) {
+        for (key, refs) in references.sorted(by: { $0.key.hexUppercase < $1.key.hexUppercase }) {
             guard let file = files[key] else {
-                report.missing.append(.init(digest: digestV1(key), file: key + ".blob", references: refs))
+                report.missing.append(.init(digest: key.digest, file: key.fileName, references: refs))
                 continue
             }
             if let (length, reference) = expectedSizes[key] {
@@ -135,28 +120,10 @@ enum StorageAudit {
         for (digest, reference) in unusableDigests {
             report.missing.append(.init(digest: digest, file: "-", references: [reference]))
         }
-        for (key, file) in files.sorted(by: { $0.key < $1.key }) where references[key] == nil {
+        for (key, file) in files.sorted(by: { $0.key.hexUppercase < $1.key.hexUppercase }) where references[key] == nil {
             report.orphans.append(.init(file: file, size: BundleSize.size(of: bundle.blobDirectory.appendingPathComponent(file).path)))
         }
         return report
-    }
-
-    /// `sha1-<base64>` → the 40 upper-case hex digits of the blob file name (spec 4.2).
-    static func blobKeyV1(_ digest: String) -> String? {
-        guard digest.hasPrefix("sha1-"), let data = Data(base64Encoded: String(digest.dropFirst(5))), data.count == 20 else {
-            return nil
-        }
-        return data.map { String(format: "%02X", $0) }.joined()
-    }
-
-    private static func digestV1(_ hexKey: String) -> String {
-        var bytes: [UInt8] = []
-        var index = hexKey.startIndex
-        while index < hexKey.endIndex, let next = hexKey.index(index, offsetBy: 2, limitedBy: hexKey.endIndex) {
-            bytes.append(UInt8(hexKey[index..<next], radix: 16) ?? 0)
-            index = next
-        }
-        return "sha1-" + Data(bytes).base64EncodedString()
     }
 
     // MARK: 2.x/3.x (cbl2-format 1.1, 2.3)
@@ -224,9 +191,7 @@ enum StorageAudit {
 
     /// A read-only connection that writes nothing beside the file when its WAL is empty.
     private static func openReadOnly(_ bundle: DatabaseBundle) throws -> SQLiteConnection {
-        let path = bundle.databaseFile.path
-        let uri = SQLiteConnection.hasPendingJournal(path: path) ? path : SQLiteConnection.immutableURI(forPath: path)
-        return try DatabaseBundle.openConnection(path: uri, key: bundle.encryptionKey)
+        try SQLiteConnection.openReadOnly(path: bundle.databaseFile.path, rawKey: bundle.encryptionKey.map { [UInt8]($0.keyData) })
     }
 
     /// `PRAGMA integrity_check`'s lines; a check SQLite cannot even run is itself the finding.
@@ -236,16 +201,5 @@ enum StorageAudit {
         } catch let e as SQLiteError {
             return [e.message]
         }
-    }
-
-    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard let first = needle.first, haystack.count >= needle.count else { return false }
-        var i = 0
-        let last = haystack.count - needle.count
-        while i <= last {
-            if haystack[i] == first && haystack[i..<(i + needle.count)].elementsEqual(needle) { return true }
-            i += 1
-        }
-        return false
     }
 }

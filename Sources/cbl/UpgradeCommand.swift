@@ -122,9 +122,8 @@ final class ProgressBar {
 /// `cbl info` for a 2.x/3.x bundle (schema 201…599), or nil when the bundle is not one.
 func twoXSummary(_ bundle: URL) throws -> String? {
     let dbPath = bundle.appendingPathComponent(Schema2.databaseFileName).path
-    let probePath = SQLiteConnection.hasPendingJournal(path: dbPath) ? dbPath : SQLiteConnection.immutableURI(forPath: dbPath)
     guard FileManager.default.fileExists(atPath: dbPath),
-          let probe = try? SQLiteConnection(path: probePath, mode: .init(readOnly: true)) else { return nil }
+          let probe = try? SQLiteConnection.openReadOnly(path: dbPath) else { return nil }
     let version = probe.userVersion
     probe.close()
     guard (Schema2.oldestReadable...Schema2.newestReadable).contains(version) else { return nil }

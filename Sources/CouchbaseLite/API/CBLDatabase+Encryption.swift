@@ -30,7 +30,7 @@ extension CBLDatabase {
             do {
                 try pool.reconnect {
                     // Everything committed goes into db.sqlite3 itself, and the WAL is emptied.
-                    try? store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    try? store.truncateWAL()
                     store.close()
                     do {
                         try DatabaseRekey.run(directory: directoryURL, from: oldKey, to: newKey)

@@ -1,6 +1,4 @@
 import Foundation
-import JSONCore
-import SQLiteKit
 
 /// Compaction, purging and document expiration (spec 3.6–3.9, 4.5).
 extension CBLDatabase {
@@ -17,14 +15,9 @@ extension CBLDatabase {
                     try bulkPrune(store)
                     try store.setInfo("pruned", "true")
                 }
-                try store.connection.run("UPDATE revs SET json=null, doc_type=null, no_attachments=1 WHERE current=0")
+                try store.discardNonLeafBodies()
             }
-            do {
-                try store.connection.execute("PRAGMA wal_checkpoint(RESTART)")
-                try store.connection.execute("VACUUM")
-            } catch let e as SQLiteError {
-                throw CBLError.database(e)
-            }
+            try store.checkpointAndVacuum()
             try garbageCollectAttachments(store)
         }
     }
@@ -32,11 +25,7 @@ extension CBLDatabase {
     /// One-time prune of databases made before 1.3 had incremental pruning (spec 3.6).
     private func bulkPrune(_ store: SQLiteStore) throws {
         let depth = maxDepth
-        let stmt = try store.connection.prepare(
-            "SELECT doc_id, MAX(CAST(substr(revid, 1, instr(revid, '-') - 1) AS INTEGER)) FROM revs GROUP BY doc_id")
-        var work: [(Int64, Int)] = []
-        try stmt.forEachRow { work.append(($0.int64(0), $0.int(1))) }
-        for (numericID, maxGen) in work where maxGen > depth {
+        for (numericID, maxGen) in try store.highestGenerations() where maxGen > depth {
             try store.prune(numericID: numericID, minGenerationToKeep: maxGen - depth + 1, depth: depth)
         }
     }
@@ -44,15 +33,7 @@ extension CBLDatabase {
     /// Deletes every blob not referenced by a revision that still has a body (spec 4.5).
     private func garbageCollectAttachments(_ store: SQLiteStore) throws {
         var keep = Set<BlobKey>()
-        let stmt = try store.connection.prepare("SELECT json FROM revs WHERE no_attachments != 1 AND json IS NOT NULL")
-        try stmt.forEachRow { row in
-            guard let bytes = row.bytes(0), !bytes.isEmpty,
-                  let body = try? JSON.parseObject(bytes),
-                  let attachments = body["_attachments"] as? [String: Any] else { return }
-            for case let meta as [String: Any] in attachments.values {
-                if let digest = meta["digest"] as? String, let key = BlobKey(digest: digest) { keep.insert(key) }
-            }
-        }
+        try store.forEachBlobReference { if let key = $0.key { keep.insert(key) } }
         store.blobStore.deleteBlobs(keeping: keep)
     }
 
@@ -63,7 +44,7 @@ extension CBLDatabase {
         try write(atomic: true) { store in
             for docID in docIDs {
                 guard let numericID = try store.numericID(of: docID) else { continue }
-                try store.connection.run("DELETE FROM docs WHERE doc_id=?", [.integer(numericID)])
+                try store.purgeDocument(numericID: numericID)
                 noteChange(RevisionChange(docID: docID, revID: "", winningRevID: nil, winningIsDeleted: true,
                                           inConflict: false, isDeletion: true, sequence: 0, source: nil, isPurge: true),
                            revision: nil)
@@ -77,39 +58,16 @@ extension CBLDatabase {
         if revIDs.contains("*") {
             let all = try read { store -> [String] in
                 guard let id = try store.numericID(of: docID) else { return [] }
-                return try store.revisionTree(numericID: id).map(\.revID)
+                return try store.revisionTree(numericID: id).nodes.map(\.revID)
             }
             try purgeDocuments([docID])
             return all
         }
         return try write(atomic: true) { store in
             guard let numericID = try store.numericID(of: docID) else { return [] }
-            let tree = try store.revisionTree(numericID: numericID)
-            var byRev: [String: SQLiteStore.TreeNode] = [:]
-            var bySeq: [Int64: SQLiteStore.TreeNode] = [:]
-            for node in tree { byRev[node.revID] = node; bySeq[node.sequence] = node }
-            func ancestry(_ node: SQLiteStore.TreeNode) -> [Int64] {
-                var out: [Int64] = []
-                var next: Int64? = node.sequence
-                while let s = next, let n = bySeq[s], out.count <= tree.count { out.append(s); next = n.parent }
-                return out
-            }
-            var purge = Set<Int64>()
-            for revID in revIDs { if let node = byRev[revID] { purge.formUnion(ancestry(node)) } }
-            var keep = Set<Int64>()
-            for leaf in tree where leaf.current && !purge.contains(leaf.sequence) { keep.formUnion(ancestry(leaf)) }
-            purge.subtract(keep)
-            let delete = try store.connection.cached("DELETE FROM revs WHERE sequence=?")
-            for seq in purge { try delete.run([.integer(seq)]) }
-            // Parents of the purged leaves become leaves again.
-            for seq in purge { if let parent = bySeq[seq]?.parent, !purge.contains(parent) {
-                try store.connection.run("UPDATE revs SET current=1 WHERE sequence=? AND NOT EXISTS (SELECT 1 FROM revs WHERE parent=?)",
-                                         [.integer(parent), .integer(parent)])
-            } }
-            if try store.connection.scalarInt("SELECT count(*) FROM revs WHERE doc_id=?", [.integer(numericID)]) == 0 {
-                try store.connection.run("DELETE FROM docs WHERE doc_id=?", [.integer(numericID)])
-            }
-            let purgedIDs = purge.compactMap { bySeq[$0]?.revID }.sorted()
+            let plan = try store.revisionTree(numericID: numericID).purgePlan(revIDs: revIDs)
+            try store.purgeRevisions(numericID: numericID, plan: plan)
+            let purgedIDs = plan.revIDs
             if !purgedIDs.isEmpty {
                 let winner = try store.winningRevision(docID: docID, numericID: numericID, withBody: false)
                 noteChange(RevisionChange(docID: docID, revID: purgedIDs[0], winningRevID: winner?.revID,
@@ -127,8 +85,7 @@ extension CBLDatabase {
     func expirationDate(ofDocument docID: String) throws -> Date? {
         try read { store in
             guard store.hasExpiryColumn else { return nil }
-            guard let seconds = try store.connection.scalarInt("SELECT expiry_timestamp FROM docs WHERE docid=?",
-                                                               [.text(docID)]), seconds > 0 else { return nil }
+            guard let seconds = try store.expirationTimestamp(docID: docID) else { return nil }
             return Date(timeIntervalSince1970: TimeInterval(seconds))
         }
     }
@@ -137,8 +94,7 @@ extension CBLDatabase {
     func setExpirationDate(_ date: Date?, ofDocument docID: String) throws {
         try write { store in
             guard store.hasExpiryColumn else { throw CBLError.forbidden("Database schema has no expiration support") }
-            let value: SQLiteValue = date.map { .integer(Int64($0.timeIntervalSince1970.rounded(.up))) } ?? .null
-            try store.connection.run("UPDATE docs SET expiry_timestamp=? WHERE docid=?", [value, .text(docID)])
+            try store.setExpirationTimestamp(date.map { Int64($0.timeIntervalSince1970.rounded(.up)) }, docID: docID)
         }
         scheduleExpirationTimer()
     }
@@ -149,12 +105,7 @@ extension CBLDatabase {
         let expired: [String] = (try? read { store -> [String] in
             guard store.hasExpiryColumn, !isReadOnly else { return [] }
             let now = Int64(Date().timeIntervalSince1970)
-            let stmt = try store.connection.cached(
-                "SELECT docid FROM docs WHERE expiry_timestamp IS NOT NULL AND expiry_timestamp > 0 AND expiry_timestamp <= ?")
-            var ids: [String] = []
-            try stmt.bind(now, at: 1)
-            try stmt.forEachRow { ids.append($0.string(0) ?? "") }
-            return ids
+            return try store.expiredDocumentIDs(now: now)
         }) ?? []
         if !expired.isEmpty { try? purgeDocuments(expired) }
         scheduleExpirationTimer()
@@ -165,8 +116,7 @@ extension CBLDatabase {
     func scheduleExpirationTimer() {
         let next = isReadOnly ? nil : (try? read { store -> Int64? in
             guard store.hasExpiryColumn else { return nil }
-            return try store.connection.scalarInt(
-                "SELECT MIN(expiry_timestamp) FROM docs WHERE expiry_timestamp IS NOT NULL AND expiry_timestamp > 0")
+            return try store.nextExpirationTimestamp()
         }) ?? nil
         lock.lock(); defer { lock.unlock() }
         expirationTimer?.cancel()

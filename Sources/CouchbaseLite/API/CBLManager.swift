@@ -270,7 +270,7 @@ public final class CBLManager: NSObject, NSCopying, @unchecked Sendable {
                 try store.setInfo("privateUUID", SQLiteStore.generateUUID())
                 try store.setInfo("publicUUID", SQLiteStore.generateUUID())
             }
-            try store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try store.truncateWAL()
         } catch {
             store.close()
             throw error

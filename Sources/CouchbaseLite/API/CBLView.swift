@@ -200,11 +200,7 @@ extension CBLDatabase {
 
     /// Every view registered in the database file.
     public var allViews: [CBLView] {
-        let names: [String] = (try? read { store -> [String] in
-            var out: [String] = []
-            try store.connection.prepare("SELECT name FROM views ORDER BY name").forEachRow { out.append($0.string(0) ?? "") }
-            return out
-        }) ?? []
+        let names: [String] = (try? read { try $0.viewNames() }) ?? []
         return names.map(viewNamed)
     }
 

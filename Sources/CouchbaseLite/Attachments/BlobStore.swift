@@ -1,11 +1,13 @@
 import Crypto
 import Foundation
 
-/// The SHA-1 key of a blob: 20 bytes, named in the file system as 40 hex digits (spec 4.2).
-struct BlobKey: Hashable, Sendable {
-    let bytes: [UInt8]
+/// The SHA-1 key of a blob: 20 bytes, named in the file system as 40 hex digits (spec 4.2). The
+/// one owner of the 1.x digest ↔ key ↔ file-name rule, for the store, `cbl check` and the upgrader.
+package struct BlobKey: Hashable, Sendable {
+    package let bytes: [UInt8]
 
-    init?(bytes: [UInt8]) {
+    /// A key from its 20 bytes; nil for any other length.
+    package init?(bytes: [UInt8]) {
         guard bytes.count == 20 else { return nil }
         self.bytes = bytes
     }
@@ -16,13 +18,13 @@ struct BlobKey: Hashable, Sendable {
     }
 
     /// Parses an attachment `digest` of the form `sha1-<base64>`.
-    init?(digest: String) {
+    package init?(digest: String) {
         guard digest.hasPrefix("sha1-"), let data = Data(base64Encoded: String(digest.dropFirst(5))) else { return nil }
         self.init(bytes: Array(data))
     }
 
     /// Parses a blob file name (`<40 hex>.blob`, either case).
-    init?(fileName: String) {
+    package init?(fileName: String) {
         guard fileName.hasSuffix(".blob") else { return nil }
         let hexPart = fileName.dropLast(5)
         guard hexPart.utf8.count == 40 else { return nil }
@@ -37,9 +39,23 @@ struct BlobKey: Hashable, Sendable {
     }
 
     /// `sha1-<base64>`, the form stored in `_attachments`.
-    var digest: String { "sha1-" + Data(bytes).base64EncodedString() }
-    var hexUppercase: String { hex(bytes).uppercased() }
-    var fileName: String { hexUppercase + ".blob" }
+    package var digest: String { "sha1-" + Data(bytes).base64EncodedString() }
+    /// The 40 upper-case hex digits 1.2+ names the blob file with.
+    package var hexUppercase: String { hex(bytes).uppercased() }
+    /// The file name 1.2+ writes: `<UPPER-HEX>.blob`.
+    package var fileName: String { hexUppercase + ".blob" }
+
+    /// The blob's file in a 1.x `attachments/` directory, trying the upper-case name 1.2+ writes
+    /// and the lower-case one Android 1.0 / .NET 1.0–1.1 wrote (Linux file systems are
+    /// case-sensitive); nil when neither exists.
+    package func file(in directory: URL) -> URL? {
+        let fm = FileManager.default
+        let upper = directory.appendingPathComponent(fileName)
+        if fm.fileExists(atPath: upper.path) { return upper }
+        let lower = directory.appendingPathComponent(hex(bytes) + ".blob")
+        if fm.fileExists(atPath: lower.path) { return lower }
+        return nil
+    }
 }
 
 private func hexValue(_ c: UInt8) -> UInt8? {
@@ -76,17 +92,8 @@ final class BlobStore: Sendable {
 
     func setEncryptionKey(_ newKey: CBLSymmetricKey?) { key.withLock { $0 = newKey } }
 
-    /// The file holding a blob (encrypted when the store is), trying the uppercase name 1.2+
-    /// writes and the lowercase one Android 1.0 / .NET 1.0–1.1 wrote (Linux file systems are
-    /// case-sensitive).
-    func url(for key: BlobKey) -> URL? {
-        let fm = FileManager.default
-        let upper = directory.appendingPathComponent(key.fileName)
-        if fm.fileExists(atPath: upper.path) { return upper }
-        let lower = directory.appendingPathComponent(hex(key.bytes) + ".blob")
-        if fm.fileExists(atPath: lower.path) { return lower }
-        return nil
-    }
+    /// The file holding a blob (encrypted when the store is); see ``BlobKey/file(in:)``.
+    func url(for key: BlobKey) -> URL? { key.file(in: directory) }
 
     /// The file holding a blob's plain content; nil when missing or when the store is encrypted
     /// (1.x `blobPathForKey:` answers nil then: the file is not readable as is).

@@ -263,13 +263,15 @@ package struct LegacyDatabaseUpgrader {
         try source.prepare("SELECT doc_id, docid FROM docs").forEachRow { row in
             if let docID = row.string(1) { docIDs[row.int64(0)] = docID }
         }
-        var rowsByDoc: [Int64: [Int64: RevRow]] = [:]
+        var nodesByDoc: [Int64: [RevisionTree.Node]] = [:]
         var leaves: [RevRow] = []
         try source.prepare("SELECT sequence, doc_id, revid, parent, current, deleted FROM revs ORDER BY sequence")
             .forEachRow { row in
                 let rev = RevRow(sequence: row.int64(0), docNumericID: row.int64(1), revID: row.string(2) ?? "",
                                  parent: row.isNull(3) ? nil : row.int64(3), current: row.bool(4), deleted: row.bool(5))
-                rowsByDoc[rev.docNumericID, default: [:]][rev.sequence] = rev
+                nodesByDoc[rev.docNumericID, default: []].append(
+                    RevisionTree.Node(sequence: rev.sequence, revID: rev.revID, parent: rev.parent,
+                                      current: rev.current, deleted: rev.deleted))
                 if rev.current { leaves.append(rev) }
             }
 
@@ -277,6 +279,7 @@ package struct LegacyDatabaseUpgrader {
         let attachmentStmt = try layout.attachmentQuery.map { try source.prepare($0) }
         let maxDepth = try Self.maxRevTreeDepth(source: source, layout: layout)
         var missingBlobs = 0
+        let trees = nodesByDoc.mapValues(RevisionTree.init(nodes:))
 
         for leaf in leaves {
             guard let docID = docIDs[leaf.docNumericID] else {
@@ -286,15 +289,8 @@ package struct LegacyDatabaseUpgrader {
             guard !leaf.revID.isEmpty else {
                 throw CBLError.dbError("Legacy database \(legacyFile.lastPathComponent): document '\(docID)' has a revision with an empty ID")
             }
-            // History: follow parent links through every row of the document (cycle-safe).
-            let docRows = rowsByDoc[leaf.docNumericID] ?? [:]
-            var history: [String] = []
-            var seen = Set<String>()
-            var next: Int64? = leaf.sequence
-            while let seq = next, let row = docRows[seq], seen.insert(row.revID).inserted {
-                history.append(row.revID)
-                next = row.parent
-            }
+            // History: the leaf's ancestors through every row of the document.
+            let history = trees[leaf.docNumericID]?.history(of: leaf.sequence).map(\.revID) ?? [leaf.revID]
 
             // Body: the stored JSON (NULL or empty → {}).
             try bodyStmt.bind(leaf.sequence, at: 1)

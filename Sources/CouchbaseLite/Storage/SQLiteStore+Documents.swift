@@ -104,43 +104,26 @@ extension SQLiteStore {
         return result
     }
 
-    /// One row of a document's revision tree.
-    struct TreeNode {
-        let sequence: Int64
-        let revID: String
-        let deleted: Bool
-        let hasBody: Bool
-        let parent: Int64?
-        let current: Bool
-    }
-
-    /// A document's whole revision tree, newest sequence first.
-    func revisionTree(numericID: Int64) throws -> [TreeNode] {
+    /// A document's revision tree (spec 3.4), newest sequence first; empty for an unknown document.
+    func revisionTree(numericID: Int64) throws -> RevisionTree {
         let stmt = try connection.cached(static:
             "SELECT sequence, revid, deleted, json IS NOT NULL, parent, current FROM revs WHERE doc_id=? ORDER BY sequence DESC")
-        var nodes: [TreeNode] = []
+        var nodes: [RevisionTree.Node] = []
         try stmt.bind(numericID, at: 1)
         try stmt.forEachRow { row in
-            nodes.append(TreeNode(sequence: row.int64(0), revID: row.string(1) ?? "", deleted: row.bool(2),
-                                  hasBody: row.bool(3), parent: row.isNull(4) ? nil : row.int64(4), current: row.bool(5)))
+            nodes.append(RevisionTree.Node(sequence: row.int64(0), revID: row.string(1) ?? "",
+                                           parent: row.isNull(4) ? nil : row.int64(4), current: row.bool(5),
+                                           deleted: row.bool(2), hasBody: row.bool(3)))
         }
-        return nodes
+        return RevisionTree(nodes: nodes)
     }
 
     /// The history of a revision, itself first, following `parent` links (spec 3.4).
     func history(docID: String, numericID: Int64, sequence: Int64) throws -> [StoredRevision] {
-        let tree = try revisionTree(numericID: numericID)
-        var bySequence: [Int64: TreeNode] = [:]
-        for node in tree { bySequence[node.sequence] = node }
-        var result: [StoredRevision] = []
-        var next: Int64? = sequence
-        while let seq = next, let node = bySequence[seq] {
-            result.append(StoredRevision(docID: docID, revID: node.revID, sequence: node.sequence,
-                                         deleted: node.deleted, body: nil, isLeaf: node.current))
-            next = node.parent
-            if result.count > tree.count { break }   // defensive: a corrupt parent cycle
+        try revisionTree(numericID: numericID).history(of: sequence).map { node in
+            StoredRevision(docID: docID, revID: node.revID, sequence: node.sequence,
+                           deleted: node.deleted, body: nil, isLeaf: node.current)
         }
-        return result
     }
 
     /// The rev IDs of a document's history, newest first.

@@ -95,23 +95,10 @@ extension SQLiteStore {
             return connection.changes
         }
         // Several branches: keep up to `depth` ancestors of every leaf, delete the rest.
-        let tree = try revisionTree(numericID: numericID)
-        var bySequence: [Int64: TreeNode] = [:]
-        for node in tree { bySequence[node.sequence] = node }
-        var keep = Set<Int64>()
-        for leaf in tree where leaf.current {
-            var next: Int64? = leaf.sequence
-            var steps = 0
-            while let seq = next, steps < depth, let node = bySequence[seq] {
-                keep.insert(seq)
-                next = node.parent
-                steps += 1
-            }
-        }
         var deleted = 0
         let delete = try connection.cached(static: "DELETE FROM revs WHERE sequence=?")
-        for node in tree where !keep.contains(node.sequence) {
-            try delete.run([.integer(node.sequence)])
+        for sequence in try revisionTree(numericID: numericID).sequencesBeyondDepth(depth) {
+            try delete.run([.integer(sequence)])
             deleted += 1
         }
         return deleted

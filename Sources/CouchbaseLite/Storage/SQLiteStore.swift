@@ -131,15 +131,10 @@ package final class SQLiteStore: @unchecked Sendable {
     /// Refuses ForestDB databases, and encrypted attachments when no key is given, with the
     /// statuses 1.x used (spec 1.5, 1.7).
     static func checkStorageFormat(directory: URL, encrypted: Bool = false) throws {
-        let fm = FileManager.default
-        let dbPath = directory.appendingPathComponent(databaseFileName).path
-        if !fm.fileExists(atPath: dbPath),
-           let entries = try? fm.contentsOfDirectory(atPath: directory.path),
-           entries.contains(where: { $0.hasPrefix("db.forest") }) {
+        if CouchbaseStorageFormat.isForestDB(directory) {
             throw CBLError.notAcceptable("Unsupported storage: \(directory.lastPathComponent) is a ForestDB database; only SQLite storage is supported")
         }
-        let marker = directory.appendingPathComponent(attachmentsDirectoryName).appendingPathComponent("_encryption")
-        if !encrypted, fm.fileExists(atPath: marker.path) {
+        if !encrypted, CouchbaseStorageFormat.hasEncryptedBlobStore(directory) {
             throw CBLError.unauthorized("Database \(directory.lastPathComponent) is encrypted and no encryption key was given: open it with its encryption key")
         }
     }

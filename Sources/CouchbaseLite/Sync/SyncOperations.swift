@@ -128,19 +128,11 @@ extension CBLDatabase {
         try read { store in
             guard let id = try store.numericID(of: docID) else { return [] }
             let tree = try store.revisionTree(numericID: id)
-            guard let start = tree.first(where: { $0.revID == revID }) else { return [] }
+            guard let start = tree.node(revID: revID) else { return [] }
             if start.current {
                 return try store.revision(docID: docID, numericID: id, revID: revID).map { [SyncRevision($0)] } ?? []
             }
-            var children: [Int64: [Int64]] = [:]
-            for node in tree {
-                if let parent = node.parent { children[parent, default: []].append(node.sequence) }
-            }
-            var descendants = Set<Int64>()
-            var pending = [start.sequence]
-            while let sequence = pending.popLast() {
-                if descendants.insert(sequence).inserted { pending += children[sequence] ?? [] }
-            }
+            let descendants = tree.descendants(of: start.sequence)
             return try store.leaves(docID: docID, numericID: id, withBodies: true)
                 .filter { descendants.contains($0.sequence) }
                 .map(SyncRevision.init)
@@ -151,17 +143,9 @@ extension CBLDatabase {
     package func syncHistory(docID: String, revID: String) throws -> [SyncHistoryEntry] {
         try read { store in
             guard let id = try store.numericID(of: docID) else { return [] }
-            let tree = try store.revisionTree(numericID: id)
-            var bySeq: [Int64: SQLiteStore.TreeNode] = [:]
-            for node in tree { bySeq[node.sequence] = node }
-            guard let start = tree.first(where: { $0.revID == revID }) else { return [] }
-            var out: [SyncHistoryEntry] = []
-            var next: Int64? = start.sequence
-            while let seq = next, let node = bySeq[seq], out.count <= tree.count {
-                out.append(SyncHistoryEntry(revID: node.revID, deleted: node.deleted, available: node.hasBody))
-                next = node.parent
+            return try store.revisionTree(numericID: id).history(ofRevID: revID).map {
+                SyncHistoryEntry(revID: $0.revID, deleted: $0.deleted, available: $0.hasBody)
             }
-            return out
         }
     }
 
@@ -172,8 +156,8 @@ extension CBLDatabase {
             var result: [String: RevsDiff.Missing] = [:]
             for offer in offers {
                 let docID = offer.docID, revIDs = offer.revIDs
-                let tree: [SQLiteStore.TreeNode]
-                if let id = try store.numericID(of: docID) { tree = try store.revisionTree(numericID: id) } else { tree = [] }
+                let tree: [RevisionTree.Node]
+                if let id = try store.numericID(of: docID) { tree = try store.revisionTree(numericID: id).nodes } else { tree = [] }
                 let known = Set(tree.map(\.revID))
                 var seen = Set<String>()
                 let missing = revIDs.filter { !known.contains($0) && seen.insert($0).inserted }

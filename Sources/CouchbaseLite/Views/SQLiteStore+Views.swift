@@ -12,6 +12,13 @@ extension SQLiteStore {
         var table: String { "maps_\(id)" }
     }
 
+    /// The names of every view registered in the file, sorted.
+    func viewNames() throws -> [String] {
+        var names: [String] = []
+        try connection.prepare("SELECT name FROM views ORDER BY name").forEachRow { names.append($0.string(0) ?? "") }
+        return names
+    }
+
     func viewRecord(named name: String) throws -> ViewRecord? {
         let stmt = try connection.cached("SELECT view_id, version, lastsequence, total_docs FROM views WHERE name=?")
         defer { stmt.reset() }

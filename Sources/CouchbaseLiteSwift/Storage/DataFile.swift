@@ -72,9 +72,9 @@ package final class DataFile: @unchecked Sendable {
         }
         do {
             // A read-only look at a checkpointed file must not even create `-shm`/`-wal` beside it.
-            let immutable = readOnly && exists && !SQLiteConnection.hasPendingJournal(path: dbPath)
-            connection = try SQLiteConnection(path: immutable ? SQLiteConnection.immutableURI(forPath: dbPath) : dbPath,
-                                              mode: .init(readOnly: readOnly, create: !exists))
+            connection = readOnly && exists
+                ? try SQLiteConnection.openReadOnly(path: dbPath)
+                : try SQLiteConnection(path: dbPath, mode: .init(readOnly: readOnly, create: !exists))
         } catch let e as SQLiteError {
             throw Self.openError(e, path: dbPath)
         }
@@ -158,9 +158,7 @@ package final class DataFile: @unchecked Sendable {
         if fm.fileExists(atPath: directory.path, isDirectory: &isDir), !isDir.boolValue {
             throw CouchbaseLiteError(.wrongFormat, "\(directory.path) is a file; a database is a .cblite2 directory")
         }
-        if !fm.fileExists(atPath: databasePath(in: directory)),
-           let entries = try? fm.contentsOfDirectory(atPath: directory.path),
-           entries.contains(where: { $0.hasPrefix("db.forest") }) {
+        if CouchbaseStorageFormat.isForestDB(directory) {
             throw CouchbaseLiteError(.wrongFormat, "\(directory.lastPathComponent) is a Couchbase Lite 1.x ForestDB database, which cannot be opened or upgraded")
         }
     }
@@ -177,7 +175,8 @@ package final class DataFile: @unchecked Sendable {
 
     private func checkSchemaVersion(path: String) throws {
         let v = schemaVersion
-        if Schema2.legacyRange.contains(v) || (v == 0 && (try? connection.tableExists("revs")) == true) {
+        let hasDocsAndRevs = (try? connection.tableExists("docs")) == true && (try? connection.tableExists("revs")) == true
+        if Schema2.legacyRange.contains(v) || CouchbaseStorageFormat(schemaVersion: v, hasDocsAndRevs: hasDocsAndRevs) == .sqlite1x {
             throw CouchbaseLiteError(.databaseTooOld,
                 "\(directory.lastPathComponent) is a Couchbase Lite 1.x database (schema \(v)); convert it with `cbl upgrade`")
         }

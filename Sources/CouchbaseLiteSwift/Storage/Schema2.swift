@@ -1,15 +1,17 @@
 /// The 2.x/3.x SQLite schema facts (spec 2): `PRAGMA user_version` values and the exact DDL of the
 /// 2.8 layout this package writes (byte-identical to a real Couchbase Lite 2.8 file).
+import SQLiteKit
+
 package enum Schema2 {
     /// What real Couchbase Lite 2.7/2.8 create: 3-column `kvmeta` (spec 2.1, 4).
     package static let version302 = 302
     /// What Couchbase Lite 2.0–2.6 create (2-column `kvmeta`); every later version upgrades it.
     package static let version201 = 201
     /// Lowest and highest `user_version` this reader understands (2.0 … 3.3/4.x files).
-    package static let oldestReadable = 201
-    package static let newestReadable = 599
+    package static let oldestReadable = CouchbaseStorageFormat.liteCoreSchemaVersions.lowerBound
+    package static let newestReadable = CouchbaseStorageFormat.liteCoreSchemaVersions.upperBound
     /// Couchbase Lite 1.x SQLite files use 100…149 (spec 2.1): they need the upgrader.
-    package static let legacyRange = 100...149
+    package static let legacyRange = CouchbaseStorageFormat.legacySchemaVersions
 
     package static let kvmeta302 =
         "CREATE TABLE kvmeta (name TEXT PRIMARY KEY, lastSeq INTEGER DEFAULT 0, purgeCnt INTEGER DEFAULT 0) WITHOUT ROWID"
