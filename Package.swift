@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // Combine's API on Linux (Combine exists on Apple platforms only): the 2.x/3.x change publishers.
         .package(url: "https://github.com/OpenCombine/OpenCombine.git", from: "0.14.0"),
+        // `swift package generate-documentation` (the DocC catalogs in Sources/*/*.docc; .ci/run builds them).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // System libraries (Debian: libsqlite3-dev, zlib1g-dev).

@@ -25,7 +25,7 @@ struct FullTextIndexExpression: FullTextIndexExpressionProtocol {
 }
 
 extension Expression {
-    /// The full-text index `name`, for ``FullTextFunction/match(_:query:)`` and ``FullTextFunction/rank(_:)``.
+    /// The full-text index `name`, for ``FullTextFunction/match(_:query:)`` and `FullTextFunction.rank(_:)`.
     public static func fullTextIndex(_ name: String) -> FullTextIndexExpressionProtocol {
         FullTextIndexExpression(name: name, alias: nil)
     }
