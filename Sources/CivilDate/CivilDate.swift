@@ -1,10 +1,10 @@
 /// Proleptic Gregorian calendar arithmetic on day counts since 1970-01-01 (Howard Hinnant's
 /// `days_from_civil` and `civil_from_days`): the one copy, shared by the 1.x date strings
 /// (`ISO8601Date`) and the 2.x N1QL date functions. No Foundation calendar, no locale, no state.
-public enum CivilDate {
+package enum CivilDate {
     /// Days since 1970-01-01 of a civil date. The month and day may overflow (month 13 is next
     /// January, day 0 the last of the month before), as C++'s `sys_days` allows.
-    public static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+    package static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
         // The month into 1...12 first (floor division, so month 0 is the year before's December).
         let monthIndex = month - 1
         let yearCarry = monthIndex >= 0 ? monthIndex / 12 : (monthIndex - 11) / 12
@@ -19,7 +19,7 @@ public enum CivilDate {
     }
 
     /// The civil date (month 1...12, day 1...31) of a day count since 1970-01-01.
-    public static func date(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    package static func date(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097

@@ -1,3 +1,4 @@
+import CouchbaseLite
 import Foundation
 
 /// `Range` requests on attachments, answered as CouchDB's chttpd_db does (mochiweb's range
@@ -27,13 +28,13 @@ enum AttachmentRanges {
         }
         let boundary = MultipartWriter.newBoundary()
         var pieces: [AttachmentPiece] = []
-        var framing = Array("--\(boundary)".utf8)
-        for range in ranges {
-            framing += Array("\r\nContent-Type: \(contentType)\r\nContent-Range: \(contentRange(range, length))\r\n\r\n".utf8)
-            pieces += [.bytes(framing), .content(range)]
-            framing = Array("\r\n--\(boundary)".utf8)
+        for (i, range) in ranges.enumerated() {
+            let head = MultipartWriter.partHead(boundary: boundary, headers: [
+                ("Content-Type", contentType), ("Content-Range", contentRange(range, length)),
+            ], first: i == 0)
+            pieces += [.bytes(head), .content(range)]
         }
-        pieces.append(.bytes(framing + Array("--".utf8)))
+        pieces.append(.bytes(MultipartWriter.closing(boundary: boundary)))
         return Plan(status: 206, headers: [("Content-Type", "multipart/byteranges; boundary=\"\(boundary)\"")] + headers,
                     pieces: pieces)
     }

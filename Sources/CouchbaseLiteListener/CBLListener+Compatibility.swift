@@ -11,6 +11,11 @@ extension CBLListener {
     /// Swift 2/3 spelling of ``url``.
     public var URL: Foundation.URL? { url }
 
+    /// Swift 2/3 spelling of ``setAnonymousSSLIdentity(withLabel:)``.
+    public func setAnonymousSSLIdentityWithLabel(_ label: String) throws {
+        try setAnonymousSSLIdentity(withLabel: label)
+    }
+
     /// Swift 2/3 spelling of ``sslIdentityDigest``.
     public var SSLIdentityDigest: Data? { sslIdentityDigest }
 

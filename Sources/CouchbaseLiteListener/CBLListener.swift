@@ -21,6 +21,7 @@ import NIOPosix
 ///
 /// Safe to use from any thread. Settings should be made before `start()`; `passwords`,
 /// `readOnly` and `maxBodySize` can also be changed while running.
+// @unchecked because its mutable state (run task, port) is behind `lock`; settings live in the lock-guarded ListenerState.
 public final class CBLListener: @unchecked Sendable {
     /// The manager whose databases are served.
     public let manager: CBLManager
@@ -70,23 +71,13 @@ public final class CBLListener: @unchecked Sendable {
     // MARK: TLS
 
     /// Serves HTTPS with a self-signed certificate made for `label` (1.x's
-    /// `setAnonymousSSLIdentityWithLabel:`). The identity is kept in the manager directory
-    /// (`.listener-tls/`), so the same label gives the same certificate across restarts and
-    /// clients can pin it (``sslCertificatePEM``). Takes effect at the next `start()`.
-    public func setAnonymousSSLIdentity(label: String) throws {
+    /// `setAnonymousSSLIdentityWithLabel:`, as Swift 4+ imports it). The identity is kept in the
+    /// manager directory (`.listener-tls/`), so the same label gives the same certificate across
+    /// restarts and clients can pin it (``sslCertificatePEM``). Takes effect at the next `start()`.
+    public func setAnonymousSSLIdentity(withLabel label: String) throws {
         let identity = try TLSIdentity.anonymous(label: label, directory: manager.directory)
         lock.lock(); defer { lock.unlock() }
         tlsIdentity = identity
-    }
-
-    /// The Swift 2/3 spelling of ``setAnonymousSSLIdentity(label:)``.
-    public func setAnonymousSSLIdentityWithLabel(_ label: String) throws {
-        try setAnonymousSSLIdentity(label: label)
-    }
-
-    /// The Swift 4+ spelling of ``setAnonymousSSLIdentity(label:)``.
-    public func setAnonymousSSLIdentity(withLabel label: String) throws {
-        try setAnonymousSSLIdentity(label: label)
     }
 
     /// Serves HTTPS with this certificate chain (leaf first) and private key, both PEM; nil
@@ -234,6 +225,7 @@ struct CBLListenerError: Error, CustomStringConvertible {
 }
 
 /// A one-shot result a synchronous caller waits for.
+// @unchecked because `result` is only touched under `lock`; the semaphore is thread-safe.
 private final class StartSignal: @unchecked Sendable {
     private let lock = NSLock()
     private let semaphore = DispatchSemaphore(value: 0)
@@ -255,6 +247,7 @@ private final class StartSignal: @unchecked Sendable {
 }
 
 /// Settings and session state shared by the listener and its request handlers.
+// @unchecked because `settings` and the session table are only touched under its lock.
 final class ListenerState: @unchecked Sendable {
     struct Settings {
         var bindAddress = "0.0.0.0"

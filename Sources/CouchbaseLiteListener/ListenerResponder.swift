@@ -239,6 +239,7 @@ extension ListenerResponder {
 }
 
 /// Wakes a waiting changes feed when its database changes (or the listener stops).
+// @unchecked because `pending`, `stopping`, `waiter` and `generation` are only touched under `lock`.
 final class ChangeSignal: @unchecked Sendable {
     private let lock = NSLock()
     private var pending = false

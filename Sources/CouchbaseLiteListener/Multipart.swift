@@ -1,40 +1,9 @@
 import CouchbaseLite
 import Foundation
 
-/// One MIME part.
-struct MultipartPart: Sendable {
-    var headers: [(String, String)]
-    var body: [UInt8]
-
-    func header(_ name: String) -> String? {
-        headers.first { $0.0.lowercased() == name.lowercased() }?.1
-    }
-}
-
-/// Writes multipart bodies (`multipart/related` documents, `multipart/mixed` for `_bulk_get`
-/// and `open_revs`).
-enum MultipartWriter {
-    static func newBoundary() -> String {
-        (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-    }
-
-    static func quoted(_ s: String) -> String {
-        s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-    }
-
-    static func encode(_ parts: [MultipartPart], boundary: String) -> [UInt8] {
-        var out: [UInt8] = []
-        for part in parts {
-            out += Array("--\(boundary)\r\n".utf8)
-            for (name, value) in part.headers { out += Array("\(name): \(value)\r\n".utf8) }
-            out += [13, 10]
-            out += part.body
-            out += [13, 10]
-        }
-        out += Array("--\(boundary)--".utf8)
-        return out
-    }
-
+/// The listener's multipart answers (`multipart/related` documents, `multipart/mixed` for
+/// `_bulk_get` and `open_revs`), framed by the package's one ``MultipartWriter``.
+extension MultipartWriter {
     static func response(subtype: String, parts: [MultipartPart], status: Int = 200) -> RESTResponse {
         let boundary = newBoundary()
         return RESTResponse(status: status,

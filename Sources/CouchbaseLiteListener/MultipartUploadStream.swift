@@ -6,6 +6,7 @@ import Foundation
 /// store, so an upload of any size is never held in memory. A gzip-encoded part is kept too
 /// (it is inflated whole, as ``MultipartDocument`` does). The syntax is RFC 2046's, read as
 /// `MultipartReader` reads a whole body (which works on complete bodies only).
+// @unchecked because it is fed by one request's body loop at a time (its parser state is never shared).
 final class MultipartUploadStream: @unchecked Sendable {
     /// One part: its headers and where its body went.
     struct Part: Sendable {

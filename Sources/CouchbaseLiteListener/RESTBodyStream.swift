@@ -44,6 +44,7 @@ enum AttachmentPiece: Sendable {
 /// Produces an attachment answer's pieces from its blob, reading at most `chunkSize` bytes at
 /// a time. A range before the current read position reopens the blob (byteranges may come in
 /// any order and overlap).
+// @unchecked because its read position and open stream are only touched under `lock`.
 final class AttachmentStreamer: @unchecked Sendable {
     static let chunkSize = 256 * 1024
 

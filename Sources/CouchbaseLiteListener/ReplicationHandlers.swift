@@ -3,6 +3,7 @@ import Foundation
 import JSONCore
 
 /// Replications started through `POST /_replicate`, listed by `GET /_active_tasks`.
+// @unchecked because the task table is only touched under its lock.
 final class ReplicationTasks: @unchecked Sendable {
     struct Task {
         let sessionID: String

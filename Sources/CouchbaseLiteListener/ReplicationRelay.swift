@@ -10,6 +10,7 @@ import Foundation
 /// The private database lives in its own manager under the temporary directory (never listed by
 /// `_all_dbs`) and is deleted when the relay ends: a one-shot relay reads the whole source each
 /// time (its checkpoints go with it) but sends the target only what `_revs_diff` says it lacks.
+// @unchecked because `closed`, its only mutable state, is only touched under `lock`.
 final class ReplicationRelay: @unchecked Sendable {
     /// A remote end: URL, extra headers, credentials.
     struct Remote {

@@ -22,6 +22,7 @@ enum RowListing {
 
     /// Serializes the rows a batch at a time; called serially (one piece at a time) from the
     /// worker threads, so the non-Sendable row source is only ever used by one thread at once.
+    // @unchecked because its row source (non-Sendable JSON rows) is only called under its lock, one batch at a time.
     private final class Cursor: @unchecked Sendable {
         private let lock = NSLock()
         private var head: [UInt8]?

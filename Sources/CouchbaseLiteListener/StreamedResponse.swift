@@ -71,6 +71,7 @@ struct RESTStream: Sendable {
 }
 
 /// Set once the client of a streamed response went away, so the producer stops.
+// @unchecked because `value` is only touched under `lock`.
 private final class ClientGone: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false

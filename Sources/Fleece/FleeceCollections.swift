@@ -8,12 +8,12 @@ import Darwin
 
 /// A Fleece array: random access to its elements, in place.
 // @unchecked because it holds a `FleeceStorage` (immutable bytes) and offsets.
-public struct FleeceArray: RandomAccessCollection, @unchecked Sendable {
+package struct FleeceArray: RandomAccessCollection, @unchecked Sendable {
     let storage: FleeceStorage
     let first: Int
     let wide: Bool
     /// The number of elements.
-    public let count: Int
+    package let count: Int
 
     init(storage: FleeceStorage, offset: Int) {
         self.storage = storage
@@ -24,12 +24,12 @@ public struct FleeceArray: RandomAccessCollection, @unchecked Sendable {
     }
 
     /// Always 0.
-    public var startIndex: Int { 0 }
+    package var startIndex: Int { 0 }
     /// Equal to `count`.
-    public var endIndex: Int { count }
+    package var endIndex: Int { count }
 
     /// The element at `i` (`0 ..< count`).
-    public subscript(i: Int) -> FleeceValue {
+    package subscript(i: Int) -> FleeceValue {
         // Kept: Collection's contract (as `Array`); a bad index would read outside the body.
         precondition(i >= 0 && i < count, "FleeceArray index out of range")
         let slot = first &+ i &* (wide ? 4 : 2)
@@ -42,12 +42,12 @@ public struct FleeceArray: RandomAccessCollection, @unchecked Sendable {
 ///
 /// Integer keys are shown as the strings the document's ``SharedKeys`` map them to.
 // @unchecked because it holds a `FleeceStorage` (immutable bytes) and offsets.
-public struct FleeceDict: Sequence, @unchecked Sendable {
+package struct FleeceDict: Sequence, @unchecked Sendable {
     let storage: FleeceStorage
     let first: Int
     let wide: Bool
     /// The number of key/value pairs.
-    public let count: Int
+    package let count: Int
 
     init(storage: FleeceStorage, offset: Int) {
         self.storage = storage
@@ -58,7 +58,7 @@ public struct FleeceDict: Sequence, @unchecked Sendable {
     }
 
     /// True if the dict has no pairs.
-    public var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
 
     @inline(__always)
     var width: Int { wide ? 4 : 2 }
@@ -85,11 +85,11 @@ public struct FleeceDict: Sequence, @unchecked Sendable {
     }
 
     /// All keys in stored order.
-    public var keys: [String] { (0..<count).map { key(at: $0) } }
+    package var keys: [String] { (0..<count).map { key(at: $0) } }
 
     /// The value for `key`, or nil. A key the SharedKeys know is looked up by its code first
     /// and then, for data written before the key got a code, as a string.
-    public subscript(key: String) -> FleeceValue? {
+    package subscript(key: String) -> FleeceValue? {
         if let sk = storage.sharedKeys, let code = sk.code(for: key), code < storage.keyStrings.count,
            let i = find(code: code) {
             return FleeceValue(storage: storage, offset: valueOffset(i))
@@ -139,11 +139,11 @@ public struct FleeceDict: Sequence, @unchecked Sendable {
     }
 
     /// Iterates the pairs in stored order.
-    public struct Iterator: IteratorProtocol {
+    package struct Iterator: IteratorProtocol {
         let dict: FleeceDict
         var index = 0
 
-        public mutating func next() -> (key: String, value: FleeceValue)? {
+        package mutating func next() -> (key: String, value: FleeceValue)? {
             guard index < dict.count else { return nil }
             defer { index &+= 1 }
             return (dict.key(at: index), FleeceValue(storage: dict.storage, offset: dict.valueOffset(index)))
@@ -151,8 +151,8 @@ public struct FleeceDict: Sequence, @unchecked Sendable {
     }
 
     /// An iterator over the pairs in stored order.
-    public func makeIterator() -> Iterator { Iterator(dict: self) }
+    package func makeIterator() -> Iterator { Iterator(dict: self) }
 
     /// Equal to `count`.
-    public var underestimatedCount: Int { count }
+    package var underestimatedCount: Int { count }
 }

@@ -34,20 +34,20 @@ final class FleeceStorage: @unchecked Sendable {
 /// with; a document with an integer key and no SharedKeys, or with a code the table does not
 /// have, is rejected.
 // @unchecked because it holds a `FleeceStorage` (immutable bytes) and an offset.
-public struct FleeceDocument: @unchecked Sendable {
+package struct FleeceDocument: @unchecked Sendable {
     let storage: FleeceStorage
     let rootOffset: Int
 
     /// Validates `bytes` and keeps a copy.
     ///
     /// - Throws: ``FleeceError/invalidData(_:)`` for anything that is not well-formed Fleece.
-    public init(bytes: [UInt8], sharedKeys: SharedKeys? = nil) throws {
+    package init(bytes: [UInt8], sharedKeys: SharedKeys? = nil) throws {
         let storage = bytes.withUnsafeBytes { FleeceStorage(copying: $0, sharedKeys: sharedKeys) }
         try self.init(storage: storage)
     }
 
     /// Validates the bytes at `bytes` and keeps a copy (e.g. straight from an SQLite blob).
-    public init(bytes: UnsafeRawBufferPointer, sharedKeys: SharedKeys? = nil) throws {
+    package init(bytes: UnsafeRawBufferPointer, sharedKeys: SharedKeys? = nil) throws {
         try self.init(storage: FleeceStorage(copying: bytes, sharedKeys: sharedKeys))
     }
 
@@ -59,11 +59,11 @@ public struct FleeceDocument: @unchecked Sendable {
     }
 
     /// The top-level value (usually a dict).
-    public var root: FleeceValue { FleeceValue(storage: storage, offset: rootOffset) }
+    package var root: FleeceValue { FleeceValue(storage: storage, offset: rootOffset) }
 
     /// The shared keys integer dict keys are resolved with.
-    public var sharedKeys: SharedKeys? { storage.sharedKeys }
+    package var sharedKeys: SharedKeys? { storage.sharedKeys }
 
     /// The document's bytes.
-    public var bytes: [UInt8] { [UInt8](UnsafeBufferPointer(start: storage.base, count: storage.count)) }
+    package var bytes: [UInt8] { [UInt8](UnsafeBufferPointer(start: storage.base, count: storage.count)) }
 }

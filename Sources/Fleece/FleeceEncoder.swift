@@ -21,17 +21,17 @@ final class FleeceWriterBox {
 ///
 /// A copy of an encoder is independent (copy-on-write).
 // @unchecked because a copy-on-write value: its box is copied before a shared one is written.
-public struct FleeceEncoder: @unchecked Sendable {
+package struct FleeceEncoder: @unchecked Sendable {
     var box: FleeceWriterBox
 
     /// Creates an encoder. With `sharedKeys`, dict keys are written as integer codes from that
     /// table, and eligible new keys are added to it (§6.7).
-    public init(sharedKeys: SharedKeys? = nil) {
+    package init(sharedKeys: SharedKeys? = nil) {
         box = FleeceWriterBox(FleeceWriter(sharedKeys: sharedKeys))
     }
 
     /// Creates an encoder with an explicit choice of how doubles are stored.
-    public init(sharedKeys: SharedKeys? = nil, doubleEncoding: FleeceDoubleEncoding) {
+    package init(sharedKeys: SharedKeys? = nil, doubleEncoding: FleeceDoubleEncoding) {
         box = FleeceWriterBox(FleeceWriter(sharedKeys: sharedKeys, doubleEncoding: doubleEncoding))
     }
 
@@ -43,10 +43,10 @@ public struct FleeceEncoder: @unchecked Sendable {
     }
 
     /// The shared-key table this encoder uses, if any.
-    public var sharedKeys: SharedKeys? { box.writer.sharedKeys }
+    package var sharedKeys: SharedKeys? { box.writer.sharedKeys }
 
     /// How doubles are stored; see ``FleeceDoubleEncoding``. Default: `.liteCore`.
-    public var doubleEncoding: FleeceDoubleEncoding {
+    package var doubleEncoding: FleeceDoubleEncoding {
         get { box.writer.doubleEncoding }
         set { makeUnique(); box.writer.doubleEncoding = newValue }
     }
@@ -54,71 +54,71 @@ public struct FleeceEncoder: @unchecked Sendable {
     // MARK: Collections
 
     /// Starts an array; `reserve` is a capacity hint.
-    public mutating func beginArray(reserve: Int = 0) {
+    package mutating func beginArray(reserve: Int = 0) {
         makeUnique(); box.writer.beginCollection(isDict: false, reserve: reserve)
     }
 
     /// Ends the innermost array.
-    public mutating func endArray() { makeUnique(); box.writer.endArray() }
+    package mutating func endArray() { makeUnique(); box.writer.endArray() }
 
     /// Starts a dictionary; `reserve` is a capacity hint (number of pairs).
-    public mutating func beginDict(reserve: Int = 0) {
+    package mutating func beginDict(reserve: Int = 0) {
         makeUnique(); box.writer.beginCollection(isDict: true, reserve: reserve)
     }
 
     /// Writes the key of the next dict pair (as its shared-key code when it has or gets one).
-    public mutating func writeKey(_ key: String) {
+    package mutating func writeKey(_ key: String) {
         makeUnique()
         var k = key
         k.withUTF8 { box.writer.writeKey($0.baseAddress, $0.count) }
     }
 
     /// Writes a key given as UTF-8 bytes (not validated).
-    public mutating func writeKey(utf8 key: UnsafeBufferPointer<UInt8>) {
+    package mutating func writeKey(utf8 key: UnsafeBufferPointer<UInt8>) {
         makeUnique(); box.writer.writeKey(key.baseAddress, key.count)
     }
 
     /// Ends a dictionary; its pairs are sorted by key (§6.6). A key written twice keeps its
     /// last value.
-    public mutating func endDict() { makeUnique(); box.writer.endDict() }
+    package mutating func endDict() { makeUnique(); box.writer.endDict() }
 
     // MARK: Scalars
 
     /// Writes `null`.
-    public mutating func writeNull() { makeUnique(); box.writer.writeNull() }
+    package mutating func writeNull() { makeUnique(); box.writer.writeNull() }
 
     /// Writes `true` or `false`.
-    public mutating func writeBool(_ value: Bool) { makeUnique(); box.writer.writeBool(value) }
+    package mutating func writeBool(_ value: Bool) { makeUnique(); box.writer.writeBool(value) }
 
     /// Writes an integer: −2048…2047 in the 2-byte short form; other non-negative values as
     /// unsigned and negative ones as signed, in the fewest little-endian bytes (§6.2, the JSON
     /// rule; Fleece's C++ `writeInt` would store non-negative values signed, which readers
     /// treat identically).
-    public mutating func writeInt(_ value: Int64) { makeUnique(); box.writer.writeInt(value) }
+    package mutating func writeInt(_ value: Int64) { makeUnique(); box.writer.writeInt(value) }
 
     /// Writes an unsigned integer (short form below 2048, else minimal little-endian bytes).
-    public mutating func writeUInt(_ value: UInt64) { makeUnique(); box.writer.writeUInt(value) }
+    package mutating func writeUInt(_ value: UInt64) { makeUnique(); box.writer.writeUInt(value) }
 
     /// Writes a double as chosen by ``doubleEncoding``. NaN and infinities are an error.
-    public mutating func writeDouble(_ value: Double) { makeUnique(); box.writer.writeDouble(value) }
+    package mutating func writeDouble(_ value: Double) { makeUnique(); box.writer.writeDouble(value) }
 
     /// Writes a 32-bit float (with `.liteCore`, integral values in Int32 range become integers).
-    public mutating func writeFloat(_ value: Float) { makeUnique(); box.writer.writeFloat(value) }
+    package mutating func writeFloat(_ value: Float) { makeUnique(); box.writer.writeFloat(value) }
 
     /// Writes a string; 2–15-byte strings repeated within one document are stored once.
-    public mutating func writeString(_ value: String) {
+    package mutating func writeString(_ value: String) {
         makeUnique()
         var s = value
         s.withUTF8 { box.writer.writeString($0.baseAddress, $0.count) }
     }
 
     /// Writes a string given as UTF-8 bytes (not validated).
-    public mutating func writeString(utf8 value: UnsafeBufferPointer<UInt8>) {
+    package mutating func writeString(utf8 value: UnsafeBufferPointer<UInt8>) {
         makeUnique(); box.writer.writeString(value.baseAddress, value.count)
     }
 
     /// Writes binary data.
-    public mutating func writeData(_ value: [UInt8]) {
+    package mutating func writeData(_ value: [UInt8]) {
         makeUnique()
         value.withUnsafeBufferPointer { box.writer.writeData($0.baseAddress, $0.count) }
     }
@@ -132,7 +132,7 @@ public struct FleeceEncoder: @unchecked Sendable {
     ///
     /// - Throws: ``FleeceError/unsupportedValue(_:)`` for anything else (e.g. `Date`, NaN).
     ///   On error the encoder is reset.
-    public mutating func write(_ value: Any) throws {
+    package mutating func write(_ value: Any) throws {
         makeUnique()
         do {
             try box.writer.writeAny(value, depth: 0)
@@ -151,7 +151,7 @@ public struct FleeceEncoder: @unchecked Sendable {
     /// - Throws: ``FleeceError/invalidJSON(_:offset:)`` for malformed JSON, invalid UTF-8,
     ///   trailing garbage, nesting deeper than 512 or numbers out of Double range. On error the
     ///   encoder is reset.
-    public mutating func writeJSON(_ json: UnsafeRawBufferPointer) throws {
+    package mutating func writeJSON(_ json: UnsafeRawBufferPointer) throws {
         makeUnique()
         do {
             try JSONToFleece.convert(json, into: &box.writer)
@@ -162,7 +162,7 @@ public struct FleeceEncoder: @unchecked Sendable {
     }
 
     /// `writeJSON` for a byte array.
-    public mutating func writeJSON(_ json: [UInt8]) throws {
+    package mutating func writeJSON(_ json: [UInt8]) throws {
         try json.withUnsafeBytes { try writeJSON($0) }
     }
 
@@ -172,14 +172,14 @@ public struct FleeceEncoder: @unchecked Sendable {
     ///
     /// - Throws: ``FleeceError`` if nothing (or an unclosed collection) was written, or an
     ///   earlier call was invalid. The encoder is reset either way.
-    public mutating func finish() throws -> [UInt8] {
+    package mutating func finish() throws -> [UInt8] {
         try finish { [UInt8]($0) }
     }
 
     /// Like ``finish()``, but lends the encoded bytes to `body` instead of copying them into a
     /// new array (e.g. to bind them straight to an SQLite statement). The bytes are valid only
     /// during the call.
-    public mutating func finish<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) throws -> R {
+    package mutating func finish<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) throws -> R {
         makeUnique()
         defer { box.writer.reset() }
         try box.writer.finishTrailer()
@@ -187,22 +187,22 @@ public struct FleeceEncoder: @unchecked Sendable {
     }
 
     /// Discards everything written since the last `finish` (keeps buffers).
-    public mutating func reset() {
+    package mutating func reset() {
         makeUnique(); box.writer.reset()
     }
 }
 
 /// One-call conversions.
-public enum FleeceCoding {
+package enum FleeceCoding {
     /// JSON text → Fleece document bytes (see `FleeceEncoder.writeJSON`).
-    public static func encodeJSON(_ json: [UInt8], sharedKeys: SharedKeys?) throws -> [UInt8] {
+    package static func encodeJSON(_ json: [UInt8], sharedKeys: SharedKeys?) throws -> [UInt8] {
         var encoder = FleeceEncoder(sharedKeys: sharedKeys)
         try encoder.writeJSON(json)
         return try encoder.finish()
     }
 
     /// Foundation value → Fleece document bytes (see ``FleeceEncoder/write(_:)``).
-    public static func encode(_ value: Any, sharedKeys: SharedKeys?) throws -> [UInt8] {
+    package static func encode(_ value: Any, sharedKeys: SharedKeys?) throws -> [UInt8] {
         var encoder = FleeceEncoder(sharedKeys: sharedKeys)
         try encoder.write(value)
         return try encoder.finish()

@@ -2,7 +2,7 @@
 ///
 /// Every problem with untrusted input surfaces as one of these values; the decoder never traps
 /// on malformed data.
-public enum FleeceError: Error, CustomStringConvertible, Sendable, Equatable {
+package enum FleeceError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The bytes are not valid Fleece (truncated, bad pointer, bad tag, unsorted dict, …).
     case invalidData(String)
     /// The JSON text given to the encoder is malformed; `offset` is the byte offset of the problem.
@@ -13,7 +13,7 @@ public enum FleeceError: Error, CustomStringConvertible, Sendable, Equatable {
     /// `endArray`/`endDict`, no value or more than one value at the top level, …).
     case encodingMisuse(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidData(let m): return "Invalid Fleece data: \(m)"
         case .invalidJSON(let m, let offset): return "Invalid JSON at byte \(offset): \(m)"

@@ -5,15 +5,15 @@
 ///
 /// Not thread-safe: use one instance from one thread at a time (e.g. per query run).
 // @unchecked because NOT thread-safe (it caches its code): one instance is used by one thread at a time (one query run); Sendable only so it can be created on one thread and used on another.
-public final class FleeceKey: @unchecked Sendable {
+package final class FleeceKey: @unchecked Sendable {
     /// The key.
-    public let string: String
+    package let string: String
     let utf8: [UInt8]
     private var code: Int?
     private var resolvedKeys: SharedKeys?
     private var resolvedCount = -1
 
-    public init(_ string: String) {
+    package init(_ string: String) {
         self.string = string
         utf8 = Array(string.utf8)
     }
@@ -35,7 +35,7 @@ public final class FleeceKey: @unchecked Sendable {
 extension FleeceDict {
     /// The value for `key`, or nil: the same answer as `self[key.string]`, without hashing or
     /// locking once the key is resolved.
-    public subscript(key: FleeceKey) -> FleeceValue? {
+    package subscript(key: FleeceKey) -> FleeceValue? {
         if let code = key.code(in: storage), code < storage.keyStrings.count, let i = find(code: code) {
             return FleeceValue(storage: storage, offset: valueOffset(i))
         }
@@ -46,7 +46,7 @@ extension FleeceDict {
 
 extension FleeceDocument {
     /// Calls `body` with the document's bytes (no copy; valid only inside `body`).
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeRawBufferPointer(start: storage.base, count: storage.count))
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The type of a Fleece value.
-public enum FleeceType: Sendable, Equatable {
+package enum FleeceType: Sendable, Equatable {
     case null, boolean, number, string, data, array, dict
     /// The "deleted key" marker of delta-encoded dicts (§6.1, `0x3C`); never in stored bodies.
     case undefined
@@ -14,7 +14,7 @@ public enum FleeceType: Sendable, Equatable {
 /// Conversions are lenient like Fleece's `asInt`/`asDouble`/…: asking a value for a type it
 /// is not gives a default (0, false, nil) or a conversion (a double's `intValue` truncates).
 // @unchecked because it holds a `FleeceStorage` (immutable bytes) and an offset.
-public struct FleeceValue: @unchecked Sendable {
+package struct FleeceValue: @unchecked Sendable {
     let storage: FleeceStorage
     let offset: Int
 
@@ -25,7 +25,7 @@ public struct FleeceValue: @unchecked Sendable {
     var tag: UInt8 { storage.base[offset] >> 4 }
 
     /// What kind of value this is (integers and floating point are both `.number`).
-    public var type: FleeceType {
+    package var type: FleeceType {
         let b0 = storage.base[offset]
         switch b0 >> 4 {
         case 0, 1, 2: return .number
@@ -43,18 +43,18 @@ public struct FleeceValue: @unchecked Sendable {
     }
 
     /// True for integers (short or long, signed or unsigned).
-    public var isInteger: Bool { tag <= 1 }
+    package var isInteger: Bool { tag <= 1 }
 
     /// True for integers stored as unsigned (only long ints ≥ 2048 written as unsigned).
-    public var isUnsigned: Bool { tag == 1 && storage.base[offset] & 0x08 != 0 }
+    package var isUnsigned: Bool { tag == 1 && storage.base[offset] & 0x08 != 0 }
 
     /// True for 64-bit doubles, including doubles stored as 4-byte floats (`0x24`); false for
     /// genuine 32-bit floats (`0x20`) and integers.
-    public var isDouble: Bool { tag == 2 && storage.base[offset] & 0x0C != 0 }
+    package var isDouble: Bool { tag == 2 && storage.base[offset] & 0x0C != 0 }
 
     /// Fleece's `asBool`: `true` is true; false/null/undefined are false; numbers are true when
     /// their integer value is non-zero; strings, data and collections are true.
-    public var boolValue: Bool {
+    package var boolValue: Bool {
         switch tag {
         case 3: return storage.base[offset] == 0x38
         case 0, 1, 2: return intValue != 0
@@ -64,7 +64,7 @@ public struct FleeceValue: @unchecked Sendable {
 
     /// Integer value: integers as stored (a huge unsigned wraps, like Fleece), doubles
     /// truncated (saturating), booleans 0/1, everything else 0.
-    public var intValue: Int64 {
+    package var intValue: Int64 {
         switch tag {
         case 0: return FleeceLayout.shortInt(p, offset)
         case 1: return Int64(bitPattern: FleeceLayout.longInt(p, offset).bits)
@@ -81,7 +81,7 @@ public struct FleeceValue: @unchecked Sendable {
 
     /// Unsigned value: unsigned integers as stored, signed ones reinterpreted (like Fleece's
     /// `asUnsigned`), non-negative doubles truncated (saturating).
-    public var uintValue: UInt64 {
+    package var uintValue: UInt64 {
         switch tag {
         case 1:
             return FleeceLayout.longInt(p, offset).bits
@@ -97,7 +97,7 @@ public struct FleeceValue: @unchecked Sendable {
     }
 
     /// Floating-point value: floats and doubles as stored, integers converted, booleans 0/1.
-    public var doubleValue: Double {
+    package var doubleValue: Double {
         switch tag {
         case 0: return Double(FleeceLayout.shortInt(p, offset))
         case 1:
@@ -115,43 +115,43 @@ public struct FleeceValue: @unchecked Sendable {
     }
 
     /// The string, or nil if this is not a string. (Invalid UTF-8 is repaired.)
-    public var stringValue: String? {
+    package var stringValue: String? {
         guard tag == 4 else { return nil }
         let (start, length) = FleeceLayout.stringBytes(p, offset)
         return String(decoding: UnsafeBufferPointer(start: p + start, count: length), as: UTF8.self)
     }
 
     /// Calls `body` with the string's UTF-8 bytes (no copy); nil if this is not a string.
-    public func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+    package func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
         guard tag == 4 else { return nil }
         let (start, length) = FleeceLayout.stringBytes(p, offset)
         return try body(UnsafeBufferPointer(start: p + start, count: length))
     }
 
     /// The binary data, or nil if this is not binary data.
-    public var dataValue: [UInt8]? {
+    package var dataValue: [UInt8]? {
         guard tag == 5 else { return nil }
         let (start, length) = FleeceLayout.stringBytes(p, offset)
         return [UInt8](UnsafeBufferPointer(start: p + start, count: length))
     }
 
     /// The array, or nil if this is not an array.
-    public var arrayValue: FleeceArray? {
+    package var arrayValue: FleeceArray? {
         guard tag == 6 else { return nil }
         return FleeceArray(storage: storage, offset: offset)
     }
 
     /// The dict, or nil if this is not a dict.
-    public var dictValue: FleeceDict? {
+    package var dictValue: FleeceDict? {
         guard tag == 7 else { return nil }
         return FleeceDict(storage: storage, offset: offset)
     }
 
     /// The value for `key` if this is a dict.
-    public subscript(key: String) -> FleeceValue? { dictValue?[key] }
+    package subscript(key: String) -> FleeceValue? { dictValue?[key] }
 
     /// The element at `index` if this is an array and the index is in range.
-    public subscript(index: Int) -> FleeceValue? {
+    package subscript(index: Int) -> FleeceValue? {
         guard let a = arrayValue, index >= 0, index < a.count else { return nil }
         return a[index]
     }
@@ -159,12 +159,12 @@ public struct FleeceValue: @unchecked Sendable {
     /// Compact JSON: dict keys in stored order (shared keys resolved), integers exact,
     /// floating point in the shortest form that reads back to the same value, binary data as
     /// a base64 string, non-finite floats and `undefined` as null.
-    public func toJSON() -> String {
+    package func toJSON() -> String {
         String(decoding: toJSONBytes(), as: UTF8.self)
     }
 
     /// ``toJSON()`` as UTF-8 bytes.
-    public func toJSONBytes() -> [UInt8] {
+    package func toJSONBytes() -> [UInt8] {
         var w = FleeceJSONWriter(storage: storage)
         w.write(offset, depth: 0)
         return w.out
@@ -173,7 +173,7 @@ public struct FleeceValue: @unchecked Sendable {
     /// The value as Foundation objects: `[String: Any]`, `[Any]`, `String`, `Int` (`UInt64` for
     /// unsigned values above `Int.max`), `Double`, `Bool`, `NSNull` (also for `undefined`),
     /// `Data`.
-    public func toFoundation() -> Any {
+    package func toFoundation() -> Any {
         let base = p
         switch tag {
         case 0: return Int(FleeceLayout.shortInt(base, offset))

@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// How the encoder stores a `Double` (or a JSON number with a fraction or exponent).
-public enum FleeceDoubleEncoding: Sendable, Equatable {
+package enum FleeceDoubleEncoding: Sendable, Equatable {
     /// What Fleece's `Encoder::writeDouble` does, i.e. what LiteCore's JSON import
     /// (`JSONConverter`), `FLEncoder_WriteDouble` and its 1.x upgrader write: an integral value
     /// in Int64 range becomes a (signed) integer, a value exactly representable as a 32-bit

@@ -8,11 +8,11 @@ import JSONCore
 /// Codes are assigned in first-encounter order and are never reused or removed, which is
 /// what lets encoders and documents cache them. Thread-safe: all state is behind a lock.
 // @unchecked because all mutable state is only touched under `lock`.
-public final class SharedKeys: @unchecked Sendable {
+package final class SharedKeys: @unchecked Sendable {
     /// LiteCore's `SharedKeys::kMaxCount`: no code is assigned once the table has this many keys.
-    public static let maxCount = 2048
+    package static let maxCount = 2048
     /// LiteCore's `kDefaultMaxKeyLength`: longer keys stay strings.
-    public static let maxKeyLength = 16
+    package static let maxKeyLength = 16
 
     private let lock = NSLock()
     private var strings: [String] = []
@@ -23,7 +23,7 @@ public final class SharedKeys: @unchecked Sendable {
     let containsIneligibleKeys: Bool
 
     /// An empty table.
-    public init() {
+    package init() {
         containsIneligibleKeys = false
     }
 
@@ -31,7 +31,7 @@ public final class SharedKeys: @unchecked Sendable {
     ///
     /// - Throws: ``FleeceError/invalidData(_:)`` if the data is not valid Fleece, not an array of
     ///   strings, holds a duplicate, or has more than ``maxCount`` entries.
-    public init(stateData: [UInt8]) throws {
+    package init(stateData: [UInt8]) throws {
         let doc = try FleeceDocument(bytes: stateData)
         guard let array = doc.root.arrayValue else {
             throw FleeceError.invalidData("SharedKeys record is not an array")
@@ -58,33 +58,33 @@ public final class SharedKeys: @unchecked Sendable {
     }
 
     /// The number of keys in the table.
-    public var count: Int {
+    package var count: Int {
         lock.lock(); defer { lock.unlock() }
         return strings.count
     }
 
     /// The key with integer code `code`, or nil if there is none.
-    public func string(forCode code: Int) -> String? {
+    package func string(forCode code: Int) -> String? {
         lock.lock(); defer { lock.unlock() }
         return code >= 0 && code < strings.count ? strings[code] : nil
     }
 
     /// The existing code of `key`; never adds it.
-    public func code(for key: String) -> Int? {
+    package func code(for key: String) -> Int? {
         lock.lock(); defer { lock.unlock() }
         return codes[key]
     }
 
     /// The code of `key`, adding it if it is not in the table yet and is eligible
     /// (≤ 16 bytes of `[A-Za-z0-9_-]`, table below 2048 keys); nil if it must stay a string.
-    public func encodeKey(_ key: String) -> Int? {
+    package func encodeKey(_ key: String) -> Int? {
         lock.lock(); defer { lock.unlock() }
         return locked_encode(key)
     }
 
     /// The Fleece array-of-strings record for `kv_info['SharedKeys']`, encoded without shared
     /// keys (§6.7).
-    public func stateData() -> [UInt8] {
+    package func stateData() -> [UInt8] {
         let keys = allKeys()
         var encoder = FleeceEncoder()
         encoder.beginArray(reserve: keys.count)
@@ -95,7 +95,7 @@ public final class SharedKeys: @unchecked Sendable {
     }
 
     /// Every key, in code order (a snapshot).
-    public func allKeys() -> [String] {
+    package func allKeys() -> [String] {
         lock.lock(); defer { lock.unlock() }
         return strings
     }

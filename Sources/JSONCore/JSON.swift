@@ -12,44 +12,44 @@ import Foundation
 /// `NSArray`, `NSDictionary` with string keys, other arrays/dictionaries convertible to
 /// those, and `Optional.none` (written as `null`). Anything else -- `Date`, `Data`, NaN,
 /// infinities, non-string keys, arbitrary objects -- throws `JSONError`.
-public enum JSON {
+package enum JSON {
     // MARK: Reading
 
     /// Parses UTF-8 JSON. Throws `JSONError` on any syntax error, trailing garbage
     /// (whitespace allowed), invalid UTF-8, unpaired surrogates, or nesting deeper than 512.
-    public static func parse(_ bytes: UnsafeRawBufferPointer) throws -> Any {
+    package static func parse(_ bytes: UnsafeRawBufferPointer) throws -> Any {
         try JSONParser.parse(bytes)
     }
 
-    public static func parse(_ data: Data) throws -> Any {
+    package static func parse(_ data: Data) throws -> Any {
         try data.withUnsafeBytes { try JSONParser.parse($0) }
     }
 
-    public static func parse(_ bytes: [UInt8]) throws -> Any {
+    package static func parse(_ bytes: [UInt8]) throws -> Any {
         try bytes.withUnsafeBytes { try JSONParser.parse($0) }
     }
 
-    public static func parse(_ string: String) throws -> Any {
+    package static func parse(_ string: String) throws -> Any {
         var s = string
         return try s.withUTF8 { try JSONParser.parse(UnsafeRawBufferPointer($0)) }
     }
 
     /// Same as `parse`, but requires a top-level object.
-    public static func parseObject(_ bytes: UnsafeRawBufferPointer) throws -> [String: Any] {
+    package static func parseObject(_ bytes: UnsafeRawBufferPointer) throws -> [String: Any] {
         try JSONParser.parseObject(bytes)
     }
 
     /// `parseObject`, with the dictionary sized for `extraCapacity` more keys the caller will
     /// add (adding them then never rehashes it).
-    public static func parseObject(_ bytes: [UInt8], extraCapacity: Int) throws -> [String: Any] {
+    package static func parseObject(_ bytes: [UInt8], extraCapacity: Int) throws -> [String: Any] {
         try bytes.withUnsafeBytes { try JSONParser.parseObject($0, extraCapacity: extraCapacity) }
     }
 
-    public static func parseObject(_ data: Data) throws -> [String: Any] {
+    package static func parseObject(_ data: Data) throws -> [String: Any] {
         try data.withUnsafeBytes { try JSONParser.parseObject($0) }
     }
 
-    public static func parseObject(_ bytes: [UInt8]) throws -> [String: Any] {
+    package static func parseObject(_ bytes: [UInt8]) throws -> [String: Any] {
         try bytes.withUnsafeBytes { try JSONParser.parseObject($0) }
     }
 
@@ -58,30 +58,30 @@ public enum JSON {
     /// Canonical CBL 1.x encoding (byte-exact with iOS `CBJSONEncoder canonicalEncoding:`):
     /// compact, object keys sorted by UTF-16 code units at every level, non-ASCII as raw
     /// UTF-8, iOS number formatting. See `JSONWriter` and NumberFormatting.swift.
-    public static func canonicalData(_ value: Any) throws -> [UInt8] {
+    package static func canonicalData(_ value: Any) throws -> [UInt8] {
         var w = JSONWriter(capacity: 256)
         try w.write(value, sortedKeys: true)
         return w.bytes
     }
 
     /// Compact encoding; with `sortedKeys: false` keys are written in dictionary order.
-    public static func data(_ value: Any, sortedKeys: Bool) throws -> [UInt8] {
+    package static func data(_ value: Any, sortedKeys: Bool) throws -> [UInt8] {
         var w = JSONWriter(capacity: 256)
         try w.write(value, sortedKeys: sortedKeys)
         return w.bytes
     }
 
-    public static func string(_ value: Any, sortedKeys: Bool = true) throws -> String {
+    package static func string(_ value: Any, sortedKeys: Bool = true) throws -> String {
         String(decoding: try data(value, sortedKeys: sortedKeys), as: UTF8.self)
     }
 
     /// True if `value` (recursively) is JSON-representable under the writer's rules.
-    public static func isValid(_ value: Any) -> Bool {
+    package static func isValid(_ value: Any) -> Bool {
         ValueClassifier.isValid(value, depth: 0)
     }
 
     /// UTF-16 code-unit order comparison (the key order of canonical JSON).
-    public static func utf16Precedes(_ a: String, _ b: String) -> Bool {
+    package static func utf16Precedes(_ a: String, _ b: String) -> Bool {
         JSONCore.utf16Precedes(a, b)
     }
 }

@@ -4,14 +4,14 @@
 /// Strings: no raw control characters, valid escapes, paired UTF-16 surrogates in `\u`
 /// escapes, strictly valid UTF-8. Numbers: no leading zeros, a digit after `.` and in the
 /// exponent. All functions work on `p[0..<end]` and never read past `end`.
-public enum JSONLexer {
+package enum JSONLexer {
     // MARK: Strings
 
     /// Finds the first `"`, `\` or control character at or after `start` (just past a string's
     /// opening quote), 8 bytes at a time. Returns its index and whether any byte before it is
     /// non-ASCII, or nil when the input ends first.
     @inline(__always)
-    public static func scanString(_ p: UnsafePointer<UInt8>, from start: Int, end: Int) -> (stop: Int, nonASCII: Bool)? {
+    package static func scanString(_ p: UnsafePointer<UInt8>, from start: Int, end: Int) -> (stop: Int, nonASCII: Bool)? {
         var i = start
         var nonASCII: UInt64 = 0
         let ones: UInt64 = 0x0101_0101_0101_0101
@@ -44,7 +44,7 @@ public enum JSONLexer {
 
     /// The number of bytes `decodeEscapedString` may write for the string starting at `start`
     /// whose first escape is at `firstEscape` (unescaped text is never longer than its source).
-    public static func decodedLengthBound(_ p: UnsafePointer<UInt8>, start: Int, firstEscape: Int, end: Int) -> Int {
+    package static func decodedLengthBound(_ p: UnsafePointer<UInt8>, start: Int, firstEscape: Int, end: Int) -> Int {
         var closing = firstEscape
         while closing < end {
             let c = p[closing]
@@ -57,7 +57,7 @@ public enum JSONLexer {
     /// Decodes the string starting at `start` (just past its opening quote), whose first
     /// escape is at `firstEscape`, into `out` (room for `decodedLengthBound` bytes). Returns the
     /// decoded length and the index just past the closing quote. The result is valid UTF-8.
-    public static func decodeEscapedString(_ p: UnsafePointer<UInt8>, start: Int, firstEscape: Int, end: Int,
+    package static func decodeEscapedString(_ p: UnsafePointer<UInt8>, start: Int, firstEscape: Int, end: Int,
                                            into out: UnsafeMutablePointer<UInt8>) throws -> (count: Int, next: Int) {
         var n = firstEscape &- start
         out.update(from: p + start, count: n)
@@ -157,7 +157,7 @@ public enum JSONLexer {
 
     /// Strict UTF-8 validation (RFC 3629): no overlong forms, no surrogates (U+D800-U+DFFF),
     /// nothing above U+10FFFF, no truncated sequences.
-    public static func isValidUTF8(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+    package static func isValidUTF8(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
         var i = 0
         while i < n {
             // Skip ASCII 8 bytes at a time.
@@ -204,20 +204,20 @@ public enum JSONLexer {
     // MARK: Numbers
 
     /// A validated number literal `p[start..<end]`.
-    public struct Number: Sendable {
-        public let start: Int
-        public let end: Int
-        public let negative: Bool
+    package struct Number: Sendable {
+        package let start: Int
+        package let end: Int
+        package let negative: Bool
         /// The integer part's digits: `p[digitsStart..<integerEnd]`.
-        public let digitsStart: Int
-        public let integerEnd: Int
+        package let digitsStart: Int
+        package let integerEnd: Int
         /// No fraction and no exponent.
-        public let isInteger: Bool
+        package let isInteger: Bool
     }
 
     /// Validates the number literal starting at `at` (a `-` or a digit).
     @inline(__always)
-    public static func scanNumber(_ p: UnsafePointer<UInt8>, at start: Int, end: Int) throws -> Number {
+    package static func scanNumber(_ p: UnsafePointer<UInt8>, at start: Int, end: Int) throws -> Number {
         var i = start
         let negative = p[i] == UInt8(ascii: "-")
         if negative { i &+= 1 }
@@ -254,7 +254,7 @@ public enum JSONLexer {
 
     /// The magnitude of an integer literal, or nil when it does not fit in 64 bits.
     @inline(__always)
-    public static func integerMagnitude(_ p: UnsafePointer<UInt8>, _ number: Number) -> UInt64? {
+    package static func integerMagnitude(_ p: UnsafePointer<UInt8>, _ number: Number) -> UInt64? {
         guard number.integerEnd &- number.digitsStart <= 20 else { return nil }
         var v: UInt64 = 0
         for k in number.digitsStart..<number.integerEnd {
@@ -272,7 +272,7 @@ public enum JSONLexer {
     ]
 
     /// The number's value as a correctly rounded double (infinite when out of range).
-    public static func doubleValue(_ p: UnsafePointer<UInt8>, _ number: Number) -> Double {
+    package static func doubleValue(_ p: UnsafePointer<UInt8>, _ number: Number) -> Double {
         let end = number.end
         var i = number.digitsStart
         var mantissa: UInt64 = 0

@@ -16,7 +16,7 @@ import Foundation
 ///
 /// The writer has value semantics (copy-on-write storage).
 // @unchecked because a copy-on-write value: its storage is copied before a shared one is written.
-public struct JSONWriter: @unchecked Sendable {
+package struct JSONWriter: @unchecked Sendable {
     /// Containers nested deeper than this are rejected (guards against stack exhaustion),
     /// the same limit as the parser's.
     static let maxDepth = 512
@@ -32,9 +32,9 @@ public struct JSONWriter: @unchecked Sendable {
     private var ptr: UnsafeMutablePointer<UInt8>
     private var count = 0
     /// The bytes the writer can hold before it allocates more.
-    public private(set) var capacity: Int
+    package private(set) var capacity: Int
 
-    public init(capacity: Int = 256) {
+    package init(capacity: Int = 256) {
         let cap = Swift.max(capacity, 16)
         storage = Storage(capacity: cap)
         ptr = storage.base
@@ -42,16 +42,16 @@ public struct JSONWriter: @unchecked Sendable {
     }
 
     /// The bytes written so far.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         [UInt8](UnsafeBufferPointer(start: ptr, count: count))
     }
 
     /// The number of bytes written so far.
-    public var byteCount: Int { count }
+    package var byteCount: Int { count }
 
     /// Calls `body` with the bytes written so far, without copying them. The buffer is valid
     /// only inside `body`.
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try withExtendedLifetime(storage) {
             try body(UnsafeRawBufferPointer(start: ptr, count: count))
         }
@@ -59,19 +59,19 @@ public struct JSONWriter: @unchecked Sendable {
 
     /// Forgets what was written, keeping the memory for the next value (a writer reused for
     /// many values allocates only when one is larger than every earlier one).
-    public mutating func removeAll() {
+    package mutating func removeAll() {
         count = 0
     }
 
     /// Drops everything written after the first `byteCount` bytes.
-    public mutating func truncate(to byteCount: Int) {
+    package mutating func truncate(to byteCount: Int) {
         // Kept: callers pass a `count` they read earlier; growing `count` would expose uninitialized bytes.
         precondition(byteCount >= 0 && byteCount <= count, "truncate(to:) beyond the written bytes")
         count = byteCount
     }
 
     /// Appends `value` as JSON. If it throws, nothing is appended.
-    public mutating func write(_ value: Any, sortedKeys: Bool = true) throws {
+    package mutating func write(_ value: Any, sortedKeys: Bool = true) throws {
         makeUnique()
         let mark = count
         do {
@@ -84,7 +84,7 @@ public struct JSONWriter: @unchecked Sendable {
 
     /// Writes an object, omitting top-level keys for which `skip` returns true.
     /// If it throws, nothing is appended.
-    public mutating func writeObject(_ dict: [String: Any], sortedKeys: Bool = true,
+    package mutating func writeObject(_ dict: [String: Any], sortedKeys: Bool = true,
                                      skippingKey skip: (String) -> Bool) throws {
         makeUnique()
         let mark = count
@@ -97,19 +97,19 @@ public struct JSONWriter: @unchecked Sendable {
     }
 
     /// Appends a quoted, escaped JSON string.
-    public mutating func writeString(_ s: String) {
+    package mutating func writeString(_ s: String) {
         makeUnique()
         putString(s)
     }
 
     /// Appends one byte verbatim (e.g. a prefix the caller strips before storing the JSON).
-    public mutating func writeRawByte(_ byte: UInt8) {
+    package mutating func writeRawByte(_ byte: UInt8) {
         makeUnique()
         put(byte)
     }
 
     /// Appends bytes verbatim (the caller is responsible for their being valid JSON).
-    public mutating func writeRaw(_ bytes: some Sequence<UInt8>) {
+    package mutating func writeRaw(_ bytes: some Sequence<UInt8>) {
         makeUnique()
         let done: Void? = bytes.withContiguousStorageIfAvailable { put($0) }
         if done == nil {

@@ -3,7 +3,7 @@ import CSQLiteAPI
 
 /// The running state of one evaluation of an application-defined aggregate SQL function
 /// (one per group): `step` sees each row's arguments, `finish` sets the result.
-public protocol SQLiteAggregateState: AnyObject {
+package protocol SQLiteAggregateState: AnyObject {
     func step(_ arguments: SQLiteArguments)
     func finish(_ result: SQLiteFunctionResult)
 }
@@ -53,7 +53,7 @@ private func aggregateFinal(_ api: UnsafePointer<csqlite_api>, _ context: Opaque
 extension SQLiteConnection {
     /// Registers the aggregate SQL function `name`: `makeState` makes a fresh state for each
     /// group, which sees every row through `step` and sets the group's result in `finish`.
-    public func createAggregate(_ name: String, argumentCount: Int32, readsSubtypes: Bool = false,
+    package func createAggregate(_ name: String, argumentCount: Int32, readsSubtypes: Bool = false,
                                 _ makeState: @escaping () -> SQLiteAggregateState) throws {
         var flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC
         if readsSubtypes { flags |= SQLITE_SUBTYPE }

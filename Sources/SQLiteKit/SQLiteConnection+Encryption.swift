@@ -9,7 +9,7 @@ import Foundation
 extension SQLiteConnection {
     /// Opens an encrypted database file with SQLCipher and `rawKey` (32 bytes). Opening reads
     /// nothing: call ``verifyReadable()`` to learn whether the key is right.
-    public convenience init(path: String, mode: OpenMode = OpenMode(), rawKey: [UInt8]) throws {
+    package convenience init(path: String, mode: OpenMode = OpenMode(), rawKey: [UInt8]) throws {
         try self.init(path: path, mode: mode, library: try SQLiteLibrary.sqlCipher())
         do {
             try applyRawKey(rawKey)
@@ -20,7 +20,7 @@ extension SQLiteConnection {
     }
 
     /// `x'…'`: SQLCipher's spelling of a raw key (hex digits only, so it is safe to splice into SQL).
-    public static func rawKeyLiteral(_ rawKey: [UInt8]) -> String {
+    package static func rawKeyLiteral(_ rawKey: [UInt8]) -> String {
         "x'" + rawKey.map { String(format: "%02x", $0) }.joined() + "'"
     }
 
@@ -52,13 +52,13 @@ extension SQLiteConnection {
 
     /// Reads the schema, the first access that needs the key: throws `SQLITE_NOTADB` when the key
     /// is wrong, missing, or given for an unencrypted file. Nothing is written to the file.
-    public func verifyReadable() throws {
+    package func verifyReadable() throws {
         _ = try scalarInt("SELECT count(*) FROM sqlite_master")
     }
 
     /// Attaches the database file at `path` as `schema`, encrypted with `rawKey`, or plain when
     /// `rawKey` is nil (SQLCipher connection only; SQLCipher's `ATTACH … KEY`).
-    public func attach(path: String, as schema: String, rawKey: [UInt8]?) throws {
+    package func attach(path: String, as schema: String, rawKey: [UInt8]?) throws {
         guard library.isSQLCipher else {
             throw SQLiteError(code: SQLITE_MISUSE, message: "ATTACH … KEY needs a SQLCipher connection")
         }
@@ -71,7 +71,7 @@ extension SQLiteConnection {
     /// Copies the whole main database (schema and rows, `sqlite_sequence` included) into the
     /// attached, empty database `schema` with `sqlcipher_export`, SQLCipher's documented way to
     /// encrypt, decrypt or re-key; `PRAGMA user_version` is carried over too (export does not).
-    public func exportMainDatabase(to schema: String) throws {
+    package func exportMainDatabase(to schema: String) throws {
         guard library.isSQLCipher else {
             throw SQLiteError(code: SQLITE_MISUSE, message: "sqlcipher_export needs a SQLCipher connection")
         }

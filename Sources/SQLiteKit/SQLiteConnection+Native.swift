@@ -4,14 +4,14 @@ import CSQLiteAPI
 extension SQLiteConnection {
     /// Calls `body` with the raw `sqlite3 *` and the `const csqlite_api *` of this connection's
     /// library, for C code that registers its own SQL functions (valid only inside `body`).
-    public func withNativeHandle<R>(_ body: (OpaquePointer, UnsafeRawPointer) throws -> R) rethrows -> R {
+    package func withNativeHandle<R>(_ body: (OpaquePointer, UnsafeRawPointer) throws -> R) rethrows -> R {
         try body(handle, UnsafeRawPointer(api))
     }
 
     /// Runs `body` once per connection for `key` (e.g. registering a family of SQL functions), so
     /// callers need not ask SQLite what is registered on every compile. Not thread-safe, like the
     /// connection.
-    public func once(_ key: String, _ body: () throws -> Void) rethrows {
+    package func once(_ key: String, _ body: () throws -> Void) rethrows {
         if onceKeys.contains(key) { return }
         try body()
         onceKeys.insert(key)
@@ -21,14 +21,14 @@ extension SQLiteConnection {
 extension SQLiteArguments {
     /// The arguments C code received for a call (`api`: the `const csqlite_api *` given by
     /// ``SQLiteConnection/withNativeHandle(_:)``), to hand the call to a Swift implementation.
-    public init(nativeAPI api: UnsafeRawPointer, argv: UnsafeMutablePointer<OpaquePointer?>?, count: Int) {
+    package init(nativeAPI api: UnsafeRawPointer, argv: UnsafeMutablePointer<OpaquePointer?>?, count: Int) {
         self.init(api: api.assumingMemoryBound(to: csqlite_api.self), argv: argv, count: count)
     }
 }
 
 extension SQLiteFunctionResult {
     /// The result of a call C code received (see ``SQLiteArguments/init(nativeAPI:argv:count:)``).
-    public init(nativeAPI api: UnsafeRawPointer, context: OpaquePointer?) {
+    package init(nativeAPI api: UnsafeRawPointer, context: OpaquePointer?) {
         self.init(api: api.assumingMemoryBound(to: csqlite_api.self), context: context)
     }
 }

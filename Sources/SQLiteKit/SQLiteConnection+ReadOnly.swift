@@ -7,7 +7,7 @@ extension SQLiteConnection {
     /// committed data an immutable open would miss; then read-only, which lets SQLite read the WAL.
     /// With `rawKey` the file is opened with SQLCipher and the key is checked by a first read
     /// (`SQLITE_NOTADB` when it is wrong or the file is not encrypted).
-    public static func openReadOnly(path: String, rawKey: [UInt8]? = nil) throws -> SQLiteConnection {
+    package static func openReadOnly(path: String, rawKey: [UInt8]? = nil) throws -> SQLiteConnection {
         let uri = hasPendingJournal(path: path) ? path : immutableURI(forPath: path)
         let mode = OpenMode(readOnly: true, create: false)
         guard let rawKey else { return try SQLiteConnection(path: uri, mode: mode) }

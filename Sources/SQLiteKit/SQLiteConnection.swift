@@ -3,7 +3,7 @@ import CSQLiteAPI
 import Foundation
 
 /// The signature SQLite wants for a collation function.
-public typealias SQLiteCollationFunction = @convention(c) (
+package typealias SQLiteCollationFunction = @convention(c) (
     UnsafeMutableRawPointer?, Int32, UnsafeRawPointer?, Int32, UnsafeRawPointer?
 ) -> Int32
 
@@ -12,12 +12,12 @@ public typealias SQLiteCollationFunction = @convention(c) (
 /// A connection is not thread-safe by itself: its owner serialises access (the 1.x store
 /// does so with its database lock). `@unchecked Sendable` lets the owner hand it between threads.
 // @unchecked because its owner serialises every use (the 1.x store's database lock, the pools' writer/reader hand-out); it only moves between threads.
-public final class SQLiteConnection: @unchecked Sendable {
+package final class SQLiteConnection: @unchecked Sendable {
     /// How to open the file.
-    public struct OpenMode: Sendable, Equatable {
-        public var readOnly: Bool
-        public var create: Bool
-        public init(readOnly: Bool = false, create: Bool = true) {
+    package struct OpenMode: Sendable, Equatable {
+        package var readOnly: Bool
+        package var create: Bool
+        package init(readOnly: Bool = false, create: Bool = true) {
             self.readOnly = readOnly
             self.create = create && !readOnly
         }
@@ -27,9 +27,9 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// The C functions of ``library``.
     let api: UnsafePointer<csqlite_api>
     /// The SQLite library this connection runs on (the system's, or SQLCipher for an encrypted file).
-    public let library: SQLiteLibrary
+    package let library: SQLiteLibrary
     /// The path of the database file.
-    public let path: String
+    package let path: String
     private var statementCache: [String: SQLiteStatement] = [:]
     /// The same cache keyed by the address of a `StaticString`'s text, in a small open-addressing
     /// table: finding a statement costs a few compares instead of hashing its SQL, which matters
@@ -44,7 +44,7 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// A `file:` URI that opens `path` as immutable: SQLite then never writes or creates anything
     /// next to it (no `-shm`), but also ignores any `-wal`, so use it only when the WAL is absent or empty.
-    public static func immutableURI(forPath path: String) -> String {
+    package static func immutableURI(forPath path: String) -> String {
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "?#%")
         return "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path) + "?immutable=1"
@@ -52,7 +52,7 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// True when `path` has a non-empty `-wal` or a `-journal` side file (committed data an
     /// immutable open would not see).
-    public static func hasPendingJournal(path: String) -> Bool {
+    package static func hasPendingJournal(path: String) -> Bool {
         let fm = FileManager.default
         let walSize = ((try? fm.attributesOfItem(atPath: path + "-wal"))?[.size] as? NSNumber)?.intValue ?? 0
         return walSize > 0 || fm.fileExists(atPath: path + "-journal")
@@ -60,7 +60,7 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// Opens (and with `mode.create`, creates) a database file with `library` (the system SQLite
     /// unless told otherwise; an encrypted file is opened with ``init(path:mode:rawKey:)``).
-    public init(path: String, mode: OpenMode = OpenMode(), library: SQLiteLibrary = .system) throws {
+    package init(path: String, mode: OpenMode = OpenMode(), library: SQLiteLibrary = .system) throws {
         let api = library.api
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         if mode.readOnly {
@@ -87,7 +87,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     deinit { close() }
 
     /// Finalizes cached statements and closes the connection.
-    public func close() {
+    package func close() {
         guard !isClosed else { return }
         isClosed = true
         statementCache.removeAll()
@@ -104,14 +104,14 @@ public final class SQLiteConnection: @unchecked Sendable {
     // MARK: Statements
 
     /// Prepares a new statement (not cached).
-    public func prepare(_ sql: String) throws -> SQLiteStatement {
+    package func prepare(_ sql: String) throws -> SQLiteStatement {
         try SQLiteStatement(connection: self, sql: sql)
     }
 
     /// Returns a cached prepared statement for `sql`, reset and ready to bind. If the cached one
     /// is in the middle of a step loop (a callback re-entered the same query), a fresh,
     /// uncached statement is returned instead.
-    public func cached(_ sql: String) throws -> SQLiteStatement {
+    package func cached(_ sql: String) throws -> SQLiteStatement {
         if let stmt = statementCache[sql] {
             if api.pointee.stmt_busy(stmt.handle) == 0 { return stmt }
             return try prepare(sql)
@@ -123,7 +123,7 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// ``cached(_:)`` for SQL known at compile time: the statement is found by the address of the
     /// literal's text instead of by hashing the SQL. Same reuse rules as ``cached(_:)``.
-    public func cached(static sql: StaticString) throws -> SQLiteStatement {
+    package func cached(static sql: StaticString) throws -> SQLiteStatement {
         guard sql.hasPointerRepresentation else { return try cached(sql.description) }
         let key = UnsafeRawPointer(sql.utf8Start)
         if let stmt = staticStatementCache[key] {
@@ -136,13 +136,13 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Drops every cached statement (needed before DDL that changes the schema in ways the cache must not see).
-    public func clearStatementCache() {
+    package func clearStatementCache() {
         statementCache.removeAll()
         staticStatementCache.removeAll()
     }
 
     /// Executes one or more SQL statements with no results.
-    public func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         var errmsg: UnsafeMutablePointer<CChar>?
         let rc = api.pointee.exec(handle, sql, nil, nil, &errmsg)
         if rc != SQLITE_OK {
@@ -154,24 +154,24 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Runs a statement with bindings to completion.
-    public func run(_ sql: String, _ values: [SQLiteValue] = []) throws {
+    package func run(_ sql: String, _ values: [SQLiteValue] = []) throws {
         try cached(sql).run(values)
     }
 
     /// Returns the first column of the first row, or nil when there is no row.
-    public func scalar(_ sql: String, _ values: [SQLiteValue] = []) throws -> SQLiteValue? {
+    package func scalar(_ sql: String, _ values: [SQLiteValue] = []) throws -> SQLiteValue? {
         let stmt = try cached(sql)
         defer { stmt.reset() }
         try stmt.bind(values)
         return try stmt.step() ? stmt.value(0) : nil
     }
 
-    public func scalarInt(_ sql: String, _ values: [SQLiteValue] = []) throws -> Int64? {
+    package func scalarInt(_ sql: String, _ values: [SQLiteValue] = []) throws -> Int64? {
         if case .integer(let i)? = try scalar(sql, values) { return i }
         return nil
     }
 
-    public func scalarString(_ sql: String, _ values: [SQLiteValue] = []) throws -> String? {
+    package func scalarString(_ sql: String, _ values: [SQLiteValue] = []) throws -> String? {
         switch try scalar(sql, values) {
         case .text(let s)?: return s
         case .integer(let i)?: return String(i)
@@ -181,34 +181,34 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     // MARK: State
 
-    public var lastInsertRowID: Int64 { api.pointee.last_insert_rowid(handle) }
+    package var lastInsertRowID: Int64 { api.pointee.last_insert_rowid(handle) }
     /// Rows changed by the most recent INSERT/UPDATE/DELETE.
-    public var changes: Int { Int(api.pointee.changes(handle)) }
+    package var changes: Int { Int(api.pointee.changes(handle)) }
     /// True while a transaction is open.
-    public var isInTransaction: Bool { api.pointee.get_autocommit(handle) == 0 }
+    package var isInTransaction: Bool { api.pointee.get_autocommit(handle) == 0 }
 
-    public var userVersion: Int {
+    package var userVersion: Int {
         get { (try? scalarInt("PRAGMA user_version")).flatMap { $0 }.map(Int.init) ?? 0 }
     }
 
-    public func setUserVersion(_ version: Int) throws {
+    package func setUserVersion(_ version: Int) throws {
         try execute("PRAGMA user_version = \(version)")
     }
 
     /// The names of a table's columns.
-    public func columns(of table: String) throws -> [String] {
+    package func columns(of table: String) throws -> [String] {
         let stmt = try prepare("PRAGMA table_info(\(quoteIdentifier(table)))")
         var names: [String] = []
         try stmt.forEachRow { names.append($0.string(1) ?? "") }
         return names
     }
 
-    public func tableExists(_ name: String) throws -> Bool {
+    package func tableExists(_ name: String) throws -> Bool {
         try scalarInt("SELECT count(*) FROM sqlite_master WHERE type='table' AND name=?", [.text(name)]) ?? 0 > 0
     }
 
     /// `PRAGMA integrity_check`'s result ("ok" when healthy).
-    public func integrityCheck() throws -> String {
+    package func integrityCheck() throws -> String {
         let stmt = try prepare("PRAGMA integrity_check")
         var lines: [String] = []
         try stmt.forEachRow { lines.append($0.string(0) ?? "") }
@@ -218,7 +218,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     // MARK: Collations and functions
 
     /// Registers a C collation function under `name`.
-    public func createCollation(_ name: String, _ function: SQLiteCollationFunction) throws {
+    package func createCollation(_ name: String, _ function: SQLiteCollationFunction) throws {
         let rc = api.pointee.create_collation_v2(handle, name, SQLITE_UTF8, nil, function, nil)
         if rc != SQLITE_OK { throw error(rc, sql: nil) }
     }
@@ -226,7 +226,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// Registers an FTS3/FTS4 tokenizer (`module` is a `sqlite3_tokenizer_module` pointer) under
     /// `name` on this connection, through `fts3_tokenizer(name, pointer)`; the two-argument form
     /// is allowed first with `SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER`.
-    public func registerFTS3Tokenizer(named name: String, module: UnsafeRawPointer) throws {
+    package func registerFTS3Tokenizer(named name: String, module: UnsafeRawPointer) throws {
         let rc = api.pointee.enable_fts3_tokenizer(handle)
         if rc != SQLITE_OK { throw error(rc, sql: nil) }
         let pointerBytes = withUnsafeBytes(of: UInt(bitPattern: module)) { Array($0) }
@@ -239,7 +239,7 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// Runs `body` inside a transaction (a savepoint when nested). Commits when it returns,
     /// rolls back when it throws.
-    public func transaction<R>(_ body: () throws -> R) throws -> R {
+    package func transaction<R>(_ body: () throws -> R) throws -> R {
         try begin()
         do {
             let result = try body()
@@ -252,7 +252,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Opens a transaction, or a nested savepoint inside the current one.
-    public func begin() throws {
+    package func begin() throws {
         // Prepared once and reused: nested savepoints happen once per document write.
         if savepointDepth == 0 {
             try cached(static: "BEGIN IMMEDIATE").run()
@@ -263,7 +263,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Commits the innermost open transaction level.
-    public func commit() throws {
+    package func commit() throws {
         guard savepointDepth > 0 else { throw SQLiteError(code: SQLITE_MISUSE, message: "commit without begin") }
         if savepointDepth == 1 {
             try cached(static: "COMMIT").run()
@@ -274,7 +274,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Rolls back the innermost open transaction level.
-    public func rollback() throws {
+    package func rollback() throws {
         guard savepointDepth > 0 else { throw SQLiteError(code: SQLITE_MISUSE, message: "rollback without begin") }
         savepointDepth -= 1
         if savepointDepth == 0 {
@@ -286,7 +286,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// How deeply transactions are nested right now (0 = none).
-    public var transactionDepth: Int { savepointDepth }
+    package var transactionDepth: Int { savepointDepth }
 }
 
 /// Statements by the address of their SQL text (linear probing; kept at most half full).
@@ -335,7 +335,7 @@ private struct StaticStatementTable {
 }
 
 /// Quotes an SQL identifier (table or index name) with single quotes, as the 1.x schema does for `maps_N`.
-public func quoteIdentifier(_ name: String) -> String {
+package func quoteIdentifier(_ name: String) -> String {
     // Without Foundation's replacingOccurrences: statements are built with it on hot paths.
     guard name.utf8.contains(UInt8(ascii: "'")) else { return "'" + name + "'" }
     return "'" + name.replacingOccurrences(of: "'", with: "''") + "'"

@@ -17,11 +17,11 @@ import Darwin
 /// - a read nested in another read on the same thread reuses the outer read's connection and
 ///   snapshot (it must not wait for a second reader while holding one).
 // @unchecked because its mutable state is only touched under `writerLock`/`condition`, and connections are handed to one thread at a time.
-public final class SQLiteConnectionPool: @unchecked Sendable {
+package final class SQLiteConnectionPool: @unchecked Sendable {
     /// The one connection that writes. Use it only inside ``write(_:)``.
-    public private(set) var writer: SQLiteConnection
+    package private(set) var writer: SQLiteConnection
     /// How many reader connections may be open at once.
-    public let maximumReaderCount: Int
+    package let maximumReaderCount: Int
     private var openReader: () throws -> SQLiteConnection
     /// Serialises writes; recursive, because a write may call code that writes.
     private let writerLock = NSRecursiveLock()
@@ -44,7 +44,7 @@ public final class SQLiteConnectionPool: @unchecked Sendable {
     ///   - maximumReaderCount: readers opened on demand, at most this many (at least 1).
     ///   - openReader: opens one more reader connection on the same file, configured as the
     ///     writer is (collations, functions); called outside any lock.
-    public init(writer: SQLiteConnection, maximumReaderCount: Int,
+    package init(writer: SQLiteConnection, maximumReaderCount: Int,
                 openReader: @escaping () throws -> SQLiteConnection) {
         self.writer = writer
         self.maximumReaderCount = max(1, maximumReaderCount)
@@ -54,20 +54,20 @@ public final class SQLiteConnectionPool: @unchecked Sendable {
     deinit { close() }
 
     /// True when the calling thread is inside ``write(_:)``.
-    public var currentThreadIsWriter: Bool {
+    package var currentThreadIsWriter: Bool {
         let me = Self.currentThread()
         condition.lock(); defer { condition.unlock() }
         return writerOwner == me
     }
 
     /// Reader connections open right now (idle or in use).
-    public var openReaderCount: Int {
+    package var openReaderCount: Int {
         condition.lock(); defer { condition.unlock() }
         return readerCount
     }
 
     /// Runs `body` with the writer, after any write in progress on another thread.
-    public func write<R>(_ body: (SQLiteConnection) throws -> R) rethrows -> R {
+    package func write<R>(_ body: (SQLiteConnection) throws -> R) rethrows -> R {
         writerLock.lock()
         let me = Self.currentThread()
         condition.lock()
@@ -86,7 +86,7 @@ public final class SQLiteConnectionPool: @unchecked Sendable {
 
     /// Runs `body` on a reader inside a read transaction (one snapshot of the last commit), or on
     /// the writer when this thread holds it. Waits only while every reader is busy with another read.
-    public func read<R>(_ body: (SQLiteConnection) throws -> R) throws -> R {
+    package func read<R>(_ body: (SQLiteConnection) throws -> R) throws -> R {
         let me = Self.currentThread()
         condition.lock()
         if writerOwner == me {
@@ -170,7 +170,7 @@ public final class SQLiteConnectionPool: @unchecked Sendable {
 
     /// Closes the writer and every reader; a reader in use closes when its read ends. Reads
     /// started afterwards throw. Waits for a write in progress on another thread.
-    public func close() {
+    package func close() {
         writerLock.lock()
         defer { writerLock.unlock() }
         condition.lock()
@@ -189,7 +189,7 @@ public final class SQLiteConnectionPool: @unchecked Sendable {
     /// `reopen`, which closes the old writer, does its work and returns the new writer and reader
     /// opener. Reads wait meanwhile. Call it inside ``write(_:)``, outside any read. When `reopen`
     /// throws, the pool is closed.
-    public func reconnect(_ reopen: () throws -> (writer: SQLiteConnection, openReader: () throws -> SQLiteConnection)) throws {
+    package func reconnect(_ reopen: () throws -> (writer: SQLiteConnection, openReader: () throws -> SQLiteConnection)) throws {
         let me = Self.currentThread()
         condition.lock()
         guard writerOwner == me else {
@@ -227,7 +227,7 @@ public final class SQLiteConnectionPool: @unchecked Sendable {
     }
 
     /// What a read on a closed pool throws.
-    public static let closedError = SQLiteError(code: SQLITE_MISUSE, message: "connection pool is closed")
+    package static let closedError = SQLiteError(code: SQLITE_MISUSE, message: "connection pool is closed")
 
     @inline(__always)
     private static func currentThread() -> UInt {

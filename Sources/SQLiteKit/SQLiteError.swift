@@ -4,19 +4,19 @@ import Glibc
 #endif
 
 /// An error reported by SQLite, with the result code, the message and the SQL that caused it.
-public struct SQLiteError: Error, CustomStringConvertible, Sendable {
+package struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// The primary result code (`SQLITE_BUSY`, `SQLITE_NOTADB`, …).
-    public let code: Int32
+    package let code: Int32
     /// The extended result code, when SQLite reported one.
-    public let extendedCode: Int32
+    package let extendedCode: Int32
     /// SQLite's message.
-    public let message: String
+    package let message: String
     /// The statement being prepared or run, if any.
-    public let sql: String?
+    package let sql: String?
     /// The errno of the system call behind an I/O error (`sqlite3_system_errno`), else 0.
-    public let systemErrno: Int32
+    package let systemErrno: Int32
 
-    public init(code: Int32, extendedCode: Int32? = nil, message: String, sql: String? = nil, systemErrno: Int32 = 0) {
+    package init(code: Int32, extendedCode: Int32? = nil, message: String, sql: String? = nil, systemErrno: Int32 = 0) {
         self.code = code & 0xFF
         self.extendedCode = extendedCode ?? code
         self.message = message
@@ -24,22 +24,22 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
         self.systemErrno = systemErrno
     }
 
-    public var description: String {
+    package var description: String {
         var text = "SQLite error \(code): \(message)"
         if let sql { text += " (in `\(sql)`)" }
         return text
     }
 
     /// True for `SQLITE_CONSTRAINT` (e.g. a UNIQUE violation).
-    public var isConstraintViolation: Bool { code == SQLITE_CONSTRAINT }
+    package var isConstraintViolation: Bool { code == SQLITE_CONSTRAINT }
     /// True when the file is not a database (garbage, or encrypted with a key we don't have).
-    public var isNotADatabase: Bool { code == SQLITE_NOTADB }
+    package var isNotADatabase: Bool { code == SQLITE_NOTADB }
     /// True when SQLite found the file damaged.
-    public var isCorrupt: Bool { code == SQLITE_CORRUPT }
+    package var isCorrupt: Bool { code == SQLITE_CORRUPT }
     /// True when the write failed for lack of space: `SQLITE_FULL` (SQLite's VFS reports a short
     /// write with ENOSPC so), or an I/O error whose system call failed with ENOSPC (growing the
     /// WAL index, truncating or syncing on a full disk).
-    public var isDiskFull: Bool {
+    package var isDiskFull: Bool {
         code == SQLITE_FULL || (code == SQLITE_IOERR && (systemErrno == ENOSPC || systemErrno == EDQUOT))
     }
 }

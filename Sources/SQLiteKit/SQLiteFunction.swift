@@ -3,21 +3,21 @@ import CSQLiteAPI
 import Foundation
 
 /// The arguments of one call of an application-defined SQL function, read in place.
-public struct SQLiteArguments {
+package struct SQLiteArguments {
     /// The library whose values these are (see `SQLiteLibrary`).
     let api: UnsafePointer<csqlite_api>
     let argv: UnsafeMutablePointer<OpaquePointer?>?
     /// The number of arguments.
-    public let count: Int
+    package let count: Int
 
     /// The storage classes SQLite hands a function.
-    public enum StorageClass: Sendable, Equatable { case integer, real, text, blob, null }
+    package enum StorageClass: Sendable, Equatable { case integer, real, text, blob, null }
 
     @inline(__always)
     func value(_ i: Int) -> OpaquePointer? { argv![i] }
 
     /// The storage class of argument `i`.
-    public func storageClass(_ i: Int) -> StorageClass {
+    package func storageClass(_ i: Int) -> StorageClass {
         switch api.pointee.value_type(value(i)) {
         case SQLITE_INTEGER: return .integer
         case SQLITE_FLOAT: return .real
@@ -28,30 +28,30 @@ public struct SQLiteArguments {
     }
 
     /// True if argument `i` is SQL NULL.
-    public func isNull(_ i: Int) -> Bool { api.pointee.value_type(value(i)) == SQLITE_NULL }
+    package func isNull(_ i: Int) -> Bool { api.pointee.value_type(value(i)) == SQLITE_NULL }
     /// Argument `i` as an integer (SQLite's conversion).
-    public func int64(_ i: Int) -> Int64 { api.pointee.value_int64(value(i)) }
+    package func int64(_ i: Int) -> Int64 { api.pointee.value_int64(value(i)) }
     /// Argument `i` as a double (SQLite's conversion).
-    public func double(_ i: Int) -> Double { api.pointee.value_double(value(i)) }
+    package func double(_ i: Int) -> Double { api.pointee.value_double(value(i)) }
     /// The subtype SQLite carries with a value returned by another function (0 when none).
-    public func subtype(_ i: Int) -> UInt32 { api.pointee.value_subtype(value(i)) }
+    package func subtype(_ i: Int) -> UInt32 { api.pointee.value_subtype(value(i)) }
 
     /// Argument `i` as text (numbers are converted by SQLite), nil for NULL.
-    public func string(_ i: Int) -> String? {
+    package func string(_ i: Int) -> String? {
         guard let p = api.pointee.value_text(value(i)) else { return nil }
         let n = Int(api.pointee.value_bytes(value(i)))
         return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
     }
 
     /// Calls `body` with the bytes of argument `i` as a blob (no copy; valid only inside `body`).
-    public func withBlob<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withBlob<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let p = api.pointee.value_blob(value(i))
         let n = Int(api.pointee.value_bytes(value(i)))
         return try body(UnsafeRawBufferPointer(start: n == 0 ? nil : p, count: n))
     }
 
     /// Calls `body` with the UTF-8 bytes of argument `i` as text (no copy).
-    public func withText<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withText<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let p = api.pointee.value_text(value(i))
         let n = Int(api.pointee.value_bytes(value(i)))
         return try body(UnsafeRawBufferPointer(start: n == 0 ? nil : UnsafeRawPointer(p), count: n))
@@ -59,51 +59,51 @@ public struct SQLiteArguments {
 }
 
 /// Where an application-defined SQL function puts its result.
-public struct SQLiteFunctionResult {
+package struct SQLiteFunctionResult {
     /// The library whose context this is (see `SQLiteLibrary`).
     let api: UnsafePointer<csqlite_api>
     let context: OpaquePointer?
 
     /// Returns SQL NULL.
-    public func setNull() { api.pointee.result_null(context) }
+    package func setNull() { api.pointee.result_null(context) }
     /// Returns an integer.
-    public func set(_ value: Int64) { api.pointee.result_int64(context, value) }
+    package func set(_ value: Int64) { api.pointee.result_int64(context, value) }
     /// Returns a double.
-    public func set(_ value: Double) { api.pointee.result_double(context, value) }
+    package func set(_ value: Double) { api.pointee.result_double(context, value) }
     /// Returns text.
-    public func set(_ value: String) {
+    package func set(_ value: String) {
         var s = value
         s.withUTF8 { setText(UnsafeRawBufferPointer($0)) }
     }
     /// Returns text from UTF-8 bytes (copied).
-    public func setText(_ bytes: UnsafeRawBufferPointer) {
+    package func setText(_ bytes: UnsafeRawBufferPointer) {
         // A zero-length text still needs a non-NULL pointer, or SQLite returns NULL.
         let p = bytes.baseAddress ?? UnsafeRawPointer(emptyText)
         api.pointee.result_text(context, p.assumingMemoryBound(to: CChar.self), Int32(bytes.count), SQLITE_TRANSIENT_FN)
     }
     /// Returns a blob (copied).
-    public func setBlob(_ bytes: UnsafeRawBufferPointer) {
+    package func setBlob(_ bytes: UnsafeRawBufferPointer) {
         api.pointee.result_blob(context, bytes.baseAddress ?? UnsafeRawPointer(emptyText), Int32(bytes.count), SQLITE_TRANSIENT_FN)
     }
     /// Returns a blob.
-    public func setBlob(_ bytes: [UInt8]) { bytes.withUnsafeBytes { setBlob($0) } }
+    package func setBlob(_ bytes: [UInt8]) { bytes.withUnsafeBytes { setBlob($0) } }
     /// Tags the result with a subtype another function can read back (SQLite drops it once
     /// the value is stored or sorted).
-    public func setSubtype(_ subtype: UInt32) { api.pointee.result_subtype(context, subtype) }
+    package func setSubtype(_ subtype: UInt32) { api.pointee.result_subtype(context, subtype) }
     /// Makes the statement fail with `message`.
-    public func setError(_ message: String) { api.pointee.result_error(context, message, -1) }
+    package func setError(_ message: String) { api.pointee.result_error(context, message, -1) }
     /// Returns argument `i` of `arguments` unchanged (a copy of SQLite's value, subtype included).
-    public func set(argument i: Int, of arguments: SQLiteArguments) { api.pointee.result_value(context, arguments.value(i)) }
+    package func set(argument i: Int, of arguments: SQLiteArguments) { api.pointee.result_value(context, arguments.value(i)) }
 
     /// The object this call site stored with argument `i` (`sqlite3_get_auxdata`): SQLite keeps it
     /// while the argument stays the same constant during one run of the statement.
-    public func auxiliaryObject(forArgument i: Int32) -> AnyObject? {
+    package func auxiliaryObject(forArgument i: Int32) -> AnyObject? {
         guard let p = api.pointee.get_auxdata(context, i) else { return nil }
         return Unmanaged<AnyObject>.fromOpaque(p).takeUnretainedValue()
     }
 
     /// Stores `object` with argument `i` for later calls (see ``auxiliaryObject(forArgument:)``).
-    public func setAuxiliaryObject(_ object: AnyObject, forArgument i: Int32) {
+    package func setAuxiliaryObject(_ object: AnyObject, forArgument i: Int32) {
         api.pointee.set_auxdata(context, i, Unmanaged.passRetained(object).toOpaque()) { p in
             if let p { Unmanaged<AnyObject>.fromOpaque(p).release() }
         }
@@ -118,7 +118,7 @@ nonisolated(unsafe) private let emptyText: UnsafeMutablePointer<UInt8> = {
 nonisolated(unsafe) private let SQLITE_TRANSIENT_FN = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// A Swift closure implementing a scalar SQL function.
-public typealias SQLiteScalarFunction = (SQLiteArguments, SQLiteFunctionResult) -> Void
+package typealias SQLiteScalarFunction = (SQLiteArguments, SQLiteFunctionResult) -> Void
 
 /// The C signature of a scalar function's (or an aggregate step's) callback.
 typealias SQLiteFunctionCallback = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
@@ -139,7 +139,7 @@ extension SQLiteConnection {
     /// Registers (or replaces) the scalar SQL function `name` taking `argumentCount`
     /// arguments (-1: any number). `deterministic` lets SQLite use it in indexes and factor it
     /// out; functions reading argument subtypes must say so with `readsSubtypes`.
-    public func createFunction(_ name: String, argumentCount: Int32, deterministic: Bool = true,
+    package func createFunction(_ name: String, argumentCount: Int32, deterministic: Bool = true,
                                readsSubtypes: Bool = false, _ body: @escaping SQLiteScalarFunction) throws {
         var flags = SQLITE_UTF8
         if deterministic { flags |= SQLITE_DETERMINISTIC }
@@ -157,7 +157,7 @@ extension SQLiteConnection {
 }
 
 /// A Swift closure comparing two UTF-8 strings for a collation: negative, zero or positive.
-public typealias SQLiteCollation = (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Int32
+package typealias SQLiteCollation = (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Int32
 
 private final class CollationBox {
     let compare: SQLiteCollation
@@ -166,7 +166,7 @@ private final class CollationBox {
 
 extension SQLiteConnection {
     /// Registers the collation `name` implemented by a Swift closure.
-    public func createCollation(_ name: String, _ compare: @escaping SQLiteCollation) throws {
+    package func createCollation(_ name: String, _ compare: @escaping SQLiteCollation) throws {
         let box = Unmanaged.passRetained(CollationBox(compare)).toOpaque()
         let rc = api.pointee.create_collation_v2(handle, name, SQLITE_UTF8, box, { ctx, n1, p1, n2, p2 in
             let box = Unmanaged<CollationBox>.fromOpaque(ctx!).takeUnretainedValue()
@@ -176,7 +176,7 @@ extension SQLiteConnection {
     }
 
     /// Whether a collation named `name` is registered on this connection.
-    public func hasCollation(_ name: String) throws -> Bool {
+    package func hasCollation(_ name: String) throws -> Bool {
         // `PRAGMA collation_list` rather than the pragma_collation_list table (SQLite 3.16+): SQLCipher 3 is 3.15.
         var found = false
         try prepare("PRAGMA collation_list").forEachRow { if $0.string(1) == name { found = true } }

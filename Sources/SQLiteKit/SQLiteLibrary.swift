@@ -5,15 +5,15 @@ import CSQLiteAPI
 /// or SQLCipher, which 1.x used for encrypted databases, loaded at run time with its symbols kept
 /// local (`RTLD_LOCAL | RTLD_DEEPBIND`) because it exports the same `sqlite3_*` names. See `CSQLiteAPI.h`.
 // @unchecked because `api` points at a static, never-freed table of C function pointers.
-public struct SQLiteLibrary: @unchecked Sendable, Equatable {
+package struct SQLiteLibrary: @unchecked Sendable, Equatable {
     let api: UnsafePointer<csqlite_api>
 
     /// The system SQLite the package links.
-    public static let system = SQLiteLibrary(api: csqlite_system_api())
+    package static let system = SQLiteLibrary(api: csqlite_system_api())
 
     /// SQLCipher (Debian's `libsqlcipher0`), loaded on first use; throws ``SQLCipherUnavailable``
     /// with the reason when it is not installed or not usable.
-    public static func sqlCipher() throws -> SQLiteLibrary {
+    package static func sqlCipher() throws -> SQLiteLibrary {
         var message = [CChar](repeating: 0, count: 512)
         guard let api = csqlite_sqlcipher_api(&message, message.count) else {
             throw SQLCipherUnavailable(message: String(cString: message))
@@ -22,12 +22,12 @@ public struct SQLiteLibrary: @unchecked Sendable, Equatable {
     }
 
     /// True when SQLCipher can be loaded.
-    public static var isSQLCipherAvailable: Bool { csqlite_sqlcipher_api(nil, 0) != nil }
+    package static var isSQLCipherAvailable: Bool { csqlite_sqlcipher_api(nil, 0) != nil }
 
     /// True for SQLCipher.
-    public var isSQLCipher: Bool { api.pointee.is_sqlcipher != 0 }
+    package var isSQLCipher: Bool { api.pointee.is_sqlcipher != 0 }
 
-    public static func == (a: SQLiteLibrary, b: SQLiteLibrary) -> Bool { a.api == b.api }
+    package static func == (a: SQLiteLibrary, b: SQLiteLibrary) -> Bool { a.api == b.api }
 
     /// The tables C callbacks use: a callback receives only SQLite's context, so each library
     /// registers its own thunk, which names its table here.
@@ -39,8 +39,8 @@ public struct SQLiteLibrary: @unchecked Sendable, Equatable {
 }
 
 /// SQLCipher (needed for an encrypted database) is not installed or cannot be loaded.
-public struct SQLCipherUnavailable: Error, CustomStringConvertible, Sendable {
+package struct SQLCipherUnavailable: Error, CustomStringConvertible, Sendable {
     /// Why, from the dynamic loader.
-    public let message: String
-    public var description: String { message }
+    package let message: String
+    package var description: String { message }
 }

@@ -6,12 +6,12 @@ import Foundation
 let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// A prepared statement. Not thread-safe: the owning connection's user serialises access.
-public final class SQLiteStatement {
+package final class SQLiteStatement {
     let handle: OpaquePointer
     /// The library the statement's connection runs on.
     let api: UnsafePointer<csqlite_api>
     /// The SQL text this statement was prepared from.
-    public let sql: String
+    package let sql: String
     unowned let connection: SQLiteConnection
 
     init(connection: SQLiteConnection, sql: String) throws {
@@ -32,7 +32,7 @@ public final class SQLiteStatement {
     // MARK: Binding (1-based indexes, as in SQLite)
 
     /// Binds a value to the parameter at `index` (1-based).
-    public func bind(_ value: SQLiteValue, at index: Int32) throws {
+    package func bind(_ value: SQLiteValue, at index: Int32) throws {
         switch value {
         case .null: try check(api.pointee.bind_null(handle, index))
         case .integer(let i): try bind(i, at: index)
@@ -42,32 +42,32 @@ public final class SQLiteStatement {
         }
     }
 
-    public func bind(_ value: Int64, at index: Int32) throws {
+    package func bind(_ value: Int64, at index: Int32) throws {
         try check(api.pointee.bind_int64(handle, index, value))
     }
 
-    public func bind(_ value: Int, at index: Int32) throws {
+    package func bind(_ value: Int, at index: Int32) throws {
         try check(api.pointee.bind_int64(handle, index, Int64(value)))
     }
 
-    public func bind(_ value: Bool, at index: Int32) throws {
+    package func bind(_ value: Bool, at index: Int32) throws {
         try check(api.pointee.bind_int(handle, index, value ? 1 : 0))
     }
 
-    public func bind(_ value: Double, at index: Int32) throws {
+    package func bind(_ value: Double, at index: Int32) throws {
         try check(api.pointee.bind_double(handle, index, value))
     }
 
     /// The index of the named parameter `name` (with its `:`/`@`/`$` prefix), 0 if absent.
-    public func parameterIndex(_ name: String) -> Int32 {
+    package func parameterIndex(_ name: String) -> Int32 {
         api.pointee.bind_parameter_index(handle, name)
     }
 
-    public func bindNull(at index: Int32) throws {
+    package func bindNull(at index: Int32) throws {
         try check(api.pointee.bind_null(handle, index))
     }
 
-    public func bind(_ value: String, at index: Int32) throws {
+    package func bind(_ value: String, at index: Int32) throws {
         var s = value
         let rc = s.withUTF8 { buf -> Int32 in
             guard let base = buf.baseAddress else { return api.pointee.bind_text(handle, index, "", 0, SQLITE_TRANSIENT) }
@@ -78,16 +78,16 @@ public final class SQLiteStatement {
         try check(rc)
     }
 
-    public func bind(_ value: String?, at index: Int32) throws {
+    package func bind(_ value: String?, at index: Int32) throws {
         if let value { try bind(value, at: index) } else { try bindNull(at: index) }
     }
 
-    public func bind(_ value: Int64?, at index: Int32) throws {
+    package func bind(_ value: Int64?, at index: Int32) throws {
         if let value { try bind(value, at: index) } else { try bindNull(at: index) }
     }
 
     /// Binds bytes as a BLOB.
-    public func bindBlob(_ bytes: some ContiguousBytes, at index: Int32) throws {
+    package func bindBlob(_ bytes: some ContiguousBytes, at index: Int32) throws {
         let rc = bytes.withUnsafeBytes { buf in
             // A zero-length blob needs a non-NULL pointer, or SQLite stores NULL.
             api.pointee.bind_blob(handle, index, buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buf.count), SQLITE_TRANSIENT)
@@ -97,18 +97,18 @@ public final class SQLiteStatement {
 
     /// Binds bytes as a BLOB without copying them (SQLITE_STATIC): the memory must stay valid
     /// and unchanged until the statement is stepped and reset. For bulk-load hot paths.
-    public func bindBlobNoCopy(_ buf: UnsafeRawBufferPointer, at index: Int32) throws {
+    package func bindBlobNoCopy(_ buf: UnsafeRawBufferPointer, at index: Int32) throws {
         try check(api.pointee.bind_blob(handle, index, buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buf.count), nil))
     }
 
     /// Binds UTF-8 bytes as TEXT without copying them (SQLITE_STATIC); see `bindBlobNoCopy`.
-    public func bindTextNoCopy(_ buf: UnsafeRawBufferPointer, at index: Int32) throws {
+    package func bindTextNoCopy(_ buf: UnsafeRawBufferPointer, at index: Int32) throws {
         let base = buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
         try check(api.pointee.bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(buf.count), nil))
     }
 
     /// Binds bytes as TEXT (UTF-8).
-    public func bindText(_ bytes: some ContiguousBytes, at index: Int32) throws {
+    package func bindText(_ bytes: some ContiguousBytes, at index: Int32) throws {
         let rc = bytes.withUnsafeBytes { buf -> Int32 in
             // A zero-length text needs a non-NULL pointer, or SQLite stores NULL.
             let base = buf.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
@@ -118,7 +118,7 @@ public final class SQLiteStatement {
     }
 
     /// Binds several values, starting at parameter 1.
-    public func bind(_ values: [SQLiteValue]) throws {
+    package func bind(_ values: [SQLiteValue]) throws {
         for (i, v) in values.enumerated() { try bind(v, at: Int32(i + 1)) }
     }
 
@@ -126,7 +126,7 @@ public final class SQLiteStatement {
 
     /// Advances to the next row. Returns false when done.
     @discardableResult
-    public func step() throws -> Bool {
+    package func step() throws -> Bool {
         let rc = api.pointee.step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -139,45 +139,45 @@ public final class SQLiteStatement {
     }
 
     /// Resets the statement and clears its bindings, ready for reuse.
-    public func reset() {
+    package func reset() {
         api.pointee.reset(handle)
         api.pointee.clear_bindings(handle)
     }
 
     /// Runs the statement to completion (for INSERT/UPDATE/DELETE), then resets it.
-    public func run(_ values: [SQLiteValue] = []) throws {
+    package func run(_ values: [SQLiteValue] = []) throws {
         defer { reset() }
         if !values.isEmpty { try bind(values) }
         while try step() {}
     }
 
     /// Iterates over result rows, then resets the statement.
-    public func forEachRow(_ body: (SQLiteStatement) throws -> Void) throws {
+    package func forEachRow(_ body: (SQLiteStatement) throws -> Void) throws {
         defer { reset() }
         while try step() { try body(self) }
     }
 
     // MARK: Columns (0-based indexes, as in SQLite)
 
-    public var columnCount: Int32 { api.pointee.column_count(handle) }
+    package var columnCount: Int32 { api.pointee.column_count(handle) }
 
-    public func isNull(_ column: Int32) -> Bool {
+    package func isNull(_ column: Int32) -> Bool {
         api.pointee.column_type(handle, column) == SQLITE_NULL
     }
 
-    public func int64(_ column: Int32) -> Int64 { api.pointee.column_int64(handle, column) }
-    public func int(_ column: Int32) -> Int { Int(api.pointee.column_int64(handle, column)) }
-    public func bool(_ column: Int32) -> Bool { api.pointee.column_int64(handle, column) != 0 }
-    public func double(_ column: Int32) -> Double { api.pointee.column_double(handle, column) }
+    package func int64(_ column: Int32) -> Int64 { api.pointee.column_int64(handle, column) }
+    package func int(_ column: Int32) -> Int { Int(api.pointee.column_int64(handle, column)) }
+    package func bool(_ column: Int32) -> Bool { api.pointee.column_int64(handle, column) != 0 }
+    package func double(_ column: Int32) -> Double { api.pointee.column_double(handle, column) }
 
-    public func string(_ column: Int32) -> String? {
+    package func string(_ column: Int32) -> String? {
         guard let p = api.pointee.column_text(handle, column) else { return nil }
         let n = Int(api.pointee.column_bytes(handle, column))
         return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
     }
 
     /// The column's bytes (BLOB or TEXT), or nil for SQL NULL.
-    public func bytes(_ column: Int32) -> [UInt8]? {
+    package func bytes(_ column: Int32) -> [UInt8]? {
         let type = api.pointee.column_type(handle, column)
         if type == SQLITE_NULL { return nil }
         let p = api.pointee.column_blob(handle, column)
@@ -187,7 +187,7 @@ public final class SQLiteStatement {
     }
 
     /// Calls `body` with the column's bytes without copying; nil for SQL NULL. The buffer is valid only inside `body`.
-    public func withBytes<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+    package func withBytes<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
         let type = api.pointee.column_type(handle, column)
         if type == SQLITE_NULL { return try body(nil) }
         let p = api.pointee.column_blob(handle, column)
@@ -195,7 +195,7 @@ public final class SQLiteStatement {
         return try body(UnsafeRawBufferPointer(start: n > 0 ? p : nil, count: n))
     }
 
-    public func value(_ column: Int32) -> SQLiteValue {
+    package func value(_ column: Int32) -> SQLiteValue {
         switch api.pointee.column_type(handle, column) {
         case SQLITE_INTEGER: return .integer(int64(column))
         case SQLITE_FLOAT: return .real(double(column))
@@ -205,7 +205,7 @@ public final class SQLiteStatement {
         }
     }
 
-    public func columnName(_ column: Int32) -> String {
+    package func columnName(_ column: Int32) -> String {
         api.pointee.column_name(handle, column).map { String(cString: $0) } ?? ""
     }
 

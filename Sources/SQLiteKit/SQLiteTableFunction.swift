@@ -3,14 +3,14 @@ import CSQLiteAPI
 import Foundation
 
 /// The rows a table-valued function produced for one set of arguments.
-public protocol SQLiteTableRows: AnyObject {
+package protocol SQLiteTableRows: AnyObject {
     var count: Int { get }
     /// Sets `result` to column `column` (0-based, visible columns only) of row `row`.
     func column(_ column: Int, row: Int, into result: SQLiteFunctionResult)
 }
 
 /// A Swift closure implementing a table-valued function: arguments in, rows out.
-public typealias SQLiteTableFunction = (SQLiteArguments) -> SQLiteTableRows
+package typealias SQLiteTableFunction = (SQLiteArguments) -> SQLiteTableRows
 
 private final class TableFunctionBox {
     let columns: [String]
@@ -137,7 +137,7 @@ nonisolated(unsafe) private var tableFunctionModule: sqlite3_module = {
 extension SQLiteConnection {
     /// Registers the table-valued function `name(arg0, …)` with visible `columns`, usable in
     /// FROM/JOIN like SQLite's `json_each`. Arguments not given are NULL.
-    public func createTableFunction(_ name: String, columns: [String], argumentCount: Int,
+    package func createTableFunction(_ name: String, columns: [String], argumentCount: Int,
                                     _ body: @escaping SQLiteTableFunction) throws {
         let b = Unmanaged.passRetained(TableFunctionBox(columns: columns, argumentCount: argumentCount, api: api, body: body)).toOpaque()
         let rc = withUnsafePointer(to: &tableFunctionModule) { module in

@@ -187,7 +187,7 @@ struct Serve: ParsableCommand {
             listener.setPasswords([String(credentials[..<colon]): String(credentials[credentials.index(after: colon)...])])
         }
         if ssl {
-            try listener.setAnonymousSSLIdentity(label: "cbl serve")
+            try listener.setAnonymousSSLIdentity(withLabel: "cbl serve")
         }
         try listener.start()
         if ssl, let pem = listener.sslCertificatePEM { print(pem.trimmingCharacters(in: .whitespacesAndNewlines)) }

@@ -11,7 +11,8 @@ struct Check: ParsableCommand {
               - the schema version (PRAGMA user_version) and the release that writes it;
               - missing blobs: attachments a revision refers to whose file is not in \
             attachments/ (1.x) or Attachments/ (2.x), with the documents referring to them;
-              - orphaned blobs: blob files no revision refers to (compaction deletes them);
+              - orphaned blobs: blob files no revision refers to, left by saves that failed after \
+            storing their attachment; not a problem (compaction deletes them);
               - 1.x only: blob files whose size differs from the attachment's stored length.
 
             EXAMPLES:
@@ -58,7 +59,7 @@ struct Check: ParsableCommand {
             let refs = blob.references.map(describe).joined(separator: ", ")
             output.line("  \(blob.digest) (\(blob.file)) referenced by \(refs)")
         }
-        output.line("orphaned blobs:  \(r.orphans.isEmpty ? "none" : String(r.orphans.count))")
+        output.line("orphaned blobs:  \(r.orphans.isEmpty ? "none" : "\(r.orphans.count) (not a problem: compact deletes them)")")
         for blob in r.orphans { output.line("  \(blob.file) (\(blob.size) bytes)") }
         if r.format == "1.x" {
             output.line("size mismatches: \(r.mismatched.isEmpty ? "none" : String(r.mismatched.count))")

@@ -48,8 +48,10 @@ struct AuditReport {
 
     var integrityOK: Bool { integrity == ["ok"] }
 
+    /// What is wrong. Orphaned blobs are not: a save that failed after storing its attachment
+    /// (a full disk, a crash) leaves one by design, and compaction deletes it (spec 4.2).
     var problemCount: Int {
-        (integrityOK ? 0 : 1) + (schemaProblem ? 1 : 0) + missing.count + orphans.count + mismatched.count
+        (integrityOK ? 0 : 1) + (schemaProblem ? 1 : 0) + missing.count + mismatched.count
     }
 }
 

@@ -64,7 +64,7 @@ final class ListenerTLSTests: ListenerTestCase {
         XCTAssertEqual(same.sslCertificatePEM, pem)
         XCTAssertEqual(same.sslIdentityDigest, secure.sslIdentityDigest)
         let other = CBLListener(manager: manager, port: 0)
-        try other.setAnonymousSSLIdentity(label: "Other")
+        try other.setAnonymousSSLIdentity(withLabel: "Other")
         XCTAssertNotEqual(other.sslCertificatePEM, pem)
 
         // Bad PEMs are refused; nil goes back to HTTP.

@@ -38,6 +38,7 @@ public let kCBLReplicationChangeNotification = Notification.Name.cblReplicationC
 /// Checkpoints use the 1.x checkpoint ID and live where 1.x keeps them (the remote
 /// `_local/<id>` document and the local `info` row), so a database a 1.x app replicated resumes
 /// where it stopped. Safe to use from any thread; notifications arrive on a private queue.
+// @unchecked because every mutable property is behind its lock (configuration, status, the running Replicator).
 public final class CBLReplication: NSObject, @unchecked Sendable {
     /// The local database.
     public let localDatabase: CBLDatabase

@@ -397,16 +397,18 @@ struct Pusher {
 
     /// Sends a multipart upload, streaming file-backed attachments; returns the HTTP status.
     private func send(_ upload: MultipartUpload, _ candidate: Candidate) async throws -> Int {
-        let boundary = "cbl-" + UUID().uuidString
-        var head = Array("--\(boundary)\r\nContent-Type: application/json\r\n\r\n".utf8)
+        let boundary = MultipartWriter.newBoundary()
+        var head = MultipartWriter.partHead(boundary: boundary, headers: [("Content-Type", "application/json")], first: true)
         head += upload.json
         var pieces: [(prefix: [UInt8], source: AttachmentSource)] = []
         for (name, contentType, source) in upload.attachments {
-            let escaped = name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            let prefix = Array("\r\n--\(boundary)\r\nContent-Disposition: attachment; filename=\"\(escaped)\"\r\nContent-Type: \(contentType)\r\n\r\n".utf8)
+            let prefix = MultipartWriter.partHead(boundary: boundary, headers: [
+                ("Content-Disposition", "attachment; filename=\"\(MultipartWriter.quoted(name))\""),
+                ("Content-Type", contentType),
+            ], first: false)
             pieces.append((prefix, source))
         }
-        let tail = Array("\r\n--\(boundary)--\r\n".utf8)
+        let tail = MultipartWriter.closing(boundary: boundary) + Array("\r\n".utf8)
         let length = head.count + pieces.reduce(0) { $0 + $1.prefix.count + $1.source.length } + tail.count
         let body = RemoteBody.stream(length: length,
                                      MultipartBodySequence(head: head, pieces: pieces, tail: tail))

@@ -343,8 +343,10 @@ final class RemoteDatabase: Sendable {
 
     // MARK: Error classification (spec 8.2)
 
+    /// 408, 429 and 5xx, except 501 (not implemented) and 507 (insufficient storage: a full
+    /// disk, ours or the peer's, is not cured by waiting, so the replication stops with it).
     static func isTransient(status: Int) -> Bool {
-        status == 408 || status == 429 || (500...599).contains(status) && status != 501
+        status == 408 || status == 429 || (500...599).contains(status) && status != 501 && status != 507
     }
 
     static func isTransient(_ error: Error) -> Bool {

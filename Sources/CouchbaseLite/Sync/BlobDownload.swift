@@ -2,6 +2,7 @@ import Foundation
 
 /// An attachment body arriving from a peer, streamed into the blob store as it comes (never
 /// held whole in memory): `append` each chunk, then `finish` installs it under its SHA-1.
+// @unchecked because its BlobWriter is fed by one task at a time (append, then finish or cancel), in order.
 package final class SyncBlobDownload: @unchecked Sendable {
     private let writer: BlobWriter
 

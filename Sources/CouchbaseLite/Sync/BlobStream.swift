@@ -2,6 +2,7 @@ import Foundation
 
 /// An attachment's stored content read piece by piece (decrypted when the store is encrypted),
 /// so the listener can answer a GET or a `Range` of any size without holding it in memory.
+// @unchecked because its BlobReader is used by one reader at a time (the listener's streamer serialises its reads under a lock).
 package final class SyncBlobStream: @unchecked Sendable {
     private let reader: BlobReader
     /// The content length (plaintext).

@@ -12,6 +12,7 @@ import JSONCore
 /// let selector = try MangoSelector(JSON.parse(#"{"type": "post", "tags": {"$all": ["a"]}}"#))
 /// selector.matches(document)
 /// ```
+// @unchecked because it is immutable after init; its nodes hold parsed JSON operands (`Any`), never mutated.
 struct MangoSelector: @unchecked Sendable {
     /// A node of the normalized selector.
     indirect enum Node {

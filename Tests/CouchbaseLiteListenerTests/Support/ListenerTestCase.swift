@@ -185,7 +185,7 @@ class ListenerTestCase: XCTestCase {
         listener.stop()
         let secure = CBLListener(manager: manager, port: 0)
         secure.bindAddress = "127.0.0.1"
-        try secure.setAnonymousSSLIdentity(label: label)
+        try secure.setAnonymousSSLIdentity(withLabel: label)
         try secure.start()
         return secure
     }
