@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 import NIOSSL
 
 /// The state of a replication, as 1.x reports it.
@@ -47,15 +48,16 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
     /// True for a pull (remote → local), false for a push.
     public let pull: Bool
 
-    struct Configuration {
+    /// What a run is started with (a copy, `Sendable`: the replication tasks share it).
+    struct Configuration: Sendable {
         var continuous = false
         var createTarget = false
         var filter: String?
-        var filterParams: [String: Any]?
+        /// The app's filter parameters as canonical JSON text (``JSONObjectText``).
+        var filterParams: JSONObjectText?
         var channels: [String]?
         var documentIDs: [String]?
         var headers: [String: String] = [:]
-        var customProperties: [String: Any] = [:]
         var authenticator: CBLAuthenticatorProtocol?
         var remoteUUID: String?
         var trustedRootCertificates: [NIOSSLCertificate] = []
@@ -131,8 +133,12 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
 
     /// Parameters passed to the filter.
     public var filterParams: [String: Any]? {
-        get { config(\.filterParams) }
-        set { setConfig(\.filterParams, newValue) }
+        get { config(\.filterParams)?.object }
+        set {
+            let text = JSONObjectText(newValue)
+            if newValue != nil && text == nil { CBLLog.warning("Sync", "\(self): filterParams are not JSON; ignored") }
+            setConfig(\.filterParams, text)
+        }
     }
 
     /// Pull from Sync Gateway: only these channels (`filter=sync_gateway/bychannel`).
@@ -155,9 +161,11 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
 
     /// Extra options (1.x keys such as `"heartbeat"`, `"poll"`); kept for apps that set them.
     public var customProperties: [String: Any] {
-        get { config(\.customProperties) }
-        set { setConfig(\.customProperties, newValue) }
+        get { customPropertyStore.withLock { $0 } }
+        set { customPropertyStore.withLock { $0 = newValue } }
     }
+    /// Kept apart from ``Configuration`` (no run reads them), so the configuration stays `Sendable`.
+    private let customPropertyStore = Locked<[String: Any]>([:])
 
     /// How to authenticate (``CBLAuthenticator``); credentials in `remoteURL` work too.
     public var authenticator: CBLAuthenticatorProtocol? {
@@ -351,7 +359,7 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
         for change in changes {
             if let filterBlock {
                 guard let rev = localDatabase.existingDocument(withID: change.docID)?.revision(withID: change.winnerRevID),
-                      filterBlock(rev, configuration.filterParams) else { continue }
+                      filterBlock(rev, configuration.filterParams?.object) else { continue }
             }
             ids.insert(change.docID)
         }
@@ -470,7 +478,7 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
 
     func checkpointSpec(_ configuration: Configuration) -> CheckpointSpec {
         var filter = configuration.filter
-        var params = configuration.filterParams.map { $0.mapValues { "\($0)" } }
+        var params = configuration.filterParams.map { $0.object.mapValues { "\($0)" } }
         if pull, filter == nil, let channels = configuration.channels {
             filter = "sync_gateway/bychannel"
             params = ["channels": channels.joined(separator: ",")]
@@ -618,4 +626,19 @@ final class ReplicationRegistry: Sendable {
     func replications(of db: CBLDatabase) -> [CBLReplication] {
         running.withLock { $0[ObjectIdentifier(db)] ?? [] }
     }
+}
+
+/// A JSON object held as its canonical text: what lets a replication's configuration (the
+/// app's filter parameters) cross to the replication's tasks as a `Sendable` value.
+struct JSONObjectText: Sendable {
+    let bytes: [UInt8]
+
+    /// Nil for nil, or for an object JSON cannot hold.
+    init?(_ object: [String: Any]?) {
+        guard let object, let bytes = try? JSON.canonicalData(object) else { return nil }
+        self.bytes = bytes
+    }
+
+    /// The object, parsed again (a fresh copy for each reader).
+    var object: [String: Any] { (try? JSON.parseObject(bytes)) ?? [:] }
 }

@@ -121,7 +121,7 @@ struct Puller {
             body["timeout"] = ms
         }
         var filter = configuration.filter
-        var params: [String: Any] = configuration.filterParams ?? [:]
+        var params: [String: Any] = configuration.filterParams?.object ?? [:]
         if filter == nil, let channels = configuration.channels {
             filter = "sync_gateway/bychannel"
             params = ["channels": channels.joined(separator: ",")]

@@ -89,7 +89,7 @@ struct Pusher {
         let db = replicator.db
         let filterName = configuration.filter
         // The app's parameters cross to the database queue as JSON text (Sendable), not as `Any`.
-        let paramsJSON = try configuration.filterParams.map { try JSON.canonicalData($0) }
+        let paramsJSON = configuration.filterParams?.bytes
         // Apply the app's filter to each leaf (on the database queue: it reads revisions).
         let candidates: [Candidate] = try await replicator.onDatabase {
             var out: [Candidate] = []

@@ -28,8 +28,7 @@ func concurrentMap<Item: Sendable, Output: Sendable>(_ items: [Item], limit: Int
 /// with jittered exponential backoff from its checkpoint: a continuous run for as long as it
 /// runs, a one-shot run until `retryTimeLimit` has passed without progress. Permanent
 /// failures (401, 403, 404, bad URL) end it with `lastError`.
-// @unchecked because `configuration` carries the app's filter parameters (`[String: Any]`), never mutated after init; the run's mutable state is in `Locked` boxes.
-final class Replicator: @unchecked Sendable {
+final class Replicator: Sendable {
     unowned let replication: CBLReplication
     let configuration: CBLReplication.Configuration
     let runID: Int
