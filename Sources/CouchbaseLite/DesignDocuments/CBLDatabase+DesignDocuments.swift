@@ -122,12 +122,7 @@ extension CBLDatabase {
     /// The IDs of the database's design documents (deleted ones included; `designDocument`
     /// answers nil for those).
     private func designDocumentIDs() -> [String] {
-        (try? read { store -> [String] in
-            var out: [String] = []
-            try store.connection.prepare("SELECT docid FROM docs WHERE docid >= '_design/' AND docid < '_design0' ORDER BY docid")
-                .forEachRow { out.append($0.string(0) ?? "") }
-            return out
-        }) ?? []
+        (try? read { try $0.designDocumentIDs() }) ?? []
     }
 
     /// True when no design document has a `validate_doc_update`: known from a look at the design

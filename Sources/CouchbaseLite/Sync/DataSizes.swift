@@ -28,13 +28,7 @@ extension CBLDatabase {
                 }
             }
         }
-        let (stored, current) = (try? read { store -> (Int64, Int64) in
-            let stored = try store.connection.scalarInt(
-                "SELECT IFNULL(SUM(IFNULL(length(json), 0) + length(revid)), 0) FROM revs") ?? 0
-            let current = try store.connection.scalarInt(
-                "SELECT IFNULL(SUM(IFNULL(length(json), 0)), 0) FROM revs WHERE current=1 AND deleted=0") ?? 0
-            return (Int64(stored), Int64(current))
-        }) ?? (0, 0)
+        let (stored, current) = (try? read { try $0.revisionBytes() }) ?? (0, 0)
         return SyncDataSizes(file: syncDiskSize + attachmentBytes, active: stored + attachmentBytes,
                              external: current + attachmentBytes)
     }

@@ -94,10 +94,7 @@ extension CBLDatabase {
 
     /// Documents whose winning revision is a deletion.
     package var syncDeletedDocumentCount: Int {
-        (try? read { store in
-            Int(try store.connection.scalarInt(
-                "SELECT COUNT(DISTINCT doc_id) FROM revs r WHERE current=1 AND deleted=1 AND NOT EXISTS (SELECT 1 FROM revs l WHERE l.doc_id=r.doc_id AND l.current=1 AND l.deleted=0)") ?? 0)
-        }) ?? 0
+        (try? read { try $0.deletedDocumentCount() }) ?? 0
     }
 
     // MARK: Reading revisions
@@ -190,29 +187,10 @@ extension CBLDatabase {
     package func syncChanges(since: Int64, limit: Int?, descending: Bool, allLeaves: Bool, docIDs: [String]?,
                              activeOnly: Bool, includeDocs: Bool) throws -> [SyncChange] {
         try read { store in
-            // Each document once, at its newest leaf: the rows are read in sequence order from the
-            // primary key, keeping a leaf only when the document has no newer one (a look-up in
-            // `revs_current`). A GROUP BY over every leaf after `since` would sort the rest of the
-            // database for each page, making a pull quadratic in its size.
-            var sql = "SELECT revs.doc_id, docs.docid, revs.sequence FROM revs, docs WHERE revs.doc_id = docs.doc_id AND revs.current=1 AND revs.sequence > ?"
-                + " AND NOT EXISTS (SELECT 1 FROM revs AS newer WHERE newer.doc_id = revs.doc_id AND newer.current=1 AND newer.sequence > revs.sequence)"
-            var params: [SQLiteValue] = [.integer(since)]
-            if let docIDs {
-                if docIDs.isEmpty { return [] }
-                sql += " AND docs.docid IN (" + docIDs.map { _ in "?" }.joined(separator: ",") + ")"
-                params += docIDs.map { .text($0) }
-            }
-            sql += " ORDER BY revs.sequence " + (descending ? "DESC" : "ASC")
-            let stmt = try store.connection.prepare(sql)
-            try stmt.bind(params)
-            var docs: [(Int64, String, Int64)] = []
-            let wanted = limit ?? Int.max
             // Rows are filtered (active_only) after the query, so keep reading until enough survive.
-            while try stmt.step() {
-                docs.append((stmt.int64(0), stmt.string(1) ?? "", stmt.int64(2)))
-                if !activeOnly && docs.count >= wanted { break }
-            }
-            stmt.reset()
+            let wanted = limit ?? Int.max
+            let docs = try store.newestLeaves(since: since, docIDs: docIDs, descending: descending,
+                                              limit: activeOnly ? Int.max : wanted)
             var out: [SyncChange] = []
             for (numericID, docID, seq) in docs {
                 if out.count >= wanted { break }
