@@ -157,18 +157,6 @@ final class MultipartUploadStream: @unchecked Sendable {
     }
 
     private static func parseHeaders(_ bytes: ArraySlice<UInt8>) throws -> [(name: String, value: String)] {
-        var headers: [(name: String, value: String)] = []
-        for line in String(decoding: bytes, as: UTF8.self).components(separatedBy: "\r\n") {
-            if let first = line.first, first == " " || first == "\t", !headers.isEmpty {
-                headers[headers.count - 1].value += " " + line.trimmingCharacters(in: .whitespaces)  // folded
-                continue
-            }
-            guard let colon = line.firstIndex(of: ":") else {
-                throw MultipartError(.malformed, "Malformed multipart part header line")
-            }
-            headers.append((String(line[..<colon]).trimmingCharacters(in: .whitespaces),
-                            String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
-        }
-        return headers
+        try MultipartReader.headerLines(bytes)
     }
 }

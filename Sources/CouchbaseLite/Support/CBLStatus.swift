@@ -54,13 +54,6 @@ public struct CBLError: Error, CustomNSError, LocalizedError, CustomStringConver
         return dbError("\(what) failed: \(error.localizedDescription)")
     }
 
-    /// Whether a Foundation or POSIX error is ENOSPC/EDQUOT (FileHandle reports them as
-    /// `NSPOSIXErrorDomain` errors, `Data.write` as `CocoaError.fileWriteOutOfSpace`).
-    static func isOutOfSpace(_ error: Error) -> Bool {
-        let ns = error as NSError
-        if ns.domain == NSPOSIXErrorDomain, ns.code == Int(ENOSPC) || ns.code == Int(EDQUOT) { return true }
-        if ns.domain == NSCocoaErrorDomain, ns.code == CocoaError.fileWriteOutOfSpace.rawValue { return true }
-        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? Error { return isOutOfSpace(underlying) }
-        return false
-    }
+    /// Whether a Foundation or POSIX error is ENOSPC/EDQUOT (SQLiteKit's ``isOutOfSpaceError(_:)``).
+    static func isOutOfSpace(_ error: Error) -> Bool { isOutOfSpaceError(error) }
 }

@@ -45,17 +45,7 @@ extension CBLDatabase {
     /// document). Returns the new revision ID.
     package func syncPutAttachment(docID: String, prevRevID: String?, name: String, contentType: String?,
                                    installed: (digest: String, length: Int)) throws -> String {
-        var properties: [String: Any] = [:]
-        if let prevRevID {
-            guard let rev = try syncRevision(docID: docID, revID: prevRevID) else {
-                if let winner = try syncWinningRevision(docID: docID), !winner.deleted { throw CBLError.conflict() }
-                throw CBLError.notFound("missing")
-            }
-            if !rev.isLeaf { throw CBLError.conflict() }
-            properties = rev.deleted ? [:] : (rev.properties ?? [:])
-        } else if let winner = try syncWinningRevision(docID: docID), !winner.deleted {
-            throw CBLError.conflict()
-        }
+        var properties = try attachmentEditBase(docID: docID, prevRevID: prevRevID)
         // A `follows` entry whose digest names a blob present is taken as it is (spec 4.3).
         var meta: [String: Any] = ["follows": true, "digest": installed.digest, "length": installed.length]
         if let contentType { meta["content_type"] = contentType }

@@ -87,23 +87,31 @@ package enum MultipartReader {
     }
 
     /// One part: its header block, then its body (read as parts in turn when it is multipart).
+    /// A part's header block (without its closing blank line) as name/value pairs; folded lines
+    /// are joined (RFC 5322 2.2.3). Shared with the listener's streaming upload reader.
+    package static func headerLines(_ bytes: ArraySlice<UInt8>) throws(MultipartError) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        for line in String(decoding: bytes, as: UTF8.self).components(separatedBy: "\r\n") {
+            if let first = line.first, first == " " || first == "\t", !headers.isEmpty {
+                headers[headers.count - 1].value += " " + line.trimmingCharacters(in: .whitespaces)  // folded
+                continue
+            }
+            guard let colon = line.firstIndex(of: ":") else {
+                throw MultipartError(.malformed, "Malformed multipart part header line")
+            }
+            headers.append((String(line[..<colon]).trimmingCharacters(in: .whitespaces),
+                            String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
+        }
+        return headers
+    }
+
     private static func part(_ bytes: ArraySlice<UInt8>, depth: Int) throws -> MIMEPart {
         var headers: [(name: String, value: String)] = []
         let bodyStart: Int
         if bytes.starts(with: [13, 10]) {
             bodyStart = bytes.startIndex + 2
         } else if let end = find([13, 10, 13, 10], in: bytes, from: bytes.startIndex) {
-            for line in String(decoding: bytes[bytes.startIndex..<end], as: UTF8.self).components(separatedBy: "\r\n") {
-                if let first = line.first, first == " " || first == "\t", !headers.isEmpty {
-                    headers[headers.count - 1].value += " " + line.trimmingCharacters(in: .whitespaces)  // folded
-                    continue
-                }
-                guard let colon = line.firstIndex(of: ":") else {
-                    throw MultipartError(.malformed, "Malformed multipart part header line")
-                }
-                headers.append((String(line[..<colon]).trimmingCharacters(in: .whitespaces),
-                                String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
-            }
+            headers = try headerLines(bytes[bytes.startIndex..<end])
             bodyStart = end + 4
         } else {
             throw MultipartError(.malformed, "Multipart part without a header block")

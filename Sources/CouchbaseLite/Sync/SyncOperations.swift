@@ -227,21 +227,28 @@ extension CBLDatabase {
         return (saved.revisionID ?? "", saved.sequence)
     }
 
-    /// Adds, replaces (content non-nil) or removes (content nil) one attachment, making a new
-    /// revision on top of `prevRevID` (or a new document). Returns the new revision ID.
-    package func syncPutAttachment(docID: String, prevRevID: String?, name: String, contentType: String?,
-                                   content: Data?) throws -> String {
-        var properties: [String: Any] = [:]
+    /// The properties an attachment edit starts from: those of `prevRevID` (which must be a leaf:
+    /// 409 otherwise, 404 if it is gone and the document has no live winner), or none for a new
+    /// (or deleted) document, which must not have a live winner (409).
+    func attachmentEditBase(docID: String, prevRevID: String?) throws -> [String: Any] {
         if let prevRevID {
             guard let rev = try syncRevision(docID: docID, revID: prevRevID) else {
                 if let winner = try syncWinningRevision(docID: docID), !winner.deleted { throw CBLError.conflict() }
                 throw CBLError.notFound("missing")
             }
             if !rev.isLeaf { throw CBLError.conflict() }
-            properties = rev.deleted ? [:] : (rev.properties ?? [:])
+            return rev.deleted ? [:] : (rev.properties ?? [:])
         } else if let winner = try syncWinningRevision(docID: docID), !winner.deleted {
             throw CBLError.conflict()
         }
+        return [:]
+    }
+
+    /// Adds, replaces (content non-nil) or removes (content nil) one attachment, making a new
+    /// revision on top of `prevRevID` (or a new document). Returns the new revision ID.
+    package func syncPutAttachment(docID: String, prevRevID: String?, name: String, contentType: String?,
+                                   content: Data?) throws -> String {
+        let properties = try attachmentEditBase(docID: docID, prevRevID: prevRevID)
         let pending: [String: PendingAttachment?]
         if let content {
             pending = [name: PendingAttachment(contentType: contentType, body: .data(content))]

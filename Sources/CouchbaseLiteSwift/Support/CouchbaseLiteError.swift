@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteKit
 
 /// An error from the 2.x API or the 2.x storage, with LiteCore's error code (`CBLError.Code` in
 /// Couchbase Lite 2.x) and a message that says what went wrong and where.
@@ -32,13 +33,6 @@ public struct CouchbaseLiteError: Error, LocalizedError, CustomStringConvertible
         CouchbaseLiteError(.ioError, "Insufficient storage: the disk is full (\(detail))")
     }
 
-    /// Whether a Foundation or POSIX error is ENOSPC/EDQUOT (`Data.write` reports
-    /// `CocoaError.fileWriteOutOfSpace`, FileHandle an `NSPOSIXErrorDomain` error).
-    static func isOutOfSpace(_ error: Error) -> Bool {
-        let ns = error as NSError
-        if ns.domain == NSPOSIXErrorDomain, ns.code == Int(ENOSPC) || ns.code == Int(EDQUOT) { return true }
-        if ns.domain == NSCocoaErrorDomain, ns.code == CocoaError.fileWriteOutOfSpace.rawValue { return true }
-        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? Error { return isOutOfSpace(underlying) }
-        return false
-    }
+    /// Whether a Foundation or POSIX error is ENOSPC/EDQUOT (SQLiteKit's ``isOutOfSpaceError(_:)``).
+    static func isOutOfSpace(_ error: Error) -> Bool { isOutOfSpaceError(error) }
 }
