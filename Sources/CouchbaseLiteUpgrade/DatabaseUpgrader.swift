@@ -39,6 +39,7 @@ public struct DatabaseUpgrader: Sendable {
         let started = DispatchTime.now()
         let fm = FileManager.default
         let target = options.inPlace ? source : destination
+        if options.inPlace { restoreInterruptedInPlaceSource(target) }
         if !options.inPlace, fm.fileExists(atPath: target.path) {
             throw CouchbaseLiteError(.invalidParameter, "\(target.path) already exists; choose a new destination")
         }
@@ -124,6 +125,19 @@ public struct DatabaseUpgrader: Sendable {
             throw CouchbaseLiteError(.ioError, "Cannot replace \(target.path): \(error.localizedDescription)")
         }
         try? fm.removeItem(at: old)
+    }
+
+    /// An in-place install swaps the bundles with two renames (source → `.NAME.old-<uuid>`, new →
+    /// NAME). A process killed between them leaves the 1.x original only under the `.old-` name:
+    /// it is put back before anything else, so the rerun upgrades it. (When both exist, the new
+    /// bundle landed; the original is left where it is, never deleted here.)
+    private func restoreInterruptedInPlaceSource(_ target: URL) {
+        let fm = FileManager.default
+        guard !fm.fileExists(atPath: target.path) else { return }
+        let parent = target.deletingLastPathComponent()
+        let prefix = ".\(target.lastPathComponent).old-"
+        guard let name = (try? fm.contentsOfDirectory(atPath: parent.path))?.filter({ $0.hasPrefix(prefix) }).sorted().first else { return }
+        try? fm.moveItem(at: parent.appendingPathComponent(name), to: target)
     }
 
     static func size(of url: URL) -> Int64 {

@@ -140,6 +140,22 @@ final class OwnStoreUpgradeTests: XCTestCase {
         try db.close()
     }
 
+    /// A kill between the in-place install's two renames leaves the source only under
+    /// `.NAME.old-<uuid>`: the rerun puts it back and upgrades it.
+    func testInPlaceRerunRestoresASourceLeftAsideByAKill() throws {
+        let scratch = Scratch()
+        let made = try makeSource(in: scratch)
+        let aside = made.bundle.deletingLastPathComponent()
+            .appendingPathComponent(".\(made.bundle.lastPathComponent).old-\(UUID().uuidString)")
+        try FileManager.default.moveItem(at: made.bundle, to: aside)
+        let report = try DatabaseUpgrader(source: made.bundle, destination: made.bundle, options: UpgradeOptions(inPlace: true)).run()
+        XCTAssertEqual(report.documentsConverted, 9)
+        let db = try Database(name: "legacyapp", config: DatabaseConfiguration(directory: scratch.path("v1").path))
+        XCTAssertEqual(db.count, 8)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: scratch.path("v1").path), ["legacyapp.cblite2"])
+        try db.close()
+    }
+
     /// Recent writes that sit in the source's WAL are converted too (the source is copied, not opened).
     func testWritesStillInTheWALAreConverted() throws {
         let scratch = Scratch()
