@@ -100,20 +100,7 @@ final class CrashTrialTests: XCTestCase {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
-        let collected = Locked(Data()), errCollected = Locked(Data())
-        let readersDone = DispatchGroup()
-        for (pipe, box) in [(out, collected), (err, errCollected)] {
-            readersDone.enter()
-            let handle = pipe.fileHandleForReading
-            Thread.detachNewThread {
-                while true {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { break }
-                    box.withLock { $0.append(chunk) }
-                }
-                readersDone.leave()
-            }
-        }
+        let pipes = PipeCollector(stdout: out, stderr: err)
         let started = Date()
         try process.run()
         let deadline = started.addingTimeInterval(killAfterMS.map { Double($0) / 1000 } ?? timeout)
@@ -125,11 +112,11 @@ final class CrashTrialTests: XCTestCase {
         }
         process.waitUntilExit()
         let seconds = Date().timeIntervalSince(started)
-        if readersDone.wait(timeout: .now() + 20) == .timedOut { XCTFail("pipe readers did not see EOF") }
+        if !pipes.wait(seconds: 20) { XCTFail("pipe readers did not see EOF") }
         try? out.fileHandleForReading.close()
         try? err.fileHandleForReading.close()
 
-        let text = String(decoding: collected.withLock { $0 }, as: UTF8.self)
+        let text = String(decoding: pipes.stdout, as: UTF8.self)
         // Only complete lines count: a line cut by the kill was never fully written.
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         // (After a final newline the last element is empty; without one it is the cut line.)
@@ -142,7 +129,7 @@ final class CrashTrialTests: XCTestCase {
         }
         killed = killed && process.terminationReason == .uncaughtSignal
         return ChildRun(lines: lines, acks: acks, killed: killed, status: process.terminationStatus,
-                        stderr: String(decoding: errCollected.withLock { $0 }, as: UTF8.self), seconds: seconds)
+                        stderr: String(decoding: pipes.stderr, as: UTF8.self), seconds: seconds)
     }
 
     /// Runs a mode to its end (exit 0), failing the test otherwise.

@@ -92,21 +92,7 @@ final class DurabilityTests: XCTestCase {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
 
-        let collected = Locked(Data())
-        let errCollected = Locked(Data())
-        let readersDone = DispatchGroup()
-        for (pipe, box) in [(out, collected), (err, errCollected)] {
-            readersDone.enter()
-            let handle = pipe.fileHandleForReading
-            Thread.detachNewThread {
-                while true {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { break }
-                    box.withLock { $0.append(chunk) }
-                }
-                readersDone.leave()
-            }
-        }
+        let pipes = PipeCollector(stdout: out, stderr: err)
 
         try process.run()
         let pid = process.processIdentifier
@@ -114,13 +100,13 @@ final class DurabilityTests: XCTestCase {
         kill(pid, SIGKILL)
         process.waitUntilExit()
         // The child is gone, so its end of the pipes is closed: the readers hit EOF.
-        if readersDone.wait(timeout: .now() + 20) == .timedOut {
+        if !pipes.wait(seconds: 20) {
             XCTFail("pipe readers did not see EOF after the writer died")
         }
         try? out.fileHandleForReading.close()
         try? err.fileHandleForReading.close()
 
-        let text = String(decoding: collected.withLock { $0 }, as: UTF8.self)
+        let text = String(decoding: pipes.stdout, as: UTF8.self)
         var acks: [(String, String)] = []
         // Only complete lines count: a line cut by the kill was never fully written (and is not an ACK).
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -133,7 +119,7 @@ final class DurabilityTests: XCTestCase {
         let reason = process.terminationReason
         return WriterRun(acks: acks, status: process.terminationStatus,
                          signal: reason == .uncaughtSignal ? process.terminationStatus : nil,
-                         stderr: String(decoding: errCollected.withLock { $0 }, as: UTF8.self))
+                         stderr: String(decoding: pipes.stderr, as: UTF8.self))
     }
 
     // MARK: Checks
