@@ -356,10 +356,11 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
                                                            includeDocs: false) else { return [] }
         var ids = Set<String>()
         let filterBlock = configuration.filter.flatMap { try? localDatabase.filterNamedOrCompiled($0) }
+        let params = configuration.filterParams?.object   // parsed once, not per change
         for change in changes {
             if let filterBlock {
                 guard let rev = localDatabase.existingDocument(withID: change.docID)?.revision(withID: change.winnerRevID),
-                      filterBlock(rev, configuration.filterParams?.object) else { continue }
+                      filterBlock(rev, params) else { continue }
             }
             ids.insert(change.docID)
         }
