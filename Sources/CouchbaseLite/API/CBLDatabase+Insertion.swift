@@ -247,21 +247,24 @@ extension CBLDatabase {
         // Every check has passed: a new document has no parent to find or conflict with.
         guard let numericID = try store.createNumericIDIfNew(of: docID) else { return nil }
         let digest = bodyWriter.withUnsafeBytes { RevisionID.firstGenerationDigest(digestInput: $0) }
-        let revID = digest.firstGenerationID
         let document = try knownDocument ?? self.savedDocument(docID)
         let docType = CBLDatabase.docType(properties)
-        guard let sequence = try bodyWriter.withUnsafeBytes({
-            try store.insertFirstRevisionRow(numericID: numericID, revID: revID,
-                                             body: UnsafeRawBufferPointer(rebasing: $0.dropFirst()), docType: docType)
+        // The revision ID is bound from a stack buffer; its string is made only if asked for.
+        guard let sequence = try digest.withFirstGenerationID({ revIDText in
+            try bodyWriter.withUnsafeBytes {
+                try store.insertFirstRevisionRow(numericID: numericID, revID: revIDText,
+                                                 body: UnsafeRawBufferPointer(rebasing: $0.dropFirst()), docType: docType)
+            }
         }) else {
             // Cannot happen for a new docs row; answered as the general path does (spec 3.5 step 7).
+            let revID = digest.firstGenerationID
             guard let existing = try store.revision(docID: docID, numericID: numericID, revID: revID) else {
                 throw CBLError.dbError("Revision \(revID) vanished")
             }
             return CBLSavedRevision(document: document, stored: existing)
         }
-        let saved = CBLSavedRevision(document: document, revID: revID, sequence: sequence, deleted: false,
-                                     body: nil, properties: properties, propertiesNeedSpecialKeys: true)
+        let saved = CBLSavedRevision(document: document, data: RevisionBody(
+            docID: docID, firstGenerationDigest: digest, sequence: sequence, savedProperties: properties))
         // Every live CBLDocument of this database is in its identity map, so `document` is the
         // one `noteChange` would look up.
         assert(cachedDocument(docID) === document)

@@ -88,9 +88,39 @@ public class CBLRevision: NSObject, CBLRevisionProperties, @unchecked Sendable {
 // @unchecked because the lazily loaded body (`state`) is only touched under its lock; the identity fields are lets.
 final class RevisionBody: @unchecked Sendable {
     let docID: String
-    let revID: String
     let sequence: Int64
     let deleted: Bool
+
+    /// The revision ID. A new document's first revision (what a bulk insert makes) keeps only its
+    /// digest; its 34-character `1-<hex>` string is made on first use (most are never asked for).
+    var revID: String {
+        switch identity {
+        case .known(let revID):
+            return revID
+        case .firstGeneration:
+            return lock.withLock { _ in revIDHoldingLock() }
+        }
+    }
+
+    /// ``revID`` for callers already holding `lock`.
+    private func revIDHoldingLock() -> String {
+        switch identity {
+        case .known(let revID):
+            return revID
+        case .firstGeneration(let digest):
+            if let firstGenerationText { return firstGenerationText }
+            let text = digest.firstGenerationID
+            firstGenerationText = text
+            return text
+        }
+    }
+    private enum Identity {
+        case known(String)
+        case firstGeneration(RevisionDigest)
+    }
+    private let identity: Identity
+    /// `1-<hex>` once made (guarded by `lock`).
+    private var firstGenerationText: String?
 
     private enum State {
         case unloaded
@@ -107,7 +137,7 @@ final class RevisionBody: @unchecked Sendable {
     init(docID: String, revID: String, sequence: Int64, deleted: Bool, body: [UInt8]?, properties: [String: Any]?,
          propertiesNeedSpecialKeys: Bool = false, bodyMissing: Bool = false) {
         self.docID = docID
-        self.revID = revID
+        self.identity = .known(revID)
         self.sequence = sequence
         self.deleted = deleted
         if let properties {
@@ -117,6 +147,16 @@ final class RevisionBody: @unchecked Sendable {
         } else {
             state = bodyMissing ? .missing : .unloaded
         }
+    }
+
+    /// A new document's first revision, just saved: live, its ID `1-<digest>`, its properties
+    /// those the app saved (`_id`/`_rev` are added on first read).
+    init(docID: String, firstGenerationDigest digest: RevisionDigest, sequence: Int64, savedProperties: [String: Any]) {
+        self.docID = docID
+        self.identity = .firstGeneration(digest)
+        self.sequence = sequence
+        self.deleted = false
+        state = .saved(savedProperties)
     }
 
     convenience init(_ stored: StoredRevision, bodyMissing: Bool = false) {
@@ -171,7 +211,7 @@ final class RevisionBody: @unchecked Sendable {
             for key in CBLDatabase.strippedSpecialKeys where props[key] != nil { props[key] = nil }
         }
         props["_id"] = docID
-        props["_rev"] = revID
+        props["_rev"] = revIDHoldingLock()
         if deleted { props["_deleted"] = true }
         return props
     }

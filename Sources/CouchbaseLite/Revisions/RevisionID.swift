@@ -152,7 +152,35 @@ struct RevisionDigest: Hashable, Sendable {
 
     /// `1-<32 hex digits>`.
     var firstGenerationID: String {
+        String(unsafeUninitializedCapacity: RevisionDigest.firstGenerationIDLength) { out in
+            writeFirstGenerationID(into: UnsafeMutableRawBufferPointer(out))
+            return RevisionDigest.firstGenerationIDLength
+        }
+    }
+
+    /// The UTF-8 bytes of ``firstGenerationID``, in a stack buffer (binding it into a statement
+    /// needs no string).
+    func withFirstGenerationID<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: RevisionDigest.firstGenerationIDLength, alignment: 1) { out in
+            writeFirstGenerationID(into: out)
+            return try body(UnsafeRawBufferPointer(out))
+        }
+    }
+
+    static let firstGenerationIDLength = 34
+
+    private func writeFirstGenerationID(into out: UnsafeMutableRawBufferPointer) {
+        let hex: StaticString = "0123456789abcdef"
+        out[0] = UInt8(ascii: "1")
+        out[1] = UInt8(ascii: "-")
         var words = (first, second)
-        return withUnsafeBytes(of: &words) { RevisionID.format(generation: 1, digestBytes: $0) }
+        withUnsafeBytes(of: &words) { digest in
+            var n = 2
+            for b in digest {
+                out[n] = hex.utf8Start[Int(b >> 4)]
+                out[n &+ 1] = hex.utf8Start[Int(b & 0xF)]
+                n &+= 2
+            }
+        }
     }
 }

@@ -44,26 +44,23 @@ extension SQLiteStore {
     /// ``insertRevisionRow(numericID:revID:parentSequence:current:deleted:bodyBytes:hasAttachments:docType:)``
     /// for a document's first revision: a current, live leaf without parent or attachments. The
     /// same row, with the constant columns in the SQL (half the bindings).
-    func insertFirstRevisionRow(numericID: Int64, revID: String, body: UnsafeRawBufferPointer,
+    func insertFirstRevisionRow(numericID: Int64, revID revIDText: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer,
                                 docType: String?) throws -> Int64? {
         let stmt = try connection.cached(static:
             "INSERT INTO revs (doc_id, revid, parent, current, deleted, no_attachments, json, doc_type) VALUES (?, ?, NULL, 1, 0, 1, ?, ?)")
         // Text and body are bound in place: the statement is reset before they go away.
         func run(_ docType: UnsafeBufferPointer<UInt8>?) throws -> Int64? {
-            var revID = revID
-            return try revID.withUTF8 { revIDText in
-                defer { stmt.reset() }
-                try stmt.bind(numericID, at: 1)
-                try stmt.bindTextNoCopy(UnsafeRawBufferPointer(revIDText), at: 2)
-                try stmt.bindBlobNoCopy(body, at: 3)
-                if let docType { try stmt.bindTextNoCopy(UnsafeRawBufferPointer(docType), at: 4) } else { try stmt.bindNull(at: 4) }
-                do {
-                    try stmt.step()
-                } catch let e as SQLiteError where e.isConstraintViolation {
-                    return nil
-                }
-                return connection.lastInsertRowID
+            defer { stmt.reset() }
+            try stmt.bind(numericID, at: 1)
+            try stmt.bindTextNoCopy(revIDText, at: 2)
+            try stmt.bindBlobNoCopy(body, at: 3)
+            if let docType { try stmt.bindTextNoCopy(UnsafeRawBufferPointer(docType), at: 4) } else { try stmt.bindNull(at: 4) }
+            do {
+                try stmt.step()
+            } catch let e as SQLiteError where e.isConstraintViolation {
+                return nil
             }
+            return connection.lastInsertRowID
         }
         guard var docType else { return try run(nil) }
         return try docType.withUTF8 { try run($0) }
