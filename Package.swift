@@ -134,8 +134,8 @@ let package = Package(
         .executableTarget(
             name: "cbl",
             dependencies: [
-                "CouchbaseLite", "CouchbaseLiteListener", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade", "SQLiteKit",
-                "JSONCore", "Fleece", "CouchbaseLiteJavaScript",
+                "CouchbaseLite", "CouchbaseLiteListener", "CouchbaseLiteSwift", "CouchbaseLiteUpgrade",
+                "CouchbaseLiteJavaScript",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -83,8 +83,10 @@ struct Info: ParsableCommand {
 
     func run() throws {
         let bundle = try DatabaseBundle.locate(path, key: try encryption.key())
-        if bundle.format == .v2, let summary = try twoXSummary(bundle.url) {
-            print(summary)
+        // An SQLCipher-encrypted 2.x file (opened with its key) is not summarised as 2.x: the
+        // 2.x layer reads plain files only.
+        if bundle.format == .v2, bundle.encryptionKey == nil {
+            print(try twoXSummary(bundle))
             return
         }
         let opened = try bundle.openV1(readOnly: true)

@@ -2,7 +2,6 @@ import ArgumentParser
 import CouchbaseLite
 import CouchbaseLiteSwift
 import Foundation
-import SQLiteKit
 
 /// The exit statuses every `cbl` command uses.
 enum ExitStatus {
@@ -71,8 +70,11 @@ extension CBLCommand {
         case let e as CouchbaseLiteError: return (e.message, ExitStatus.inputError)
         case let e as N1QLSyntaxError: return (e.message, ExitStatus.inputError)
         case is ValidationError: return (message(for: error), ExitStatus.inputError)
-        case let e as SQLiteError: return ("the database file cannot be read: \(e.message)", ExitStatus.inputError)
-        default: return ((error as? LocalizedError)?.errorDescription ?? "\(error)", ExitStatus.inputError)
+        default:
+            if let reason = CBLError.storageFailureMessage(error) {
+                return ("the database file cannot be read: \(reason)", ExitStatus.inputError)
+            }
+            return ((error as? LocalizedError)?.errorDescription ?? "\(error)", ExitStatus.inputError)
         }
     }
 

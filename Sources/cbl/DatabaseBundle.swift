@@ -1,7 +1,6 @@
 import CouchbaseLite
 import CouchbaseLiteSwift
 import Foundation
-import SQLiteKit
 
 /// A `NAME.cblite2` database named on the command line, its storage format recognised from the
 /// file itself (spec 1.3, 1.5; cbl2-format 2.1) before any library opens it, so a wrong, damaged
@@ -58,77 +57,45 @@ struct DatabaseBundle {
         guard url.pathExtension == "cblite2" else {
             throw CommandFailure("\(path) is not a NAME.cblite2 database directory")
         }
-        if CouchbaseStorageFormat.isForestDB(url) {
-            throw CommandFailure("\(path) is a ForestDB database (Couchbase Lite 1.x); only SQLite storage can be read")
-        }
-        let database = url.appendingPathComponent(CouchbaseStorageFormat.databaseFileName)
-        guard fm.fileExists(atPath: database.path) else {
-            throw CommandFailure("\(path) holds no db.sqlite3: it is not a Couchbase Lite database")
-        }
-        if key == nil, CouchbaseStorageFormat.hasEncryptedBlobStore(url) {
-            throw CommandFailure(Self.missingKeyMessage(path))
-        }
-        let (version, tables) = try probe(database, argument: path, key: key)
-        switch CouchbaseStorageFormat(schemaVersion: version, hasDocsAndRevs: tables.contains("revs") && tables.contains("docs")) {
-        case .liteCore:
-            return DatabaseBundle(url: url, format: .v2, schemaVersion: version, argument: path, encryptionKey: key)
-        case .sqlite1x:
-            return DatabaseBundle(url: url, format: .v1, schemaVersion: version, argument: path, encryptionKey: key)
-        case .unknown:
-            break
-        }
-        if tables.isEmpty {
-            throw CommandFailure("\(path): db.sqlite3 is empty, not a database")
-        }
-        throw CommandFailure("\(path) is not a Couchbase Lite database (schema version \(version), tables "
-                             + tables.sorted().prefix(5).joined(separator: ", ") + ")")
-    }
-
-    /// The schema version and table names, read without writing anything next to the file
-    /// (immutable unless a `-wal`/journal holds committed data, spec 1.7).
-    private static func probe(_ file: URL, argument: String, key: CBLSymmetricKey?) throws -> (Int, Set<String>) {
         do {
-            let connection = try SQLiteConnection.openReadOnly(path: file.path, rawKey: key.map { [UInt8]($0.keyData) })
-            defer { connection.close() }
-            var tables = Set<String>()
-            try connection.prepare("SELECT name FROM sqlite_master WHERE type='table'").forEachRow {
-                tables.insert($0.string(0) ?? "")
-            }
-            let version = try connection.scalarInt("PRAGMA user_version") ?? 0
-            return (Int(version), tables)
-        } catch let e as SQLCipherUnavailable {
-            throw CommandFailure("\(argument) is encrypted, but SQLCipher is not available: \(e.message)")
-        } catch let e as SQLiteError {
-            if e.isNotADatabase {
-                // A plain SQLite file starts with its magic string; an encrypted one with random salt.
-                let plain = hasPlainSQLiteHeader(file)
-                if key != nil {
-                    throw CommandFailure(plain
-                        ? "\(argument) is not encrypted; omit --password/--key-file"
-                        : "\(argument) is encrypted and the key is wrong (or db.sqlite3 is not a database)")
-                }
-                throw CommandFailure(plain
-                    ? "\(argument): db.sqlite3 is not an SQLite database"
-                    : "\(argument): db.sqlite3 is encrypted or is not an SQLite database "
-                      + "(if it is an encrypted database, the key is missing: give it with --password or --key-file)")
-            }
-            if e.isCorrupt {
-                throw CommandFailure("\(argument): db.sqlite3 is corrupt or truncated (\(e.message))")
-            }
-            throw CommandFailure("\(argument): cannot read db.sqlite3: \(e.message)")
+            let probe = try StorageProbe(bundle: url, encryptionKey: key)
+            return DatabaseBundle(url: url, format: probe.generation == .sqlite1x ? .v1 : .v2,
+                                  schemaVersion: probe.schemaVersion, argument: path, encryptionKey: key)
+        } catch let failure as StorageProbe.Failure {
+            throw CommandFailure(message(for: failure, argument: path, keyGiven: key != nil))
         }
     }
 
-    /// The message for an encrypted database opened without a key.
-    static func missingKeyMessage(_ argument: String) -> String {
-        "\(argument) is encrypted and the key is missing; give it with --password or --key-file"
-    }
-
-    /// True when the file starts with "SQLite format 3\0" (never true of an SQLCipher file).
-    static func hasPlainSQLiteHeader(_ file: URL) -> Bool {
-        guard let handle = try? FileHandle(forReadingFrom: file) else { return false }
-        defer { try? handle.close() }
-        return (try? handle.read(upToCount: 16)) == Data("SQLite format 3\0".utf8)
+    /// What `cbl` says about a bundle holding no database it can read.
+    private static func message(for failure: StorageProbe.Failure, argument: String, keyGiven: Bool) -> String {
+        switch failure {
+        case .forestDB:
+            return "\(argument) is a ForestDB database (Couchbase Lite 1.x); only SQLite storage can be read"
+        case .noDatabaseFile:
+            return "\(argument) holds no db.sqlite3: it is not a Couchbase Lite database"
+        case .encryptedWithoutKey:
+            return "\(argument) is encrypted and the key is missing; give it with --password or --key-file"
+        case .sqlCipherUnavailable(let reason):
+            return "\(argument) is encrypted, but SQLCipher is not available: \(reason)"
+        case .notADatabase(let plain) where keyGiven:
+            return plain
+                ? "\(argument) is not encrypted; omit --password/--key-file"
+                : "\(argument) is encrypted and the key is wrong (or db.sqlite3 is not a database)"
+        case .notADatabase(let plain):
+            return plain
+                ? "\(argument): db.sqlite3 is not an SQLite database"
+                : "\(argument): db.sqlite3 is encrypted or is not an SQLite database "
+                  + "(if it is an encrypted database, the key is missing: give it with --password or --key-file)"
+        case .corrupt(let reason):
+            return "\(argument): db.sqlite3 is corrupt or truncated (\(reason))"
+        case .unreadable(let reason):
+            return "\(argument): cannot read db.sqlite3: \(reason)"
+        case .unknownFormat(_, let tables) where tables.isEmpty:
+            return "\(argument): db.sqlite3 is empty, not a database"
+        case .unknownFormat(let version, let tables):
+            return "\(argument) is not a Couchbase Lite database (schema version \(version), tables "
+                + tables.sorted().prefix(5).joined(separator: ", ") + ")"
+        }
     }
 
     /// Fails with exit status 2 unless the database is in `format`; `purpose` says why

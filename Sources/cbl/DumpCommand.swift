@@ -1,9 +1,7 @@
 import ArgumentParser
 import CouchbaseLite
 import CouchbaseLiteSwift
-import Fleece
 import Foundation
-import JSONCore
 
 /// `cbl dump PATH`: every document as one JSON object per line, from a 1.x or a 2.x/3.x database.
 struct Dump: ParsableCommand {
@@ -80,7 +78,7 @@ struct Dump: ParsableCommand {
         }
         if local {
             for doc in try db.allLocalDocuments() {
-                let body = doc.json.isEmpty ? [:] : ((try? JSON.parseObject(doc.json)) ?? [:])
+                let body = doc.json.isEmpty ? [:] : ((try? CBLJSON.jsonObject(with: Data(doc.json))) as? [String: Any] ?? [:])
                 output.line(Self.documentLine(id: doc.docID, rev: doc.revID, deleted: false, properties: body, extra: []))
             }
         }
@@ -92,13 +90,11 @@ struct Dump: ParsableCommand {
         let file = try bundle.openV2File()
         defer { file.close() }
         try file.forEachRecord(includeDeleted: deleted) { record in
-            var properties: [String: Any] = [:]
-            if let body = record.body, !body.isEmpty {
-                do {
-                    properties = try FleeceDocument(bytes: body, sharedKeys: file.sharedKeys).root.toFoundation() as? [String: Any] ?? [:]
-                } catch {
-                    throw CommandFailure("document '\(record.docID)' has a corrupt body: \(error)")
-                }
+            let properties: [String: Any]
+            do {
+                properties = try file.properties(ofBody: record.body ?? [])
+            } catch {
+                throw CommandFailure("document '\(record.docID)' has a corrupt body: \(error)")
             }
             var extra: [(String, Any)] = []
             if revs, record.revisionID != nil {
@@ -115,8 +111,7 @@ struct Dump: ParsableCommand {
         }
         if local {
             for raw in try file.rawRecords(store: "local") {
-                let properties = (try? FleeceDocument(bytes: raw.body).root.toFoundation() as? [String: Any])
-                    ?? (try? JSON.parseObject(raw.body)) ?? [:]
+                let properties = DataFile.properties(ofRawBody: raw.body)
                 let id = raw.key.hasPrefix("_local/") ? raw.key : "_local/" + raw.key
                 let rev = String(bytes: raw.version, encoding: .utf8).flatMap { $0.isEmpty ? nil : $0 }
                 output.line(Self.documentLine(id: id, rev: rev, deleted: false, properties: properties, extra: []))
@@ -143,7 +138,7 @@ struct Dump: ParsableCommand {
         if let rev { members.append(("_rev", jsonText(rev))) }
         if deleted { members.append(("_deleted", "true")) }
         let reserved: Set<String> = ["_id", "_rev", "_deleted", "_revisions", "_conflicts"]
-        for key in properties.keys.filter({ !reserved.contains($0) }).sorted(by: JSON.utf16Precedes) {
+        for key in properties.keys.filter({ !reserved.contains($0) }).sorted(by: CBLJSON.canonicalKeyPrecedes) {
             members.append((key, jsonText(plainJSON(properties[key]!))))
         }
         for (key, value) in extra { members.append((key, jsonText(value))) }

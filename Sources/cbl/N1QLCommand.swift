@@ -1,7 +1,6 @@
 import ArgumentParser
 import CouchbaseLiteSwift
 import Foundation
-import JSONCore
 
 /// `cbl n1ql PATH "SELECT …"`: a N1QL (SQL++) query on a 2.x/3.x database.
 struct N1QL: ParsableCommand {
@@ -60,7 +59,7 @@ struct N1QL: ParsableCommand {
         if !assignments.isEmpty {
             var values: [String: Any] = [:]
             for (name, text) in assignments {
-                values[name.hasPrefix("$") ? String(name.dropFirst()) : name] = (try? JSON.parse(text)) ?? text
+                values[name.hasPrefix("$") ? String(name.dropFirst()) : name] = (try? parseJSON(text)) ?? text
             }
             query.parameters = Parameters(values)
         }

@@ -1,6 +1,6 @@
 import ArgumentParser
+import CouchbaseLite
 import Foundation
-import JSONCore
 
 /// Standard output, buffered: a dump of a large database is millions of lines.
 final class Output {
@@ -33,7 +33,7 @@ final class Output {
 /// Compact JSON with sorted keys (the 1.x canonical form); a value that is not JSON prints as `null`.
 func jsonText(_ value: Any?) -> String {
     guard let value else { return "null" }
-    return (try? JSON.string(value, sortedKeys: true)) ?? "null"
+    return (try? CBLJSON.canonicalString(value)) ?? "null"
 }
 
 /// A JSON object line whose members come in the given order (values already JSON text).
@@ -44,10 +44,15 @@ func jsonObjectLine(_ members: [(String, String)]) -> String {
 /// A JSON value given on the command line (`--key '"abc"'`, `--start-key '[2016,1]'`).
 func parseJSONArgument(_ text: String, option: String) throws -> Any {
     do {
-        return try JSON.parse(text)
+        return try parseJSON(text)
     } catch {
         throw CommandFailure("\(option) \(text): not JSON (a string needs quotes: --\(option.drop { $0 == "-" }) '\"\(text)\"')")
     }
+}
+
+/// Parses JSON text whose top level may be any value (a bare string or number too).
+func parseJSON(_ text: String) throws -> Any {
+    try CBLJSON.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed)
 }
 
 /// `name=value` pairs given with a repeatable option (`--param`, `--filter-param`).

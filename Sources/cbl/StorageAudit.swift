@@ -1,7 +1,6 @@
 import CouchbaseLite
 import CouchbaseLiteSwift
 import Foundation
-import SQLiteKit
 
 /// What `cbl check` found in a database.
 struct AuditReport {
@@ -32,10 +31,10 @@ struct AuditReport {
         var reference: Reference
     }
 
-    var path = ""
-    var format = ""
-    var schemaVersion = 0
-    var schema = ""
+    var path: String
+    var format: String
+    var schemaVersion: Int
+    var schema: String
     var schemaProblem = false
     /// `["ok"]` when SQLite found nothing wrong.
     var integrity: [String] = []
@@ -53,77 +52,48 @@ struct AuditReport {
     var problemCount: Int {
         (integrityOK ? 0 : 1) + (schemaProblem ? 1 : 0) + missing.count + mismatched.count
     }
+
+    /// A report on `bundle` with its format and the release its schema version names; the
+    /// findings are filled in by ``StorageAudit``.
+    init(_ bundle: DatabaseBundle) {
+        path = bundle.url.path
+        schemaVersion = bundle.schemaVersion
+        switch (bundle.format, bundle.schemaVersion) {
+        case (.v1, 102): schema = "Couchbase Lite 1.3/1.4 (current)"
+        case (.v1, 101): schema = "Couchbase Lite 1.2 (1.x brings it to 102 when it opens the database for writing)"
+        case (.v1, 17..<101): schema = "Couchbase Lite 1.0/1.1 .cblite2 (1.x upgrades it when it opens the database for writing)"
+        case (.v1, _):
+            schema = "unknown to Couchbase Lite 1.x (17…102 expected)"
+            schemaProblem = true
+        case (.v2, 201): schema = "Couchbase Lite 2.0–2.6"
+        case (.v2, 300..<400): schema = "Couchbase Lite 2.7/2.8"
+        case (.v2, 400..<500): schema = "Couchbase Lite 3.0"
+        case (.v2, _): schema = "Couchbase Lite 3.1 or later"
+        }
+        format = bundle.format == .v1 ? "1.x" : "2.x/3.x"
+    }
 }
 
-/// The low-level reads behind `cbl check`: they go under the document APIs on purpose, since a
-/// checker must look at every revision body and every blob file, and keep working when the
-/// database is damaged. Nothing is written (immutable or read-only connections).
+/// The reads behind `cbl check`: the 1.x store's own audit (``StoreAudit``, in CouchbaseLite),
+/// and for 2.x/3.x the integrity check through the API plus the raw digest scan `compact` uses.
+/// Nothing is written.
 enum StorageAudit {
     // MARK: 1.x (spec 2, 4.1, 4.2, 4.5)
 
     static func auditV1(_ bundle: DatabaseBundle) throws -> AuditReport {
-        var report = AuditReport()
-        report.path = bundle.url.path
-        report.format = "1.x"
-        report.schemaVersion = bundle.schemaVersion
-        switch bundle.schemaVersion {
-        case 102: report.schema = "Couchbase Lite 1.3/1.4 (current)"
-        case 101: report.schema = "Couchbase Lite 1.2 (1.x brings it to 102 when it opens the database for writing)"
-        case 17..<101: report.schema = "Couchbase Lite 1.0/1.1 .cblite2 (1.x upgrades it when it opens the database for writing)"
-        default:
-            report.schema = "unknown to Couchbase Lite 1.x (17…102 expected)"
-            report.schemaProblem = true
+        var report = AuditReport(bundle)
+        let audit = try StoreAudit(bundle: bundle.url, encryptionKey: bundle.encryptionKey)
+        func reference(_ r: StoreAudit.Reference) -> AuditReport.Reference {
+            AuditReport.Reference(documentID: r.documentID, revisionID: r.revisionID, attachment: r.attachment)
         }
-        let connection = try openReadOnly(bundle)
-        defer { connection.close() }
-        try SQLiteStore.registerCollations(on: connection)
-        report.integrity = try integrityCheck(connection)
-        report.documents = Int(try connection.scalarInt(
-            "SELECT count(DISTINCT doc_id) FROM revs WHERE current=1 AND deleted=0") ?? 0)
-
-        // The revisions whose bodies keep blobs alive: the 1.x collector's rule (spec 4.5).
-        var references: [BlobKey: [AuditReport.Reference]] = [:]
-        var expectedSizes: [BlobKey: (Int64, AuditReport.Reference)] = [:]
-        var unusableDigests: [(String, AuditReport.Reference)] = []
-        try SQLiteStore.forEachBlobReference(on: connection) { blob in
-            let reference = AuditReport.Reference(documentID: blob.documentID, revisionID: blob.revisionID,
-                                                  attachment: blob.attachmentName)
-            guard let key = blob.key else {
-                unusableDigests.append((blob.digest, reference))
-                return
-            }
-            references[key, default: []].append(reference)
-            if let expected = blob.storedLength {
-                expectedSizes[key] = expectedSizes[key] ?? (Int64(expected), reference)
-            }
-        }
-
-        // Blob files: 40 hex digits + .blob, upper-case (lower-case from old Android/.NET builds, spec 4.2).
-        var files: [BlobKey: String] = [:]      // key → file name
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: bundle.blobDirectory.path)) ?? [] {
-            if let key = BlobKey(fileName: name) { files[key] = name }
-        }
-        report.blobFiles = files.count
-        report.referencedBlobs = references.count
-        for (key, refs) in references.sorted(by: { $0.key.hexUppercase < $1.key.hexUppercase }) {
-            guard let file = files[key] else {
-                report.missing.append(.init(digest: key.digest, file: key.fileName, references: refs))
-                continue
-            }
-            if let (length, reference) = expectedSizes[key] {
-                // An encrypted blob file is a 16-byte IV, then the content AES-CBC/PKCS#7-padded to whole 16-byte blocks.
-                let expected = bundle.encryptionKey == nil ? length : 16 + (length / 16 + 1) * 16
-                let size = BundleSize.size(of: bundle.blobDirectory.appendingPathComponent(file).path)
-                if size != expected {
-                    report.mismatched.append(.init(file: file, size: size, expectedSize: expected, reference: reference))
-                }
-            }
-        }
-        for (digest, reference) in unusableDigests {
-            report.missing.append(.init(digest: digest, file: "-", references: [reference]))
-        }
-        for (key, file) in files.sorted(by: { $0.key.hexUppercase < $1.key.hexUppercase }) where references[key] == nil {
-            report.orphans.append(.init(file: file, size: BundleSize.size(of: bundle.blobDirectory.appendingPathComponent(file).path)))
+        report.integrity = audit.integrity
+        report.documents = audit.liveDocuments
+        report.blobFiles = audit.blobFiles
+        report.referencedBlobs = audit.referencedBlobs
+        report.missing = audit.missing.map { .init(digest: $0.digest, file: $0.file, references: $0.references.map(reference)) }
+        report.orphans = audit.orphans.map { .init(file: $0.file, size: $0.size) }
+        report.mismatched = audit.mismatched.map {
+            .init(file: $0.file, size: $0.size, expectedSize: $0.expectedSize, reference: reference($0.reference))
         }
         return report
     }
@@ -131,16 +101,7 @@ enum StorageAudit {
     // MARK: 2.x/3.x (cbl2-format 1.1, 2.3)
 
     static func auditV2(_ bundle: DatabaseBundle) throws -> AuditReport {
-        var report = AuditReport()
-        report.path = bundle.url.path
-        report.format = "2.x/3.x"
-        report.schemaVersion = bundle.schemaVersion
-        switch bundle.schemaVersion {
-        case 201: report.schema = "Couchbase Lite 2.0–2.6"
-        case 300..<400: report.schema = "Couchbase Lite 2.7/2.8"
-        case 400..<500: report.schema = "Couchbase Lite 3.0"
-        default: report.schema = "Couchbase Lite 3.1 or later"
-        }
+        var report = AuditReport(bundle)
         // Through the API: index expressions need the query functions registered to be checked.
         let db = try bundle.openV2Database(readOnly: true)
         do {
@@ -189,19 +150,5 @@ enum StorageAudit {
         if name.hasPrefix("del_") { name = name.dropFirst(4) }
         if name.hasPrefix(".") { name = name.dropFirst() }
         return name == "default" ? nil : String(name)
-    }
-
-    /// A read-only connection that writes nothing beside the file when its WAL is empty.
-    private static func openReadOnly(_ bundle: DatabaseBundle) throws -> SQLiteConnection {
-        try SQLiteConnection.openReadOnly(path: bundle.databaseFile.path, rawKey: bundle.encryptionKey.map { [UInt8]($0.keyData) })
-    }
-
-    /// `PRAGMA integrity_check`'s lines; a check SQLite cannot even run is itself the finding.
-    private static func integrityCheck(_ connection: SQLiteConnection) throws -> [String] {
-        do {
-            return try connection.integrityCheck().split(separator: "\n").map(String.init)
-        } catch let e as SQLiteError {
-            return [e.message]
-        }
     }
 }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import CouchbaseLiteSwift
 import CouchbaseLiteUpgrade
-import SQLiteKit
 import Foundation
 
 struct Upgrade: ParsableCommand {
@@ -119,20 +118,14 @@ final class ProgressBar {
     }
 }
 
-/// `cbl info` for a 2.x/3.x bundle (schema 201…599), or nil when the bundle is not one.
-func twoXSummary(_ bundle: URL) throws -> String? {
-    let dbPath = bundle.appendingPathComponent(Schema2.databaseFileName).path
-    guard FileManager.default.fileExists(atPath: dbPath),
-          let probe = try? SQLiteConnection.openReadOnly(path: dbPath) else { return nil }
-    let version = probe.userVersion
-    probe.close()
-    guard (Schema2.oldestReadable...Schema2.newestReadable).contains(version) else { return nil }
-    let file = try DataFile(directory: bundle, create: false, readOnly: true)
+/// `cbl info` for a 2.x/3.x bundle (``DatabaseBundle/locate(_:key:)`` read its schema version).
+func twoXSummary(_ bundle: DatabaseBundle) throws -> String {
+    let file = try bundle.openV2File()
     defer { file.close() }
     let uuid = (try file.info(Schema2.InfoKey.publicUUID)).map { $0.map { String(format: "%02x", $0) }.joined() } ?? "-"
     return """
-        name:            \(bundle.deletingPathExtension().lastPathComponent)
-        format:          Couchbase Lite 2.x/3.x (schema \(version), \(file.versioning == 2 ? "version vectors" : "revision trees"))
+        name:            \(bundle.name)
+        format:          Couchbase Lite 2.x/3.x (schema \(bundle.schemaVersion), \(file.versioning == 2 ? "version vectors" : "revision trees"))
         documents:       \(try file.liveDocumentCount())
         last sequence:   \(try file.lastSequence())
         shared keys:     \(file.sharedKeys.count)
