@@ -137,29 +137,9 @@ extension CBLDatabase {
             let existingID = try store.numericID(of: docID)
             let isNew = existingID == nil
             var numericID = existingID ?? 0
-            var parent: StoredRevision?
-            var documentWasEmpty = isNew
-            if let prevRevID {
-                guard !isNew, let rev = try store.revision(docID: docID, numericID: numericID, revID: prevRevID, withBody: false) else {
-                    // As 1.x: a parent that is gone (e.g. pruned) is a conflict while the document
-                    // has a current revision, so `update` retries; otherwise it is not found.
-                    if !isNew, let winner = try store.winningRevision(docID: docID, numericID: numericID, withBody: false),
-                       !winner.deleted {
-                        throw CBLError.conflict()
-                    }
-                    throw CBLError.notFound("Revision \(prevRevID) of '\(docID)' not found")
-                }
-                if !rev.isLeaf && !allowConflict { throw CBLError.conflict() }
-                parent = rev
-            } else if !isNew {
-                if let winner = try store.winningRevision(docID: docID, numericID: numericID, withBody: false) {
-                    if !winner.deleted && !allowConflict { throw CBLError.conflict() }
-                    // Re-creating a deleted document continues its tombstone's branch (spec 3.5 step 5).
-                    if winner.deleted { parent = winner }
-                } else {
-                    documentWasEmpty = true
-                }
-            }
+            let (parent, documentWasEmpty) = try parentOfNewRevision(
+                store: store, docID: docID, numericID: numericID, isNew: isNew, prevRevID: prevRevID,
+                allowConflict: allowConflict)
             if isDeletion && parent == nil {
                 throw CBLError.notFound("Cannot delete '\(docID)': document not found")
             }
@@ -176,12 +156,7 @@ extension CBLDatabase {
 
             let document = try knownDocument ?? self.savedDocument(docID)
             if !validations.isEmpty {
-                var fullProperties = properties
-                for key in CBLDatabase.strippedSpecialKeys { fullProperties[key] = nil }
-                fullProperties["_id"] = docID
-                fullProperties["_rev"] = revID
-                if isDeletion { fullProperties["_deleted"] = true }
-                try runValidations(validations, newProperties: fullProperties, document: document, revID: revID,
+                try runValidations(validations, storedProperties: properties, document: document, revID: revID,
                                    deleted: isDeletion, parent: parent)
             }
 
@@ -218,6 +193,33 @@ extension CBLDatabase {
             noteChange(change, revision: saved)
             return saved
         }
+    }
+
+    /// The revision a new one extends (spec 3.5 steps 3–5): `prevRevID`'s, or for a document
+    /// re-created after its deletion, the tombstone; and whether the document has no revision.
+    private func parentOfNewRevision(store: SQLiteStore, docID: String, numericID: Int64, isNew: Bool,
+                                     prevRevID: String?, allowConflict: Bool) throws
+        -> (parent: StoredRevision?, documentWasEmpty: Bool) {
+        if let prevRevID {
+            guard !isNew, let rev = try store.revision(docID: docID, numericID: numericID, revID: prevRevID, withBody: false) else {
+                // As 1.x: a parent that is gone (e.g. pruned) is a conflict while the document
+                // has a current revision, so `update` retries; otherwise it is not found.
+                if !isNew, let winner = try store.winningRevision(docID: docID, numericID: numericID, withBody: false),
+                   !winner.deleted {
+                    throw CBLError.conflict()
+                }
+                throw CBLError.notFound("Revision \(prevRevID) of '\(docID)' not found")
+            }
+            if !rev.isLeaf && !allowConflict { throw CBLError.conflict() }
+            return (rev, false)
+        }
+        if isNew { return (nil, true) }
+        guard let winner = try store.winningRevision(docID: docID, numericID: numericID, withBody: false) else {
+            return (nil, true)
+        }
+        if !winner.deleted && !allowConflict { throw CBLError.conflict() }
+        // Re-creating a deleted document continues its tombstone's branch (spec 3.5 step 5).
+        return (winner.deleted ? winner : nil, false)
     }
 
     /// Saves the first revision of a document the store has never seen (no parent, not a
@@ -333,13 +335,8 @@ extension CBLDatabase {
             if !validations.isEmpty, try store.revision(docID: docID, revID: revID, withBody: false) == nil {
                 // Revisions from a peer are validated like local edits, against the current winner
                 // (1.x does the same; a rejection is a 403 the replicator counts as handled).
-                var fullProperties = properties
-                for key in CBLDatabase.strippedSpecialKeys { fullProperties[key] = nil }
-                fullProperties["_id"] = docID
-                fullProperties["_rev"] = revID
-                if deleted { fullProperties["_deleted"] = true }
-                try runValidations(validations, newProperties: fullProperties, document: self.savedDocument(docID), revID: revID,
-                                   deleted: deleted, parent: try store.winningRevision(docID: docID))
+                try runValidations(validations, storedProperties: properties, document: self.savedDocument(docID),
+                                   revID: revID, deleted: deleted, parent: try store.winningRevision(docID: docID))
             }
             let body = try CBLDatabase.storedBody(properties)
             let hasAttachments = (properties["_attachments"] as? [String: Any]).map { !$0.isEmpty } ?? false

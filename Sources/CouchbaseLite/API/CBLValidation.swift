@@ -129,9 +129,16 @@ extension CBLDatabase {
         return all
     }
 
-    /// Runs every validation function; throws 403 with the rejection message.
-    func runValidations(_ validations: [String: CBLValidationBlock], newProperties: [String: Any],
+    /// Runs every validation function on a revision about to be saved, seen as the app will read
+    /// it (its stored properties plus `_id`, `_rev` and, for a deletion, `_deleted`); throws 403
+    /// with the rejection message.
+    func runValidations(_ validations: [String: CBLValidationBlock], storedProperties: [String: Any],
                         document: CBLDocument, revID: String, deleted: Bool, parent: StoredRevision?) throws {
+        var newProperties = storedProperties
+        for key in CBLDatabase.strippedSpecialKeys { newProperties[key] = nil }
+        newProperties["_id"] = document.documentID
+        newProperties["_rev"] = revID
+        if deleted { newProperties["_deleted"] = true }
         let newRevision = CBLSavedRevision(document: document, revID: revID, sequence: 0, deleted: deleted,
                                            body: nil, properties: newProperties)
         let current = parent.map { CBLSavedRevision(document: document, stored: $0) }
