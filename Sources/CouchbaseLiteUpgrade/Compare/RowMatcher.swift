@@ -47,96 +47,131 @@ public struct RowMatcher {
     /// (with document IDs) match by document ID and key, reduced rows by key.
     public func differences(viewRows: [ComparedRow], n1qlRows: [ComparedRow]) -> [RowDifference] {
         let byDocument = viewRows.contains { $0.documentID != nil } || n1qlRows.contains { $0.documentID != nil }
-        func matchKey(_ r: ComparedRow) -> MatchKey { MatchKey(documentID: byDocument ? r.documentID : nil, key: r.key) }
+        var matching = Self.exactMatches(viewRows: viewRows, n1qlRows: n1qlRows, byDocument: byDocument)
+        var out = byDocument
+            ? pairSameDocument(&matching, viewRows: viewRows, n1qlRows: n1qlRows)
+            : Self.pairGroupKeyShapes(&matching, viewRows: viewRows, n1qlRows: n1qlRows)
+        out += unmatched(matching, viewRows: viewRows, n1qlRows: n1qlRows)
+        if compareValues {
+            out += Self.valueDifferences(matching.pairs, viewRows: viewRows, n1qlRows: n1qlRows)
+        }
+        out += orderDifferences(matching.pairs, viewRows: viewRows, n1qlRows: n1qlRows)
+        return out
+    }
 
+    /// Row indices paired so far (view, N1QL) and those still without a partner on each side.
+    private struct Matching {
+        var pairs: [(v: Int, q: Int)] = []
+        var viewLeft: [Int] = []
+        var n1qlLeft: [Int] = []
+    }
+
+    /// Pairs rows with the same match key, the n-th view row of a key with the n-th N1QL row of it.
+    private static func exactMatches(viewRows: [ComparedRow], n1qlRows: [ComparedRow], byDocument: Bool) -> Matching {
+        func matchKey(_ r: ComparedRow) -> MatchKey { MatchKey(documentID: byDocument ? r.documentID : nil, key: r.key) }
         var queues: [MatchKey: [Int]] = [:]
         for (i, r) in n1qlRows.enumerated() { queues[matchKey(r), default: []].append(i) }
         var heads: [MatchKey: Int] = [:]
-        var pairs: [(v: Int, q: Int)] = []
-        var viewLeft: [Int] = []
+        var matching = Matching()
         var n1qlUsed = Set<Int>()
         for (i, r) in viewRows.enumerated() {
             let k = matchKey(r)
             let h = heads[k, default: 0]
             if let queue = queues[k], h < queue.count {
-                pairs.append((i, queue[h]))
+                matching.pairs.append((i, queue[h]))
                 n1qlUsed.insert(queue[h])
                 heads[k] = h + 1
             } else {
-                viewLeft.append(i)
+                matching.viewLeft.append(i)
             }
         }
-        var n1qlLeft = n1qlRows.indices.filter { !n1qlUsed.contains($0) }
+        matching.n1qlLeft = n1qlRows.indices.filter { !n1qlUsed.contains($0) }
+        return matching
+    }
+
+    /// The same document with different keys on each side.
+    private func pairSameDocument(_ matching: inout Matching, viewRows: [ComparedRow],
+                                  n1qlRows: [ComparedRow]) -> [RowDifference] {
         var out: [RowDifference] = []
-
-        // The same document with different keys on each side.
-        if byDocument {
-            var n1qlByDoc: [String: [Int]] = [:]
-            for j in n1qlLeft { if let id = n1qlRows[j].documentID { n1qlByDoc[id, default: []].append(j) } }
-            var stillLeft: [Int] = []
-            var paired = Set<Int>()
-            for i in viewLeft {
-                guard let id = viewRows[i].documentID, var list = n1qlByDoc[id], !list.isEmpty else { stillLeft.append(i); continue }
-                let j = list.removeFirst()
-                n1qlByDoc[id] = list
-                paired.insert(j)
-                let (v, q) = (viewRows[i], n1qlRows[j])
-                let rule = isStale(id) ? .staleIndex : Self.keyRule(v.key, q.key)
-                out.append(RowDifference(kind: .keyDiffers, viewRow: v, n1qlRow: q, rule: rule,
-                                         detail: "\(id): the view's key is \(v.key.json), N1QL's is \(q.key.json)"))
-            }
-            viewLeft = stillLeft
-            n1qlLeft = n1qlLeft.filter { !paired.contains($0) }
+        var n1qlByDoc: [String: [Int]] = [:]
+        for j in matching.n1qlLeft { if let id = n1qlRows[j].documentID { n1qlByDoc[id, default: []].append(j) } }
+        var stillLeft: [Int] = []
+        var paired = Set<Int>()
+        for i in matching.viewLeft {
+            guard let id = viewRows[i].documentID, var list = n1qlByDoc[id], !list.isEmpty else { stillLeft.append(i); continue }
+            let j = list.removeFirst()
+            n1qlByDoc[id] = list
+            paired.insert(j)
+            let (v, q) = (viewRows[i], n1qlRows[j])
+            let rule = isStale(id) ? .staleIndex : Self.keyRule(v.key, q.key)
+            out.append(RowDifference(kind: .keyDiffers, viewRow: v, n1qlRow: q, rule: rule,
+                                     detail: "\(id): the view's key is \(v.key.json), N1QL's is \(q.key.json)"))
         }
+        matching.viewLeft = stillLeft
+        matching.n1qlLeft = matching.n1qlLeft.filter { !paired.contains($0) }
+        return out
+    }
 
-        // Grouped rows whose keys differ only in shape: the view's group_level key `[x]` (or a
-        // prefix array) against N1QL's scalar `x` from GROUP BY x.
-        if !byDocument {
-            var n1qlByKey: [JSONValue: [Int]] = [:]
-            for j in n1qlLeft { n1qlByKey[n1qlRows[j].key, default: []].append(j) }
-            var stillLeft: [Int] = []
-            var paired = Set<Int>()
-            for i in viewLeft {
-                let v = viewRows[i]
-                guard case .array(let items) = v.key, let first = items.first, var list = n1qlByKey[items.count == 1 ? first : v.key]
-                        ?? (items.count == 1 ? nil : n1qlByKey[first]), !list.isEmpty else {
-                    stillLeft.append(i)
-                    continue
-                }
-                let j = list.removeFirst()
-                n1qlByKey[n1qlRows[j].key] = list
-                paired.insert(j)
-                out.append(RowDifference(kind: .keyDiffers, viewRow: v, n1qlRow: n1qlRows[j], rule: .groupLevelWithoutCounterpart,
-                                         detail: "the view groups by the array \(v.key.json), N1QL by \(n1qlRows[j].key.json): select the group key as an array"))
+    /// Grouped rows whose keys differ only in shape: the view's group_level key `[x]` (or a
+    /// prefix array) against N1QL's scalar `x` from GROUP BY x.
+    private static func pairGroupKeyShapes(_ matching: inout Matching, viewRows: [ComparedRow],
+                                           n1qlRows: [ComparedRow]) -> [RowDifference] {
+        var out: [RowDifference] = []
+        var n1qlByKey: [JSONValue: [Int]] = [:]
+        for j in matching.n1qlLeft { n1qlByKey[n1qlRows[j].key, default: []].append(j) }
+        var stillLeft: [Int] = []
+        var paired = Set<Int>()
+        for i in matching.viewLeft {
+            let v = viewRows[i]
+            guard case .array(let items) = v.key, let first = items.first, var list = n1qlByKey[items.count == 1 ? first : v.key]
+                    ?? (items.count == 1 ? nil : n1qlByKey[first]), !list.isEmpty else {
+                stillLeft.append(i)
+                continue
             }
-            viewLeft = stillLeft
-            n1qlLeft = n1qlLeft.filter { !paired.contains($0) }
+            let j = list.removeFirst()
+            n1qlByKey[n1qlRows[j].key] = list
+            paired.insert(j)
+            out.append(RowDifference(kind: .keyDiffers, viewRow: v, n1qlRow: n1qlRows[j], rule: .groupLevelWithoutCounterpart,
+                                     detail: "the view groups by the array \(v.key.json), N1QL by \(n1qlRows[j].key.json): select the group key as an array"))
         }
+        matching.viewLeft = stillLeft
+        matching.n1qlLeft = matching.n1qlLeft.filter { !paired.contains($0) }
+        return out
+    }
 
+    /// The rows left without a partner on either side.
+    private func unmatched(_ matching: Matching, viewRows: [ComparedRow], n1qlRows: [ComparedRow]) -> [RowDifference] {
+        var out: [RowDifference] = []
         let viewRowsPerDoc = Dictionary(grouping: viewRows.compactMap(\.documentID), by: { $0 }).mapValues(\.count)
-        for i in viewLeft {
+        for i in matching.viewLeft {
             let r = viewRows[i]
             let rule = onlyInViewRule(r, rowsForDocument: r.documentID.flatMap { viewRowsPerDoc[$0] } ?? 0)
             out.append(RowDifference(kind: .onlyInView, viewRow: r, n1qlRow: nil, rule: rule,
                                      detail: "only the view has \(Self.describe(r))"))
         }
-        for j in n1qlLeft {
+        for j in matching.n1qlLeft {
             let r = n1qlRows[j]
             out.append(RowDifference(kind: .onlyInN1QL, viewRow: nil, n1qlRow: r, rule: onlyInN1QLRule(r),
                                      detail: "only N1QL has \(Self.describe(r))"))
         }
+        return out
+    }
 
-        if compareValues {
-            for p in pairs {
-                let (v, q) = (viewRows[p.v], n1qlRows[p.q])
-                if v.value != q.value {
-                    out.append(RowDifference(kind: .valueDiffers, viewRow: v, n1qlRow: q, rule: Self.valueRule(v.value, q.value),
-                                             detail: "\(Self.describe(v)): the view's value is \(v.value.json), N1QL's is \(q.value.json)"))
-                }
-            }
+    /// Matched rows whose values differ.
+    private static func valueDifferences(_ pairs: [(v: Int, q: Int)], viewRows: [ComparedRow],
+                                         n1qlRows: [ComparedRow]) -> [RowDifference] {
+        pairs.compactMap { p in
+            let (v, q) = (viewRows[p.v], n1qlRows[p.q])
+            guard v.value != q.value else { return nil }
+            return RowDifference(kind: .valueDiffers, viewRow: v, n1qlRow: q, rule: valueRule(v.value, q.value),
+                                 detail: "\(describe(v)): the view's value is \(v.value.json), N1QL's is \(q.value.json)")
         }
+    }
 
-        // Order: the longest run of matched rows in the same relative order stays; the rest moved.
+    /// Order: the longest run of matched rows in the same relative order stays; the rest moved.
+    private func orderDifferences(_ pairs: [(v: Int, q: Int)], viewRows: [ComparedRow],
+                                  n1qlRows: [ComparedRow]) -> [RowDifference] {
+        var out: [RowDifference] = []
         let sorted = pairs.sorted { $0.v < $1.v }
         let kept = Self.longestIncreasingSubsequence(sorted.map(\.q))
         var keptPairs: [(v: Int, q: Int)] = []
