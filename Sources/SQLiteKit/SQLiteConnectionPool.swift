@@ -27,9 +27,11 @@ package final class SQLiteConnectionPool: @unchecked Sendable {
     private let writerLock = NSRecursiveLock()
     private let condition = NSCondition()
 
+    /// The thread holding the writer (guarded by `condition`: readers look at it).
+    @exclusivity(unchecked) private var writerOwner: UInt?
+    /// How deep the holder's writes are nested (only touched by the `writerLock` holder).
+    @exclusivity(unchecked) private var writerDepth = 0
     // Guarded by `condition`:
-    private var writerOwner: UInt?
-    private var writerDepth = 0
     private var idleReaders: [SQLiteConnection] = []
     /// Readers open, idle or in use.
     private var readerCount = 0
@@ -69,6 +71,17 @@ package final class SQLiteConnectionPool: @unchecked Sendable {
     /// Runs `body` with the writer, after any write in progress on another thread.
     package func write<R>(_ body: (SQLiteConnection) throws -> R) rethrows -> R {
         writerLock.lock()
+        if writerDepth > 0 {
+            // Nested on the thread that owns the writer: `writerOwner` is already this thread and
+            // `writerDepth` is only touched by the `writerLock` holder, so `condition` is not needed
+            // (every save inside a bulk `inTransaction` comes here).
+            writerDepth += 1
+            defer {
+                writerDepth -= 1
+                writerLock.unlock()
+            }
+            return try body(writer)
+        }
         let me = Self.currentThread()
         condition.lock()
         writerOwner = me
