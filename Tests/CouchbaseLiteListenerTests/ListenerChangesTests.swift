@@ -243,6 +243,19 @@ final class ListenerChangesTests: ListenerTestCase {
         XCTAssertEqual(results(answer).count, 3000)
     }
 
+    /// HEAD of a streamed answer (`_changes`, `_all_docs`): the GET answer's status and headers,
+    /// no body, and nothing left producing.
+    func testHeadOfStreamedAnswers() throws {
+        try putDoc("/db/a", ["v": 1])
+        for path in ["/db/_changes", "/db/_all_docs"] {
+            let head = try request("HEAD", path, timeout: 5)
+            expect(head, 200)
+            XCTAssertEqual(head.header("content-type"), "application/json", path)
+            XCTAssertTrue(head.body.isEmpty, path)
+        }
+        XCTAssertEqual(results(try get("/db/_changes")).count, 1)
+    }
+
     /// Deleting the database ends the feeds waiting on it with a well-formed answer.
     func testDeletingTheDatabaseAnswersWaitingFeeds() throws {
         try putDoc("/db/a", ["v": 1])
