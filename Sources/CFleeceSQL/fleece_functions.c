@@ -53,61 +53,67 @@ static void keep_path(const cfl_env *env, sqlite3_context *ctx, cfl_path *path, 
     if (fresh) env->api->set_auxdata(ctx, 1, path, cfl_path_free);
 }
 
-static void value_impl(const csqlite_api *api, sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-    const cfl_env *env = api->user_data(ctx);
+/* One call of a path function (fl_value, fl_exists, fl_count, fl_contains): `v` is the value at
+   argument 1's path under argument 0 in `d` (see lookup). */
+typedef struct {
+    const cfl_env *env;
     cfl_data d;
     cfl_path *path;
     int fresh;
-    long v = lookup(env, ctx, argv, &d, &path, &fresh);
+    long v;
+} cfl_call;
+
+static inline __attribute__((always_inline)) void begin_call(cfl_call *call, const cfl_env *env, sqlite3_context *ctx,
+                                                             sqlite3_value **argv) {
+    call->env = env;
+    call->v = lookup(env, ctx, argv, &call->d, &call->path, &call->fresh);
+}
+
+/* Keeps the path, then hands the call to the Swift implementation of `function` unless `done`. */
+static inline __attribute__((always_inline)) void end_call(const cfl_call *call, sqlite3_context *ctx, int done,
+                                                           int function, int argc, sqlite3_value **argv) {
+    keep_path(call->env, ctx, call->path, call->fresh);
+    if (!done) fallback(call->env, function, ctx, argc, argv);
+}
+
+static void value_impl(const csqlite_api *api, sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    cfl_call call;
+    begin_call(&call, api->user_data(ctx), ctx, argv);
     int done = 0;
-    if (v >= 0) {
-        done = cfl_set_scalar(api, ctx, d, v) == 1;
-    } else if (v == CFL_NONE && path->text_length > 0) {
+    if (call.v >= 0) {
+        done = cfl_set_scalar(api, ctx, call.d, call.v) == 1;
+    } else if (call.v == CFL_NONE && call.path->text_length > 0) {
         api->result_null(ctx);              /* MISSING */
         done = 1;
     }
-    keep_path(env, ctx, path, fresh);
-    if (!done) fallback(env, CFL_FN_VALUE, ctx, argc, argv);
+    end_call(&call, ctx, done, CFL_FN_VALUE, argc, argv);
 }
 
 static void exists_impl(const csqlite_api *api, sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-    const cfl_env *env = api->user_data(ctx);
-    cfl_data d;
-    cfl_path *path;
-    int fresh;
-    long v = lookup(env, ctx, argv, &d, &path, &fresh);
-    if (v != CFL_BAD) {
-        api->result_int64(ctx, v >= 0);
-        api->result_subtype(ctx, CFL_SUBTYPE_BOOL);
-    }
-    keep_path(env, ctx, path, fresh);
-    if (v == CFL_BAD) fallback(env, CFL_FN_EXISTS, ctx, argc, argv);
+    cfl_call call;
+    begin_call(&call, api->user_data(ctx), ctx, argv);
+    if (call.v != CFL_BAD) cfl_result_bool(api, ctx, call.v >= 0);
+    end_call(&call, ctx, call.v != CFL_BAD, CFL_FN_EXISTS, argc, argv);
 }
 
 static void count_impl(const csqlite_api *api, sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-    static const char empty[1] = "";
-    const cfl_env *env = api->user_data(ctx);
-    cfl_data d;
-    cfl_path *path;
-    int fresh;
-    long v = lookup(env, ctx, argv, &d, &path, &fresh);
+    cfl_call call;
+    begin_call(&call, api->user_data(ctx), ctx, argv);
     int done = 1;
-    if (v == CFL_NONE) {
+    if (call.v == CFL_NONE) {
         api->result_null(ctx);
-    } else if (v >= 0) {
-        uint8_t tag = d.p[v] >> 4;
+    } else if (call.v >= 0) {
+        uint8_t tag = call.d.p[call.v] >> 4;
         cfl_coll c;
         if (tag == CFL_ARRAY || tag == CFL_DICT) {
-            if (cfl_collection(d, v, &c)) api->result_int64(ctx, c.count); else done = 0;
+            if (cfl_collection(call.d, call.v, &c)) api->result_int64(ctx, c.count); else done = 0;
         } else {
-            api->result_blob(ctx, empty, 0, SQLITE_TRANSIENT);   /* JSON null */
-            api->result_subtype(ctx, CFL_SUBTYPE_NULL);
+            cfl_result_json_null(api, ctx);
         }
     } else {
         done = 0;
     }
-    keep_path(env, ctx, path, fresh);
-    if (!done) fallback(env, CFL_FN_COUNT, ctx, argc, argv);
+    end_call(&call, ctx, done, CFL_FN_COUNT, argc, argv);
 }
 
 /* fl_contains(body, path, needle): whether the array at the path has an item equal to the needle
@@ -115,7 +121,6 @@ static void count_impl(const csqlite_api *api, sqlite3_context *ctx, int argc, s
    included, as doubles); MISSING if absent, JSON null if not an array. A needle that is a
    collection is the Swift function's. */
 static void contains_impl(const csqlite_api *api, sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-    static const char empty[1] = "";
     const cfl_env *env = api->user_data(ctx);
     enum { NEEDLE_MISSING, NEEDLE_NULL, NEEDLE_NUMBER, NEEDLE_TEXT, NEEDLE_DATA } kind = NEEDLE_MISSING;
     double number = 0;
@@ -154,20 +159,18 @@ static void contains_impl(const csqlite_api *api, sqlite3_context *ctx, int argc
     default:
         break;
     }
-    cfl_data d;
-    cfl_path *path;
-    int fresh;
-    long v = lookup(env, ctx, argv, &d, &path, &fresh);
+    cfl_call call;
+    begin_call(&call, env, ctx, argv);
+    const cfl_data d = call.d;
     int done = 1;
-    if (v == CFL_NONE) {
+    if (call.v == CFL_NONE) {
         api->result_null(ctx);
-    } else if (v >= 0 && (d.p[v] >> 4) != CFL_ARRAY) {
-        api->result_blob(ctx, empty, 0, SQLITE_TRANSIENT);      /* JSON null */
-        api->result_subtype(ctx, CFL_SUBTYPE_NULL);
-    } else if (v >= 0) {
+    } else if (call.v >= 0 && (d.p[call.v] >> 4) != CFL_ARRAY) {
+        cfl_result_json_null(api, ctx);
+    } else if (call.v >= 0) {
         cfl_coll c;
         int found = 0;
-        if (!cfl_collection(d, v, &c)) done = 0;
+        if (!cfl_collection(d, call.v, &c)) done = 0;
         for (long i = 0; done && !found && kind != NEEDLE_MISSING && i < c.count; i++) {
             long item = cfl_resolve(d, c.first + i * (c.wide ? 4 : 2), c.wide);
             if (item < 0) { done = 0; break; }
@@ -196,15 +199,11 @@ static void contains_impl(const csqlite_api *api, sqlite3_context *ctx, int argc
                 break;                                          /* a collection equals no scalar */
             }
         }
-        if (done) {
-            api->result_int64(ctx, found);
-            api->result_subtype(ctx, CFL_SUBTYPE_BOOL);
-        }
+        if (done) cfl_result_bool(api, ctx, found);
     } else {
         done = 0;
     }
-    keep_path(env, ctx, path, fresh);
-    if (!done) fallback(env, CFL_FN_CONTAINS, ctx, argc, argv);
+    end_call(&call, ctx, done, CFL_FN_CONTAINS, argc, argv);
 }
 
 /* fl_result: numbers and strings pass through; the rest (booleans, null, data, collections)
@@ -227,8 +226,7 @@ static void result_impl(const csqlite_api *api, sqlite3_context *ctx, int argc, 
 static void bool_impl(const csqlite_api *api, sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     (void)argc;
     if (api->value_type(argv[0]) == SQLITE_NULL) { api->result_null(ctx); return; }
-    api->result_int64(ctx, api->value_int64(argv[0]) != 0);
-    api->result_subtype(ctx, CFL_SUBTYPE_BOOL);
+    cfl_result_bool(api, ctx, api->value_int64(argv[0]) != 0);
 }
 
 #define ENTRY_POINTS(name) \

@@ -95,43 +95,50 @@ cfl_path *cfl_path_compile(const cfl_host *host, const uint8_t *text, size_t len
 
 void cfl_path_free(void *path) { free(path); }
 
-/* Binary search of the integer keys (they sort first) for `code`. */
-static long find_code(cfl_data d, cfl_coll c, long code) {
+/* Where the dict key at `k` sorts against the one sought (integer keys first, then strings in
+   memcmp order, shorter first): <0 before it, 0 equal, >0 after, 2 (CFL_KEY_BAD) malformed. */
+#define CFL_KEY_BAD 2
+static inline __attribute__((always_inline)) int key_order(cfl_data d, long k, int by_code, long code,
+                                                           const uint8_t *key, size_t length) {
+    uint8_t tag = d.p[k] >> 4;
+    if (by_code) {
+        if (tag != CFL_SHORT) return 1;
+        long v = (long)cfl_short_int(d, k);
+        return v < code ? -1 : v > code;
+    }
+    if (tag == CFL_SHORT) return -1;
+    if (tag != CFL_STRING) return CFL_KEY_BAD;
+    const uint8_t *s;
+    size_t n;
+    if (!cfl_string(d, k, &s, &n)) return CFL_KEY_BAD;
+    size_t m = n < length ? n : length;
+    int cmp = m ? memcmp(s, key, m) : 0;
+    if (cmp != 0) return cmp < 0 ? -1 : 1;
+    return n < length ? -1 : n > length;
+}
+
+/* Binary search of the dict's keys for the integer `code` (`by_code`) or the string `key`. Each
+   call site passes a constant `by_code`, so the compiler keeps one specialized loop per kind. */
+static inline __attribute__((always_inline)) long find_key(cfl_data d, cfl_coll c, int by_code, long code,
+                                                           const uint8_t *key, size_t length) {
     long width = c.wide ? 4 : 2;
     long lo = 0, hi = c.count;
     while (lo < hi) {
         long mid = (lo + hi) >> 1;
         long k = cfl_resolve(d, c.first + 2 * mid * width, c.wide);
         if (k < 0) return CFL_BAD;
-        if ((d.p[k] >> 4) != CFL_SHORT) { hi = mid; continue; }
-        long v = (long)cfl_short_int(d, k);
-        if (v == code) return mid;
-        if (v < code) lo = mid + 1; else hi = mid;
+        int order = key_order(d, k, by_code, code, key, length);
+        if (order == CFL_KEY_BAD) return CFL_BAD;
+        if (order == 0) return mid;
+        if (order < 0) lo = mid + 1; else hi = mid;
     }
     return CFL_NONE;
 }
 
-/* Binary search of the string keys (memcmp order, shorter first). */
+static long find_code(cfl_data d, cfl_coll c, long code) { return find_key(d, c, 1, code, NULL, 0); }
+
 static long find_string(cfl_data d, cfl_coll c, const uint8_t *key, size_t length) {
-    long width = c.wide ? 4 : 2;
-    long lo = 0, hi = c.count;
-    while (lo < hi) {
-        long mid = (lo + hi) >> 1;
-        long k = cfl_resolve(d, c.first + 2 * mid * width, c.wide);
-        if (k < 0) return CFL_BAD;
-        uint8_t tag = d.p[k] >> 4;
-        if (tag == CFL_SHORT) { lo = mid + 1; continue; }
-        if (tag != CFL_STRING) return CFL_BAD;
-        const uint8_t *s;
-        size_t n;
-        if (!cfl_string(d, k, &s, &n)) return CFL_BAD;
-        size_t m = n < length ? n : length;
-        int cmp = m ? memcmp(s, key, m) : 0;
-        if (cmp == 0) cmp = n < length ? -1 : n > length ? 1 : 0;
-        if (cmp == 0) return mid;
-        if (cmp < 0) lo = mid + 1; else hi = mid;
-    }
-    return CFL_NONE;
+    return find_key(d, c, 0, 0, key, length);
 }
 
 /* Whether the dict holds an integer key the table did not have `known` keys ago. */
@@ -208,13 +215,8 @@ int cfl_set_scalar(const csqlite_api *api, sqlite3_context *ctx, cfl_data d, lon
         return 1;
     }
     case CFL_SPECIAL:
-        if ((b0 & 0x0C) == 0 || (b0 & 0x0C) == 0x0C) {
-            api->result_blob(ctx, empty_text, 0, SQLITE_TRANSIENT);
-            api->result_subtype(ctx, CFL_SUBTYPE_NULL);
-        } else {
-            api->result_int64(ctx, b0 == 0x38);
-            api->result_subtype(ctx, CFL_SUBTYPE_BOOL);
-        }
+        if ((b0 & 0x0C) == 0 || (b0 & 0x0C) == 0x0C) cfl_result_json_null(api, ctx);
+        else cfl_result_bool(api, ctx, b0 == 0x38);
         return 1;
     case CFL_STRING: case CFL_BINARY: {
         const uint8_t *s;

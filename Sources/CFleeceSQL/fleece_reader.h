@@ -191,4 +191,17 @@ int cfl_set_scalar(const csqlite_api *api, sqlite3_context *ctx, cfl_data d, lon
 #define CFL_SUBTYPE_NULL 0x67
 #define CFL_SUBTYPE_BOOL 0x68
 
+/* A JSON null result: an empty blob with the null subtype. */
+static inline void cfl_result_json_null(const csqlite_api *api, sqlite3_context *ctx) {
+    static const char empty[1] = "";
+    api->result_blob(ctx, empty, 0, SQLITE_TRANSIENT);
+    api->result_subtype(ctx, CFL_SUBTYPE_NULL);
+}
+
+/* A JSON boolean result: 0 or 1 with the boolean subtype. */
+static inline void cfl_result_bool(const csqlite_api *api, sqlite3_context *ctx, int value) {
+    api->result_int64(ctx, value != 0);
+    api->result_subtype(ctx, CFL_SUBTYPE_BOOL);
+}
+
 #endif

@@ -42,26 +42,17 @@ extension RESTRouter {
             return .changesFeed(ChangesFeedRequest(database: db, options: options))
         }
         let (rows, lastSeq) = try changeRows(db, options)
-        return .stream(Self.changesAnswer(rows, lastSequence: lastSeq))
+        return .response(Self.changesAnswer(rows, lastSequence: lastSeq))
     }
 
     /// A `feed=normal` body as CouchDB writes it, one row a line, encoded and sent a few rows
     /// at a time.
-    static func changesAnswer(_ rows: [ChangesRow], lastSequence: Int64) -> RESTStream {
-        .json { emit in
-            var writer = JSONWriter(capacity: RESTStream.pieceSize + 1024)
-            writer.writeRaw(ChangesRow.feedPrefix)
-            for (index, row) in rows.enumerated() {
-                if index > 0 { writer.writeRaw(ChangesRow.feedSeparator) }
-                row.encode(into: &writer)
-                if writer.byteCount >= RESTStream.pieceSize {
-                    try emit(writer.bytes)
-                    writer.removeAll()
-                }
-            }
-            writer.writeRaw(ChangesRow.feedSuffix(lastSequence: RemoteSequence(lastSequence)))
-            try emit(writer.bytes)
-        }
+    static func changesAnswer(_ rows: [ChangesRow], lastSequence: Int64) -> RESTResponse {
+        RESTResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "must-revalidate")],
+                     stream: .json(head: ChangesRow.feedPrefix, items: rows, separator: ChangesRow.feedSeparator,
+                                   tail: ChangesRow.feedSuffix(lastSequence: RemoteSequence(lastSequence))) { row, writer in
+                         row.encode(into: &writer)
+                     })
     }
 
     /// Parses a `_changes` request (URL parameters, and a POST body's members) with CouchDB's errors.

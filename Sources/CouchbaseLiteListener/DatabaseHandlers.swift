@@ -207,21 +207,12 @@ extension RESTRouter {
                                                       parts: parts))
         }
         let options = queryOptions
-        return .stream(.json { emit in
-            var writer = JSONWriter(capacity: RESTStream.pieceSize + 4096)
-            writer.writeRaw(BulkGetResult.answerPrefix)
-            for (index, item) in items.enumerated() {
-                if index > 0 { writer.writeRawByte(UInt8(ascii: ",")) }
+        return .response(RESTResponse(
+            status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "must-revalidate")],
+            stream: .json(head: BulkGetResult.answerPrefix, items: items, separator: [UInt8(ascii: ",")],
+                          tail: BulkGetResult.answerSuffix + [0x0A]) { item, writer in
                 self.bulkGetEntry(db, item, options, latest: latest, multipart: false).result.encode(into: &writer)
-                if writer.byteCount >= RESTStream.pieceSize {
-                    try emit(writer.bytes)
-                    writer.removeAll()
-                }
-            }
-            writer.writeRaw(BulkGetResult.answerSuffix)
-            writer.writeRawByte(0x0A)
-            try emit(writer.bytes)
-        })
+            }))
     }
 
     /// What one `_bulk_get` request entry answers: its result (`{"ok":doc}` or `{"error":…}`

@@ -251,17 +251,9 @@ extension RESTRouter {
         if let openRevs = q["open_revs"] {
             return try getOpenRevs(db, docID: docID, openRevs, options, request)
         }
-        let rev: SyncRevision
         if let revID = q["rev"], CBLDatabase.syncGeneration(revID) == 0 { throw RESTError.badRev }
         // `latest=true` without `open_revs`: CouchDB opens the winning revision whatever `rev` says.
-        if let revID = q["rev"], try !q.bool("latest") {
-            guard let r = try db.syncRevision(docID: docID, revID: revID), r.body != nil else { throw RESTError.missing }
-            rev = r
-        } else {
-            guard let w = try db.syncWinningRevision(docID: docID) else { throw RESTError.missing }
-            if w.deleted { throw RESTError.deleted }
-            rev = w
-        }
+        let rev = try requestedRevision(db, docID: docID, revID: try q.bool("latest") ? nil : q["rev"])
         let etag = "\"\(rev.revID)\""
         if request.ifNoneMatch(etag) { return .notModified(etag: etag) }
         let multipart = options.attachments && request.accepts("multipart/related")
@@ -275,6 +267,18 @@ extension RESTRouter {
         return .json(200, doc, headers: [("ETag", etag)])
     }
 
+    /// The revision `revID` names (404 `missing` unless its body is kept), or with none the
+    /// winning revision (404 `missing`, or `deleted` when the document is).
+    private func requestedRevision(_ db: CBLDatabase, docID: String, revID: String?) throws -> SyncRevision {
+        if let revID {
+            guard let rev = try db.syncRevision(docID: docID, revID: revID), rev.body != nil else { throw RESTError.missing }
+            return rev
+        }
+        guard let winner = try db.syncWinningRevision(docID: docID) else { throw RESTError.missing }
+        if winner.deleted { throw RESTError.deleted }
+        return winner
+    }
+
     // MARK: /{db}/{docid}/{attachment}
 
     func attachment(_ db: CBLDatabase, docID: String, name: String, _ request: RESTRequest) throws -> RESTResponse {
@@ -284,15 +288,7 @@ extension RESTRouter {
         if let revParam, CBLDatabase.syncGeneration(revParam) == 0 { throw RESTError.badRev }
         switch request.method {
         case "GET", "HEAD":
-            let rev: SyncRevision
-            if let revID = request.query["rev"] {
-                guard let r = try db.syncRevision(docID: docID, revID: revID), r.body != nil else { throw RESTError.missing }
-                rev = r
-            } else {
-                guard let w = try db.syncWinningRevision(docID: docID) else { throw RESTError.missing }
-                if w.deleted { throw RESTError.deleted }
-                rev = w
-            }
+            let rev = try requestedRevision(db, docID: docID, revID: request.query["rev"])
             guard let meta = (rev.properties?["_attachments"] as? [String: Any])?[name] as? [String: Any] else {
                 throw RESTError(404, "not_found", "Document is missing attachment")
             }

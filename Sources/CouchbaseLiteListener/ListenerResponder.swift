@@ -109,8 +109,6 @@ struct ListenerResponder: HTTPResponder {
             return Self.response(response, state: router.state)
         case .changesFeed(let feed):
             return ChangesFeedRunner(router: router, feed: feed).response()
-        case .stream(let stream):
-            return stream.response(state: router.state)
         }
     }
 
@@ -208,33 +206,12 @@ struct ListenerResponder: HTTPResponder {
                 return response(.error(RESTError(500, "internal_server_error", "A streamed answer without workers")))
             }
             return Response(status: HTTPResponse.Status(code: r.status), headers: fields,
-                            body: streamedBody(stream, state: state))
+                            body: stream.responseBody(state: state))
         }
         var buffer = ByteBufferAllocator().buffer(capacity: r.body.count)
         buffer.writeBytes(r.body)
         return Response(status: HTTPResponse.Status(code: r.status), headers: fields,
                         body: ResponseBody(byteBuffer: buffer))
-    }
-}
-
-extension ListenerResponder {
-    /// A body whose pieces are produced on the worker threads as the client takes them (the
-    /// writer waits while the connection is not writable, so at most a few pieces are held).
-    static func streamedBody(_ stream: RESTBodyStream, state: ListenerState) -> ResponseBody {
-        ResponseBody(contentLength: stream.length) { writer in
-            defer { stream.close() }
-            while true {
-                let piece = await state.onWorker { () -> Result<[UInt8]?, Error> in Result { try stream.next() } }
-                // The listener stopping, or the content failing mid-answer: the status is sent
-                // already, so the connection is closed short of the length announced.
-                guard case .success(let bytes)? = piece, let bytes else {
-                    if case .success(nil)? = piece { break }
-                    throw RESTError(500, "internal_server_error", "The answer could not be completed")
-                }
-                try await writer.write(ByteBuffer(bytes: bytes))
-            }
-            try await writer.finish(nil)
-        }
     }
 }
 

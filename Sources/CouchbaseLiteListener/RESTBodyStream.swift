@@ -1,9 +1,13 @@
-import CouchbaseLite
 import Foundation
+import Hummingbird
+import JSONCore
+import NIOCore
 
-/// A response body produced piece by piece (an attachment read from its blob file, `_all_docs`
-/// or view rows written as they are read), so no answer is held whole in memory. The pieces
-/// are produced on the listener's worker threads, since producing one may block on I/O.
+/// A response body produced piece by piece as the client takes it (an attachment read from its
+/// blob file, `_all_docs` and view rows, `_changes` and `_bulk_get` results), so no answer is
+/// held whole in memory. Pieces are pulled one at a time on the listener's worker threads (a
+/// piece may block on I/O) only when the connection has taken the previous one, so a slow
+/// client holds at most a piece or two; a client that hangs up stops the production.
 struct RESTBodyStream: Sendable {
     /// The whole length when known in advance (sent as `Content-Length`), else nil (chunked).
     let length: Int?
@@ -18,98 +22,100 @@ struct RESTBodyStream: Sendable {
         self.close = close
     }
 
-    /// All the pieces, concatenated (HEAD answers use only the length; tests and small bodies).
+    /// All the pieces, concatenated (tests and small bodies).
     func collect() throws -> [UInt8] {
         defer { close() }
         var out: [UInt8] = []
         while let piece = try next() { out += piece }
         return out
     }
-}
 
-/// One piece of a streamed attachment answer: literal bytes (multipart/byteranges framing),
-/// or a range of the attachment's content read from its blob file.
-enum AttachmentPiece: Sendable {
-    case bytes([UInt8])
-    case content(ClosedRange<Int>)
-
-    var count: Int {
-        switch self {
-        case .bytes(let b): return b.count
-        case .content(let r): return r.count
-        }
-    }
-}
-
-/// Produces an attachment answer's pieces from its blob, reading at most `chunkSize` bytes at
-/// a time. A range before the current read position reopens the blob (byteranges may come in
-/// any order and overlap).
-// @unchecked because its read position and open stream are only touched under `lock`.
-final class AttachmentStreamer: @unchecked Sendable {
-    static let chunkSize = 256 * 1024
-
-    private let lock = NSLock()
-    private let open: @Sendable () throws -> SyncBlobStream
-    private var pieces: ArraySlice<AttachmentPiece>
-    private var stream: SyncBlobStream?
-    private var position = 0
-    /// What is left of the content range being read: (next offset, bytes left).
-    private var reading: (offset: Int, left: Int)?
-
-    init(pieces: [AttachmentPiece], first: SyncBlobStream?, open: @escaping @Sendable () throws -> SyncBlobStream) {
-        self.pieces = pieces[...]
-        self.stream = first
-        self.open = open
-    }
-
-    /// The answer as a body stream of known length.
-    func body() -> RESTBodyStream {
-        let length = pieces.reduce(0) { $0 + $1.count }
-        return RESTBodyStream(length: length, next: { [self] in try next() }, close: { [self] in close() })
-    }
-
-    private func next() throws -> [UInt8]? {
-        lock.lock(); defer { lock.unlock() }
-        while true {
-            if let (offset, left) = reading, left > 0 {
-                let stream = try seek(to: offset)
-                guard let data = try stream.read(upToCount: min(left, Self.chunkSize)), !data.isEmpty else {
-                    throw RESTError(500, "internal_server_error", "The attachment's content ended early")
+    /// The Hummingbird body: each piece produced on a worker thread, then written (the writer
+    /// waits while the connection is not writable).
+    func responseBody(state: ListenerState) -> ResponseBody {
+        let stream = self
+        return ResponseBody(contentLength: length) { writer in
+            // A failed write (the client hung up) leaves the loop too: `close` stops the producer.
+            defer { stream.close() }
+            while true {
+                let piece = await state.onWorker { () -> Result<[UInt8]?, Error> in Result { try stream.next() } }
+                // The listener stopping, or the content failing mid-answer: the status is sent
+                // already, so the connection is closed short of the length announced (CouchDB's
+                // answer is truncated too; the client sees invalid JSON or a short body).
+                guard case .success(let bytes)? = piece, let bytes else {
+                    if case .success(nil)? = piece { break }
+                    throw RESTError(500, "internal_server_error", "The answer could not be completed")
                 }
-                let bytes = Array(data.prefix(left))
-                position += bytes.count
-                reading = (offset + bytes.count, left - bytes.count)
-                return bytes
+                try await writer.write(ByteBuffer(bytes: bytes))
             }
-            reading = nil
-            guard let piece = pieces.popFirst() else { return nil }
-            switch piece {
-            case .bytes(let b):
-                return b
-            case .content(let range):
-                reading = (range.lowerBound, range.count)
-            }
+            try await writer.finish(nil)
         }
-    }
-
-    /// The blob, positioned at `offset`.
-    private func seek(to offset: Int) throws -> SyncBlobStream {
-        if let stream, position == offset { return stream }
-        if stream == nil || offset < position {
-            stream?.close()
-            stream = try open()
-            position = 0
-        }
-        try stream!.skip(offset - position)
-        position = offset
-        return stream!
-    }
-
-    private func close() {
-        lock.lock(); defer { lock.unlock() }
-        stream?.close()
-        stream = nil
-        pieces = []
     }
 }
 
+extension RESTBodyStream {
+    /// How many bytes of JSON a piece gathers before it is handed over (rows are much smaller).
+    static let pieceSize = 64 * 1024
+
+    /// A chunked JSON body: `head`, then the items `writeItem` appends (it is given the item's
+    /// index, writes any separator itself, and returns false when there is none left), then
+    /// the `tail` for the number of items written. The item source is only ever called under
+    /// the stream's lock, one piece at a time, so it need not be `Sendable`.
+    static func json(head: [UInt8], writeItem: @escaping (_ index: Int, _ writer: inout JSONWriter) throws -> Bool,
+                     tail: @escaping (_ itemCount: Int) -> [UInt8]) -> RESTBodyStream {
+        let cursor = JSONPieces(head: head, writeItem: writeItem, tail: tail)
+        return RESTBodyStream(length: nil, next: { try cursor.piece() }, close: { cursor.close() })
+    }
+
+    /// A chunked JSON body over items known in advance: `head`, the items joined by
+    /// `separator`, then `tail`.
+    static func json<Items: Collection>(head: [UInt8], items: Items, separator: [UInt8], tail: [UInt8],
+                                        write: @escaping (Items.Element, inout JSONWriter) -> Void) -> RESTBodyStream {
+        var index = items.startIndex
+        return json(head: head, writeItem: { n, writer in
+            guard index != items.endIndex else { return false }
+            if n > 0 { writer.writeRaw(separator) }
+            write(items[index], &writer)
+            items.formIndex(after: &index)
+            return true
+        }, tail: { _ in tail })
+    }
+}
+
+/// The state of a JSON body being written a piece at a time.
+// @unchecked because every member (including the non-Sendable item source) is only touched under `lock`.
+private final class JSONPieces: @unchecked Sendable {
+    private let lock = NSLock()
+    private var writer: JSONWriter
+    private var writeItem: ((Int, inout JSONWriter) throws -> Bool)?
+    private let tail: (Int) -> [UInt8]
+    private var itemCount = 0
+
+    init(head: [UInt8], writeItem: @escaping (Int, inout JSONWriter) throws -> Bool, tail: @escaping (Int) -> [UInt8]) {
+        writer = JSONWriter(capacity: RESTBodyStream.pieceSize + 4096)
+        writer.writeRaw(head)
+        self.writeItem = writeItem
+        self.tail = tail
+    }
+
+    func piece() throws -> [UInt8]? {
+        lock.lock(); defer { lock.unlock() }
+        guard let write = writeItem else { return nil }
+        while writer.byteCount < RESTBodyStream.pieceSize {
+            guard try write(itemCount, &writer) else {
+                writeItem = nil
+                writer.writeRaw(tail(itemCount))
+                break
+            }
+            itemCount += 1
+        }
+        defer { writer.removeAll() }
+        return writer.bytes
+    }
+
+    func close() {
+        lock.lock(); defer { lock.unlock() }
+        writeItem = nil
+        writer.removeAll()
+    }
+}

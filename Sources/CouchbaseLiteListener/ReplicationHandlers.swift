@@ -175,19 +175,19 @@ extension RESTRouter {
             replication.start()
             return .json(202, ["ok": true, "session_id": sessionID])
         }
-        let done = DispatchSemaphore(value: 0)
-        let token = replication.addChangeListener { r in if !r.running { done.signal() } }
-        replication.start()
-        while replication.running { _ = done.wait(timeout: .now() + 1) }
-        replication.removeChangeListener(token)
-        if let error = replication.lastError as? CBLError, error.code != 403 {
-            let restError = RESTError.from(error)
-            return .error(RESTError(error.code >= 400 && error.code < 600 ? error.code : 502, restError.error, error.message))
+        if let error = replication.runToCompletion() as? CBLError {
+            return .error(Self.replicationFailure(error))
         }
         return .json(200, [
             "ok": true, "session_id": sessionID,
             "docs_read": Int(replication.completedChangesCount), "changes": Int(replication.changesCount),
         ])
+    }
+
+    /// A failed one-shot replication's answer: the remote's HTTP status when it gave one, else
+    /// 502 (the listener acted as a gateway), with the replicator's message.
+    private static func replicationFailure(_ error: CBLError) -> RESTError {
+        RESTError(error.code >= 400 && error.code < 600 ? error.code : 502, RESTError.from(error).error, error.message)
     }
 
     /// `filter`, `query_params` and `doc_ids` of a `_replicate` request.
@@ -226,8 +226,7 @@ extension RESTRouter {
             return .json(202, ["ok": true, "session_id": sessionID])
         }
         if let error = relay.runOnce() as? CBLError {
-            let restError = RESTError.from(error)
-            return .error(RESTError(error.code >= 400 && error.code < 600 ? error.code : 502, restError.error, error.message))
+            return .error(Self.replicationFailure(error))
         } else if let error = relay.pull.lastError ?? relay.push.lastError, !(error is CBLError) {
             return .error(RESTError(502, "bad_gateway", "\(error)"))
         }

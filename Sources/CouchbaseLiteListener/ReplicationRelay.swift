@@ -54,8 +54,8 @@ final class ReplicationRelay: @unchecked Sendable {
     /// Returns the first leg's error, if any; the relay is closed afterwards.
     func runOnce() -> Error? {
         defer { close() }
-        if let error = Self.runToCompletion(pull) { return error }
-        return Self.runToCompletion(push)
+        if let error = pull.runToCompletion() { return error }
+        return push.runToCompletion()
     }
 
     /// Continuous: both legs run until stopped; each change flows on as it arrives.
@@ -85,17 +85,5 @@ final class ReplicationRelay: @unchecked Sendable {
         }
         manager.close()
         try? FileManager.default.removeItem(at: directory)
-    }
-
-    /// Starts a one-shot replication and waits for it to stop; its error, except a 403 on a
-    /// single document (what CouchDB reports per document, not as a failure).
-    static func runToCompletion(_ replication: CBLReplication) -> Error? {
-        let done = DispatchSemaphore(value: 0)
-        let token = replication.addChangeListener { r in if !r.running { done.signal() } }
-        replication.start()
-        while replication.running { _ = done.wait(timeout: .now() + 1) }
-        replication.removeChangeListener(token)
-        if let error = replication.lastError as? CBLError, error.code == 403 { return nil }
-        return replication.lastError
     }
 }

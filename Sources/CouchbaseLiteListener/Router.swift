@@ -7,8 +7,6 @@ import JSONCore
 enum RESTOutcome: Sendable {
     case response(RESTResponse)
     case changesFeed(ChangesFeedRequest)
-    /// A body written while it is produced (`_changes`, `_bulk_get`).
-    case stream(RESTStream)
 }
 
 /// Dispatches REST requests to handlers. Synchronous: it runs on worker threads because every
@@ -35,10 +33,13 @@ final class RESTRouter: Sendable {
                 }
             }
             let outcome = try route(request)
-            // HEAD gets the GET answer's headers and length (ListenerHeadMiddleware drops the
-            // body): a streamed answer is collected here so its producer is not left waiting.
-            if request.method == "HEAD", case .stream(let stream) = outcome {
-                return .response(RESTResponse(status: stream.status, headers: stream.headers, body: try stream.collect()))
+            // HEAD gets the GET answer's headers (ListenerHeadMiddleware drops the body): a
+            // streamed body is released unread, its length (when known) kept.
+            if request.method == "HEAD", case .response(var response) = outcome, let stream = response.stream {
+                stream.close()
+                response.stream = nil
+                if let length = stream.length { response.setHeader("Content-Length", String(length)) }
+                return .response(response)
             }
             return outcome
         } catch {

@@ -57,6 +57,25 @@ func fleeceBytesEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n:
     return memcmp(a, b, n) == 0
 }
 
+/// Doubles an open-addressing table (linear probing from each slot's hash): a new array twice
+/// the size, filled with `empty`, into which every occupied slot moves. Both tables below grow
+/// this way; it runs once per doubling, not per value.
+@inline(__always)
+private func fleeceGrowTable<Slot>(_ slots: inout UnsafeMutablePointer<Slot>, capacity: inout Int, empty: Slot,
+                                   hash: (Slot) -> UInt32, isOccupied: (Slot) -> Bool) {
+    let oldSlots = slots, oldCapacity = capacity
+    capacity = oldCapacity &* 2
+    slots = .allocate(capacity: capacity)
+    slots.initialize(repeating: empty, count: capacity)
+    let mask = capacity &- 1
+    for j in 0..<oldCapacity where isOccupied(oldSlots[j]) {
+        var i = Int(hash(oldSlots[j])) & mask
+        while isOccupied(slots[i]) { i = (i &+ 1) & mask }
+        slots[i] = oldSlots[j]
+    }
+    oldSlots.deallocate()
+}
+
 /// The per-encoding table of strings already written (2–15 bytes), for de-duplication
 /// (cbl2-format.md §6.5). Entries refer to the bytes in the encoder's output buffer.
 /// Cleared in O(1) between encodings by bumping a generation number.
@@ -137,17 +156,8 @@ struct StringDedupTable {
     }
 
     private mutating func grow() {
-        let oldSlots = slots, oldCapacity = capacity
-        capacity = oldCapacity &* 2
-        slots = .allocate(capacity: capacity)
-        slots.initialize(repeating: Slot(), count: capacity)
-        let mask = capacity &- 1
-        for j in 0..<oldCapacity where oldSlots[j].generation == generation {
-            var i = Int(oldSlots[j].hash) & mask
-            while slots[i].generation == generation { i = (i &+ 1) & mask }
-            slots[i] = oldSlots[j]
-        }
-        oldSlots.deallocate()
+        let current = generation
+        fleeceGrowTable(&slots, capacity: &capacity, empty: Slot(), hash: \.hash) { $0.generation == current }
     }
 }
 
@@ -243,16 +253,6 @@ struct SharedKeyCache {
     }
 
     private mutating func grow() {
-        let oldSlots = slots, oldCapacity = capacity
-        capacity = oldCapacity &* 2
-        slots = .allocate(capacity: capacity)
-        slots.initialize(repeating: Slot(), count: capacity)
-        let mask = capacity &- 1
-        for j in 0..<oldCapacity where oldSlots[j].length >= 0 {
-            var i = Int(oldSlots[j].hash) & mask
-            while slots[i].length >= 0 { i = (i &+ 1) & mask }
-            slots[i] = oldSlots[j]
-        }
-        oldSlots.deallocate()
+        fleeceGrowTable(&slots, capacity: &capacity, empty: Slot(), hash: \.hash) { $0.length >= 0 }
     }
 }

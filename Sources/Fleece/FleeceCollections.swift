@@ -9,18 +9,12 @@ import Darwin
 /// A Fleece array: random access to its elements, in place.
 // @unchecked because it holds a `FleeceStorage` (immutable bytes) and offsets.
 package struct FleeceArray: RandomAccessCollection, @unchecked Sendable {
-    let storage: FleeceStorage
-    let first: Int
-    let wide: Bool
+    let slots: FleeceSlots
     /// The number of elements.
-    package let count: Int
+    package var count: Int { slots.count }
 
     init(storage: FleeceStorage, offset: Int) {
-        self.storage = storage
-        let (count, first, wide) = FleeceLayout.collection(UnsafePointer(storage.base), offset)
-        self.count = count
-        self.first = first
-        self.wide = wide
+        slots = FleeceSlots(storage: storage, offset: offset)
     }
 
     /// Always 0.
@@ -32,9 +26,7 @@ package struct FleeceArray: RandomAccessCollection, @unchecked Sendable {
     package subscript(i: Int) -> FleeceValue {
         // Kept: Collection's contract (as `Array`); a bad index would read outside the body.
         precondition(i >= 0 && i < count, "FleeceArray index out of range")
-        let slot = first &+ i &* (wide ? 4 : 2)
-        return FleeceValue(storage: storage,
-                           offset: FleeceLayout.resolve(UnsafePointer(storage.base), slot, wide: wide))
+        return FleeceValue(storage: slots.storage, offset: slots.resolve(i))
     }
 }
 
@@ -43,37 +35,28 @@ package struct FleeceArray: RandomAccessCollection, @unchecked Sendable {
 /// Integer keys are shown as the strings the document's ``SharedKeys`` map them to.
 // @unchecked because it holds a `FleeceStorage` (immutable bytes) and offsets.
 package struct FleeceDict: Sequence, @unchecked Sendable {
-    let storage: FleeceStorage
-    let first: Int
-    let wide: Bool
+    /// The pairs' slots: key, then value.
+    let slots: FleeceSlots
     /// The number of key/value pairs.
-    package let count: Int
+    package var count: Int { slots.count }
 
     init(storage: FleeceStorage, offset: Int) {
-        self.storage = storage
-        let (count, first, wide) = FleeceLayout.collection(UnsafePointer(storage.base), offset)
-        self.count = count
-        self.first = first
-        self.wide = wide
+        slots = FleeceSlots(storage: storage, offset: offset)
     }
+
+    @inline(__always)
+    var storage: FleeceStorage { slots.storage }
 
     /// True if the dict has no pairs.
     package var isEmpty: Bool { count == 0 }
 
-    @inline(__always)
-    var width: Int { wide ? 4 : 2 }
-
     /// Offset of the key value of pair `i`.
     @inline(__always)
-    func keyOffset(_ i: Int) -> Int {
-        FleeceLayout.resolve(UnsafePointer(storage.base), first &+ 2 &* i &* width, wide: wide)
-    }
+    func keyOffset(_ i: Int) -> Int { slots.resolve(2 &* i) }
 
     /// Offset of the value of pair `i`.
     @inline(__always)
-    func valueOffset(_ i: Int) -> Int {
-        FleeceLayout.resolve(UnsafePointer(storage.base), first &+ (2 &* i &+ 1) &* width, wide: wide)
-    }
+    func valueOffset(_ i: Int) -> Int { slots.resolve(2 &* i &+ 1) }
 
     /// The key of pair `i` as a string.
     func key(at i: Int) -> String {
@@ -155,4 +138,27 @@ package struct FleeceDict: Sequence, @unchecked Sendable {
 
     /// Equal to `count`.
     package var underestimatedCount: Int { count }
+}
+
+/// Where a collection's slots lie in its storage (the layout ``FleeceArray`` and ``FleeceDict``
+/// share): `count` items (a dict's pairs take two slots each) from `first`, each slot 2 bytes,
+/// or 4 when `wide`.
+// @unchecked because it holds a `FleeceStorage` (immutable bytes) and offsets.
+struct FleeceSlots: @unchecked Sendable {
+    let storage: FleeceStorage
+    let first: Int
+    let wide: Bool
+    let count: Int
+
+    @inline(__always)
+    init(storage: FleeceStorage, offset: Int) {
+        self.storage = storage
+        (count, first, wide) = FleeceLayout.collection(UnsafePointer(storage.base), offset)
+    }
+
+    /// The offset of the value slot `i` holds or points to.
+    @inline(__always)
+    func resolve(_ i: Int) -> Int {
+        FleeceLayout.resolve(UnsafePointer(storage.base), first &+ i &* (wide ? 4 : 2), wide: wide)
+    }
 }

@@ -53,7 +53,7 @@ struct FleeceJSONWriter {
             out.append(UInt8(ascii: "["))
             for i in 0..<a.count {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                write(FleeceLayout.resolve(p, a.first &+ i &* (a.wide ? 4 : 2), wide: a.wide), depth: depth &+ 1)
+                write(a.slots.resolve(i), depth: depth &+ 1)
             }
             out.append(UInt8(ascii: "]"))
         default:

@@ -281,13 +281,20 @@ struct FleeceWriter {
     }
 
     mutating func writeDouble(_ d: Double) {
-        guard !failed else { return }
-        guard d.isFinite else {
-            fail(.unsupportedValue("\(d) (NaN and infinity cannot be stored)"))
-            return
-        }
-        guard beforeValue() else { return }
+        guard beginFloatingPoint(d) else { return }
         appendDouble(d)
+    }
+
+    /// Whether a floating-point value can be written here: nothing failed yet, the value is
+    /// finite (Fleece, like JSON, has no NaN or infinity) and a value is expected.
+    @inline(__always)
+    private mutating func beginFloatingPoint<F: BinaryFloatingPoint & LosslessStringConvertible>(_ x: F) -> Bool {
+        guard !failed else { return false }
+        guard x.isFinite else {
+            fail(.unsupportedValue("\(x) (NaN and infinity cannot be stored)"))
+            return false
+        }
+        return beforeValue()
     }
 
     @inline(__always)
@@ -315,12 +322,7 @@ struct FleeceWriter {
     }
 
     mutating func writeFloat(_ f: Float) {
-        guard !failed else { return }
-        guard f.isFinite else {
-            fail(.unsupportedValue("\(f) (NaN and infinity cannot be stored)"))
-            return
-        }
-        guard beforeValue() else { return }
+        guard beginFloatingPoint(f) else { return }
         // Encoder::writeFloat: integral values in Int32 range become integers.
         if doubleEncoding == .liteCore && f >= -2_147_483_648 && f < 2_147_483_648 && f.rounded(.down) == f {
             appendInt(Int64(f))

@@ -2,6 +2,9 @@ import CouchbaseLite
 import CouchbaseLiteListener
 import Foundation
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 
 final class ListenerChangesTests: ListenerTestCase {
     var db: CBLDatabase!
@@ -205,6 +208,52 @@ final class ListenerChangesTests: ListenerTestCase {
         XCTAssertEqual(try get("/db/_changes").dict["last_seq"] as? Int, 1)
         // Stopping with feeds possibly still open is clean too.
         listener.stop()
+    }
+
+    /// A client that hangs up while a `feed=normal` answer or a `_bulk_get` answer streams (both
+    /// span many pieces here) stops its production: the listener goes on answering, and the same
+    /// answers read whole are complete.
+    func testClientsHangingUpOnStreamedAnswers() throws {
+        let filler = String(repeating: "x", count: 200)
+        let docs = (0..<3000).map { ["_id": String(format: "d%04d", $0), "filler": filler] }
+        expect(try request("POST", "/db/_bulk_docs", json: ["docs": docs]), 201)
+        let bulkGet = Array(try JSONSerialization.data(withJSONObject: ["docs": docs.map { ["id": $0["_id"]!] }]))
+        let requests = [
+            Array("GET /db/_changes?include_docs=true HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+            Array(("POST /db/_bulk_get HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   + "Content-Length: \(bulkGet.count)\r\n\r\n").utf8) + bulkGet,
+        ]
+        for _ in 0..<5 {
+            for bytes in requests {
+                // Read the first bytes of the answer, then close with the rest unread.
+                let fd = try RawHTTPClient.connectedSocket(port: listener.port, timeout: 10)
+                RawHTTPClient.sendAll(fd, bytes)
+                var buffer = [UInt8](repeating: 0, count: 1024)
+                XCTAssertGreaterThan(recv(fd, &buffer, buffer.count, 0), 0)
+                close(fd)
+            }
+        }
+        let feed = try get("/db/_changes?include_docs=true")
+        expect(feed, 200)
+        XCTAssertEqual(results(feed).count, 3000)
+        XCTAssertEqual((results(feed).last?["doc"] as? [String: Any])?["filler"] as? String, filler)
+        XCTAssertEqual(feed.dict["last_seq"] as? Int, 3000)
+        let answer = try request("POST", "/db/_bulk_get", json: ["docs": docs.map { ["id": $0["_id"]!] }])
+        expect(answer, 200)
+        XCTAssertEqual(results(answer).count, 3000)
+    }
+
+    /// HEAD of a streamed answer (`_changes`, `_all_docs`): the GET answer's status and headers,
+    /// no body, and nothing left producing.
+    func testHeadOfStreamedAnswers() throws {
+        try putDoc("/db/a", ["v": 1])
+        for path in ["/db/_changes", "/db/_all_docs"] {
+            let head = try request("HEAD", path, timeout: 5)
+            expect(head, 200)
+            XCTAssertEqual(head.header("content-type"), "application/json", path)
+            XCTAssertTrue(head.body.isEmpty, path)
+        }
+        XCTAssertEqual(results(try get("/db/_changes")).count, 1)
     }
 
     /// Deleting the database ends the feeds waiting on it with a well-formed answer.

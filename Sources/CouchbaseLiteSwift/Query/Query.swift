@@ -52,23 +52,29 @@ public class Query: @unchecked Sendable {
         }
     }
 
+    /// The `QueryBuilder` clauses of a builder step (what the next step adds to); empty for a
+    /// N1QL/JSON query.
+    let clauses: BuilderClauses
+
     /// A N1QL/JSON query: compiled now, so a bad query fails at creation, as in LiteCore.
     init(database: Database, tree: QueryTree) throws {
         self.origin = database
+        self.clauses = BuilderClauses()
         self.expression = .success(tree)
         compiled = Compiled(try Self.compile(tree, on: database))
     }
 
     /// A `QueryBuilder` query: building never throws in 2.x, so it is compiled on first use
     /// (`execute()`, `explain()`, `columnNames`), which reports any error.
-    init(database: Database?, builtTree: Any) {
-        self.origin = database
-        guard database != nil else {
+    init(clauses: BuilderClauses) {
+        self.clauses = clauses
+        self.origin = clauses.database
+        guard origin != nil else {
             expression = .failure(Self.noDataSource)
             return
         }
         do {
-            expression = .success(try QueryTree(builtTree))
+            expression = .success(try QueryTree(clauses.tree))
         } catch {
             expression = .failure(error as? CouchbaseLiteError ?? CouchbaseLiteError(.invalidQuery, "\(error)"))
         }

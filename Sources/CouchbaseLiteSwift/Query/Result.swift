@@ -94,10 +94,7 @@ public final class Result: @unchecked Sendable {
     /// `ArrayObject`); nil if MISSING or out of range.
     public func value(at index: Int) -> Any? { column(index)?.apiValue }
     /// The string at `index`, or nil.
-    public func string(at index: Int) -> String? {
-        if case .string(let s)? = column(index) { return s }
-        return value(at: index) as? String
-    }
+    public func string(at index: Int) -> String? { Self.string(column(index)) }
     /// The number at `index` as an `Int` (0 if not a number; `true` is 1).
     public func int(at index: Int) -> Int { Int(truncatingIfNeeded: Self.int64(column(index))) }
     /// The number at `index` as an `Int64`.
@@ -114,10 +111,7 @@ public final class Result: @unchecked Sendable {
     /// The value of the column named `key`; nil if MISSING or no such column.
     public func value(forKey key: String) -> Any? { column(key)?.apiValue }
     /// The string in column `key`, or nil.
-    public func string(forKey key: String) -> String? {
-        if case .string(let s)? = column(key) { return s }
-        return value(forKey: key) as? String
-    }
+    public func string(forKey key: String) -> String? { Self.string(column(key)) }
     /// The number in column `key` as an `Int`.
     public func int(forKey key: String) -> Int { Int(truncatingIfNeeded: Self.int64(column(key))) }
     /// The number in column `key` as an `Int64`.
@@ -162,6 +156,11 @@ public final class Result: @unchecked Sendable {
     }
 
     // MARK: Coercions (2.x rules: numbers convert, booleans are 0/1)
+
+    private static func string(_ v: ResultValue?) -> String? {
+        if case .string(let s)? = v { return s }
+        return v?.apiValue as? String
+    }
 
     private static func int64(_ v: ResultValue?) -> Int64 {
         switch v {

@@ -53,9 +53,7 @@ public final class Select {
     }
     /// The data source the query reads.
     public func from(_ dataSource: DataSourceProtocol) -> From {
-        var c = clauses
-        c.source = dataSource as? DatabaseSource
-        return From(c)
+        From(clauses: clauses.with { $0.source = dataSource as? DatabaseSource })
     }
 }
 
@@ -92,132 +90,87 @@ public protocol LimitRouter {
     func limit(_ limit: ExpressionProtocol, offset: ExpressionProtocol?) -> Limit
 }
 
-/// A `QueryBuilder` step: a `Query` (runnable at every step, as in 2.x) holding its clauses.
-protocol BuilderStep {
-    var clauses: BuilderClauses { get }
+// The routers' methods are implemented once, for the builder steps (the `Query` subclasses
+// below; `Query` is not `open`, so no other type meets `Self: Query`): each step adds its clause
+// to a copy of the clauses so far.
+
+extension JoinRouter where Self: Query {
+    /// Adds joins.
+    public func join(_ joins: JoinProtocol...) -> Joins { join(joins) }
+    /// Adds joins.
+    public func join(_ joins: [JoinProtocol]) -> Joins { Joins(clauses: clauses.with { $0.joins += joins }) }
 }
 
-extension BuilderStep {
-    private func with(_ change: (inout BuilderClauses) -> Void) -> BuilderClauses {
-        var c = clauses
-        change(&c)
-        return c
+extension WhereRouter where Self: Query {
+    /// Keeps the rows for which `expression` is true.
+    public func `where`(_ expression: ExpressionProtocol) -> Where { Where(clauses: clauses.with { $0.condition = expression }) }
+}
+
+extension GroupByRouter where Self: Query {
+    /// Groups rows with equal values of `expressions`.
+    public func groupBy(_ expressions: ExpressionProtocol...) -> GroupBy { groupBy(expressions) }
+    /// Groups rows with equal values of `expressions`.
+    public func groupBy(_ expressions: [ExpressionProtocol]) -> GroupBy {
+        GroupBy(clauses: clauses.with { $0.grouping = expressions })
     }
-    func makeJoins(_ joins: [JoinProtocol]) -> Joins { Joins(with { $0.joins += joins }) }
-    func makeWhere(_ e: ExpressionProtocol) -> Where { Where(with { $0.condition = e }) }
-    func makeGroupBy(_ e: [ExpressionProtocol]) -> GroupBy { GroupBy(with { $0.grouping = e }) }
-    func makeHaving(_ e: ExpressionProtocol) -> Having { Having(with { $0.having = e }) }
-    func makeOrderBy(_ o: [OrderingProtocol]) -> OrderBy { OrderBy(with { $0.orderings = o }) }
-    func makeLimit(_ l: ExpressionProtocol, _ o: ExpressionProtocol?) -> Limit { Limit(with { $0.limit = l; $0.offset = o }) }
+}
+
+extension HavingRouter where Self: Query {
+    /// Keeps the groups for which `expression` is true.
+    public func having(_ expression: ExpressionProtocol) -> Having { Having(clauses: clauses.with { $0.having = expression }) }
+}
+
+extension OrderByRouter where Self: Query {
+    /// Sorts the rows.
+    public func orderBy(_ orderings: OrderingProtocol...) -> OrderBy { orderBy(orderings) }
+    /// Sorts the rows.
+    public func orderBy(_ orderings: [OrderingProtocol]) -> OrderBy {
+        OrderBy(clauses: clauses.with { $0.orderings = orderings })
+    }
+}
+
+extension LimitRouter where Self: Query {
+    /// At most `limit` rows.
+    public func limit(_ limit: ExpressionProtocol) -> Limit { self.limit(limit, offset: nil) }
+    /// At most `limit` rows, after skipping `offset`.
+    public func limit(_ limit: ExpressionProtocol, offset: ExpressionProtocol?) -> Limit {
+        Limit(clauses: clauses.with { $0.limit = limit; $0.offset = offset })
+    }
 }
 
 extension BuilderClauses {
     /// The database of the `from(_:)` source; nil for a `DataSourceProtocol` that `DataSource`
     /// did not make (running the query then throws `invalidQuery`, see `Query.noDataSource`).
     var database: Database? { source?.database }
+
+    /// A copy with `change` applied.
+    func with(_ change: (inout BuilderClauses) -> Void) -> BuilderClauses {
+        var c = self
+        change(&c)
+        return c
+    }
 }
+
+// The steps: each a `Query` (runnable at every step, as in 2.x) holding its clauses, with the
+// methods of its routers. @unchecked because a `Query` (see its comment).
 
 /// The `FROM` step.
-// @unchecked because a `Query` (see its comment) plus its immutable `clauses`.
-public final class From: Query, JoinRouter, WhereRouter, GroupByRouter, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
-    let clauses: BuilderClauses
-    init(_ clauses: BuilderClauses) {
-        self.clauses = clauses
-        super.init(database: clauses.database, builtTree: clauses.tree)
-    }
-    public func join(_ joins: JoinProtocol...) -> Joins { makeJoins(joins) }
-    /// Adds joins.
-    public func join(_ joins: [JoinProtocol]) -> Joins { makeJoins(joins) }
-    public func `where`(_ expression: ExpressionProtocol) -> Where { makeWhere(expression) }
-    public func groupBy(_ expressions: ExpressionProtocol...) -> GroupBy { makeGroupBy(expressions) }
-    /// Groups rows with equal values of `expressions`.
-    public func groupBy(_ expressions: [ExpressionProtocol]) -> GroupBy { makeGroupBy(expressions) }
-    public func orderBy(_ orderings: OrderingProtocol...) -> OrderBy { makeOrderBy(orderings) }
-    /// Sorts the rows.
-    public func orderBy(_ orderings: [OrderingProtocol]) -> OrderBy { makeOrderBy(orderings) }
-    public func limit(_ limit: ExpressionProtocol) -> Limit { makeLimit(limit, nil) }
-    public func limit(_ limit: ExpressionProtocol, offset: ExpressionProtocol?) -> Limit { makeLimit(limit, offset) }
-}
+public final class From: Query, JoinRouter, WhereRouter, GroupByRouter, OrderByRouter, LimitRouter, @unchecked Sendable {}
 
 /// The `JOIN` step.
-// @unchecked because a `Query` (see its comment) plus its immutable `clauses`.
-public final class Joins: Query, WhereRouter, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
-    let clauses: BuilderClauses
-    init(_ clauses: BuilderClauses) {
-        self.clauses = clauses
-        super.init(database: clauses.database, builtTree: clauses.tree)
-    }
-    public func `where`(_ expression: ExpressionProtocol) -> Where { makeWhere(expression) }
-    public func orderBy(_ orderings: OrderingProtocol...) -> OrderBy { makeOrderBy(orderings) }
-    /// Sorts the rows.
-    public func orderBy(_ orderings: [OrderingProtocol]) -> OrderBy { makeOrderBy(orderings) }
-    public func limit(_ limit: ExpressionProtocol) -> Limit { makeLimit(limit, nil) }
-    public func limit(_ limit: ExpressionProtocol, offset: ExpressionProtocol?) -> Limit { makeLimit(limit, offset) }
-}
+public final class Joins: Query, WhereRouter, OrderByRouter, LimitRouter, @unchecked Sendable {}
 
 /// The `WHERE` step.
-// @unchecked because a `Query` (see its comment) plus its immutable `clauses`.
-public final class Where: Query, GroupByRouter, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
-    let clauses: BuilderClauses
-    init(_ clauses: BuilderClauses) {
-        self.clauses = clauses
-        super.init(database: clauses.database, builtTree: clauses.tree)
-    }
-    public func groupBy(_ expressions: ExpressionProtocol...) -> GroupBy { makeGroupBy(expressions) }
-    /// Groups rows with equal values of `expressions`.
-    public func groupBy(_ expressions: [ExpressionProtocol]) -> GroupBy { makeGroupBy(expressions) }
-    public func orderBy(_ orderings: OrderingProtocol...) -> OrderBy { makeOrderBy(orderings) }
-    /// Sorts the rows.
-    public func orderBy(_ orderings: [OrderingProtocol]) -> OrderBy { makeOrderBy(orderings) }
-    public func limit(_ limit: ExpressionProtocol) -> Limit { makeLimit(limit, nil) }
-    public func limit(_ limit: ExpressionProtocol, offset: ExpressionProtocol?) -> Limit { makeLimit(limit, offset) }
-}
+public final class Where: Query, GroupByRouter, OrderByRouter, LimitRouter, @unchecked Sendable {}
 
 /// The `GROUP BY` step.
-// @unchecked because a `Query` (see its comment) plus its immutable `clauses`.
-public final class GroupBy: Query, HavingRouter, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
-    let clauses: BuilderClauses
-    init(_ clauses: BuilderClauses) {
-        self.clauses = clauses
-        super.init(database: clauses.database, builtTree: clauses.tree)
-    }
-    public func having(_ expression: ExpressionProtocol) -> Having { makeHaving(expression) }
-    public func orderBy(_ orderings: OrderingProtocol...) -> OrderBy { makeOrderBy(orderings) }
-    /// Sorts the rows.
-    public func orderBy(_ orderings: [OrderingProtocol]) -> OrderBy { makeOrderBy(orderings) }
-    public func limit(_ limit: ExpressionProtocol) -> Limit { makeLimit(limit, nil) }
-    public func limit(_ limit: ExpressionProtocol, offset: ExpressionProtocol?) -> Limit { makeLimit(limit, offset) }
-}
+public final class GroupBy: Query, HavingRouter, OrderByRouter, LimitRouter, @unchecked Sendable {}
 
 /// The `HAVING` step.
-// @unchecked because a `Query` (see its comment) plus its immutable `clauses`.
-public final class Having: Query, OrderByRouter, LimitRouter, BuilderStep, @unchecked Sendable {
-    let clauses: BuilderClauses
-    init(_ clauses: BuilderClauses) {
-        self.clauses = clauses
-        super.init(database: clauses.database, builtTree: clauses.tree)
-    }
-    public func orderBy(_ orderings: OrderingProtocol...) -> OrderBy { makeOrderBy(orderings) }
-    /// Sorts the rows.
-    public func orderBy(_ orderings: [OrderingProtocol]) -> OrderBy { makeOrderBy(orderings) }
-    public func limit(_ limit: ExpressionProtocol) -> Limit { makeLimit(limit, nil) }
-    public func limit(_ limit: ExpressionProtocol, offset: ExpressionProtocol?) -> Limit { makeLimit(limit, offset) }
-}
+public final class Having: Query, OrderByRouter, LimitRouter, @unchecked Sendable {}
 
 /// The `ORDER BY` step.
-// @unchecked because a `Query` (see its comment) plus its immutable `clauses`.
-public final class OrderBy: Query, LimitRouter, BuilderStep, @unchecked Sendable {
-    let clauses: BuilderClauses
-    init(_ clauses: BuilderClauses) {
-        self.clauses = clauses
-        super.init(database: clauses.database, builtTree: clauses.tree)
-    }
-    public func limit(_ limit: ExpressionProtocol) -> Limit { makeLimit(limit, nil) }
-    public func limit(_ limit: ExpressionProtocol, offset: ExpressionProtocol?) -> Limit { makeLimit(limit, offset) }
-}
+public final class OrderBy: Query, LimitRouter, @unchecked Sendable {}
 
 /// The `LIMIT` step (the last one).
-// @unchecked because a `Query` (see its comment).
-public final class Limit: Query, @unchecked Sendable {
-    init(_ clauses: BuilderClauses) { super.init(database: clauses.database, builtTree: clauses.tree) }
-}
+public final class Limit: Query, @unchecked Sendable {}
