@@ -157,6 +157,7 @@ public final class Result: @unchecked Sendable {
 
     // MARK: Coercions (2.x rules: numbers convert, booleans are 0/1)
 
+    @inline(__always)
     private static func string(_ v: ResultValue?) -> String? {
         if case .string(let s)? = v { return s }
         return v?.apiValue as? String
