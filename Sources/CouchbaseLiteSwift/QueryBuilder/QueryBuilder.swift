@@ -152,25 +152,32 @@ extension BuilderClauses {
 }
 
 // The steps: each a `Query` (runnable at every step, as in 2.x) holding its clauses, with the
-// methods of its routers. @unchecked because a `Query` (see its comment).
+// methods of its routers.
 
 /// The `FROM` step.
+// @unchecked because it adds no state to `Query`, whose clauses are behind its lock.
 public final class From: Query, JoinRouter, WhereRouter, GroupByRouter, OrderByRouter, LimitRouter, @unchecked Sendable {}
 
 /// The `JOIN` step.
+// @unchecked because it adds no state to `Query`, whose clauses are behind its lock.
 public final class Joins: Query, WhereRouter, OrderByRouter, LimitRouter, @unchecked Sendable {}
 
 /// The `WHERE` step.
+// @unchecked because it adds no state to `Query`, whose clauses are behind its lock.
 public final class Where: Query, GroupByRouter, OrderByRouter, LimitRouter, @unchecked Sendable {}
 
 /// The `GROUP BY` step.
+// @unchecked because it adds no state to `Query`, whose clauses are behind its lock.
 public final class GroupBy: Query, HavingRouter, OrderByRouter, LimitRouter, @unchecked Sendable {}
 
 /// The `HAVING` step.
+// @unchecked because it adds no state to `Query`, whose clauses are behind its lock.
 public final class Having: Query, OrderByRouter, LimitRouter, @unchecked Sendable {}
 
 /// The `ORDER BY` step.
+// @unchecked because it adds no state to `Query`, whose clauses are behind its lock.
 public final class OrderBy: Query, LimitRouter, @unchecked Sendable {}
 
 /// The `LIMIT` step (the last one).
+// @unchecked because it adds no state to `Query`, whose clauses are behind its lock.
 public final class Limit: Query, @unchecked Sendable {}
