@@ -21,14 +21,15 @@ final class LegacySource {
     init(bundle: URL, workDirectory: URL, encryptionKey: CBLSymmetricKey? = nil) throws {
         self.bundle = bundle
         let fm = FileManager.default
-        let db = bundle.appendingPathComponent("db.sqlite3")
+        let db = bundle.appendingPathComponent(CouchbaseStorageFormat.databaseFileName)
         attachmentsDirectory = bundle.appendingPathComponent("attachments")
         self.workDirectory = workDirectory
         try Self.checkFormat(bundle: bundle, encrypted: encryptionKey != nil)
-        blobKey = fm.fileExists(atPath: attachmentsDirectory.appendingPathComponent("_encryption").path) ? encryptionKey : nil
+        blobKey = CouchbaseStorageFormat.hasEncryptedBlobStore(bundle) ? encryptionKey : nil
 
         // SQLCipher with the raw key, as 1.x opened it (see SQLiteConnection+Encryption).
         let rawKey = encryptionKey.map { [UInt8]($0.keyData) }
+        let contents: CouchbaseStorageFormat.Contents
         do {
             // A non-empty WAL or a hot rollback journal holds committed data an immutable open
             // would miss, and reading it would write a `-shm` beside the source: read a copy.
@@ -51,20 +52,16 @@ final class LegacySource {
             }
             // `revs.revid` sorts with REVID (the winner order); view tables name the JSON collations.
             try SQLiteStore.registerCollations(on: connection)
-            _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")
-        } catch let e as SQLCipherUnavailable {
-            throw CouchbaseLiteError(.cantOpenFile, "Cannot read encrypted \(db.path): \(e.message)")
-        } catch let e as SQLiteError {
-            if e.isNotADatabase {
-                throw CouchbaseLiteError(.notADatabaseFile, encryptionKey == nil
-                    ? "\(bundle.lastPathComponent) is encrypted (SQLCipher) or is not a database; give its encryption key"
-                    : "\(bundle.lastPathComponent): wrong encryption key (or it is not an encrypted database)")
-            }
-            throw CouchbaseLiteError(e.isCorrupt ? .corruptData : .cantOpenFile, "Cannot read \(db.path): \(e.message)")
+            // The one detection's first read: what the file is, before anything else reads it.
+            contents = try CouchbaseStorageFormat.contents(of: connection, file: db.path)
+        } catch {
+            guard let failure = CouchbaseStorageFormat.failure(for: error, file: db.path) else { throw error }
+            throw Self.refusal(failure, bundle: bundle, keyGiven: encryptionKey != nil)
         }
-        schemaVersion = connection.userVersion
-        // Spec 8.2 step 3: LiteCore accepts 100…149; the two tested versions are 101 (1.2) and 102 (1.3/1.4).
-        if CouchbaseStorageFormat(schemaVersion: schemaVersion, hasDocsAndRevs: false) == .liteCore {
+        schemaVersion = contents.schemaVersion
+        // The upgrader's own decision: which schema versions it converts. Spec 8.2 step 3:
+        // LiteCore accepts 100…149; the two tested versions are 101 (1.2) and 102 (1.3/1.4).
+        if contents.format == .liteCore {
             throw CouchbaseLiteError(.cantUpgradeDatabase, "\(bundle.lastPathComponent) is already a 2.x/3.x database (schema \(schemaVersion))")
         }
         guard Schema2.legacyRange.contains(schemaVersion) else {
@@ -75,7 +72,7 @@ final class LegacySource {
             throw CouchbaseLiteError(.cantUpgradeDatabase,
                 "Database schema \(schemaVersion) of \(bundle.lastPathComponent) isn't recognized")
         }
-        guard try connection.tableExists("docs"), try connection.tableExists("revs") else {
+        guard contents.format == .sqlite1x else {
             throw CouchbaseLiteError(.wrongFormat, "\(bundle.lastPathComponent) has no docs/revs tables")
         }
         hasExpiryColumn = try connection.columns(of: "docs").contains("expiry_timestamp")
@@ -86,29 +83,50 @@ final class LegacySource {
         if let workCopy { try? FileManager.default.removeItem(at: workCopy) }
     }
 
-    /// ForestDB bundles and encrypted blob stores are refused before SQLite touches anything.
+    /// Refuses what is not a `.cblite2` directory, then runs the one bundle check
+    /// (`CouchbaseStorageFormat.checkBundle`): ForestDB bundles, a missing `db.sqlite3` and
+    /// encrypted blob stores without a key are refused before SQLite touches anything.
     static func checkFormat(bundle: URL, encrypted: Bool = false) throws {
-        let fm = FileManager.default
         var isDir: ObjCBool = false
-        guard fm.fileExists(atPath: bundle.path, isDirectory: &isDir) else {
+        guard FileManager.default.fileExists(atPath: bundle.path, isDirectory: &isDir) else {
             throw CouchbaseLiteError(.notFound, "No database at \(bundle.path)")
         }
         guard isDir.boolValue else {
             throw CouchbaseLiteError(.wrongFormat, "\(bundle.path) is a file, not a .cblite2 directory (use the legacy .cblite option for single-file 1.0/1.1 databases)")
         }
-        if CouchbaseStorageFormat.isForestDB(bundle) {
-            throw CouchbaseLiteError(.wrongFormat,
-                "\(bundle.lastPathComponent) is a ForestDB database; Couchbase Lite 2.x cannot upgrade ForestDB storage (convert it to SQLite with 1.x first)")
+        // Encrypted blob files are decrypted while they are copied (`withPlaintext(of:_:)`).
+        do {
+            try CouchbaseStorageFormat.checkBundle(bundle, keyGiven: encrypted)
+        } catch let failure as CouchbaseStorageFormat.Failure {
+            throw refusal(failure, bundle: bundle, keyGiven: encrypted)
         }
-        guard fm.fileExists(atPath: bundle.appendingPathComponent(CouchbaseStorageFormat.databaseFileName).path) else {
-            throw CouchbaseLiteError(.wrongFormat, "\(bundle.lastPathComponent) contains no db.sqlite3")
-        }
-        if CouchbaseStorageFormat.hasEncryptedBlobStore(bundle) {
-            guard encrypted else {
-                throw CouchbaseLiteError(.notADatabaseFile,
-                    "\(bundle.lastPathComponent) is encrypted; give its encryption key")
-            }
-            // Encrypted blob files are decrypted while they are copied (`withPlaintext(of:_:)`).
+    }
+
+    /// The upgrader's words and status for what the detection found instead of a 1.x database.
+    static func refusal(_ failure: CouchbaseStorageFormat.Failure, bundle: URL, keyGiven: Bool) -> CouchbaseLiteError {
+        let name = bundle.lastPathComponent
+        let db = bundle.appendingPathComponent(CouchbaseStorageFormat.databaseFileName).path
+        switch failure {
+        case .forestDB:
+            return CouchbaseLiteError(.wrongFormat,
+                "\(name) is a ForestDB database; Couchbase Lite 2.x cannot upgrade ForestDB storage (convert it to SQLite with 1.x first)")
+        case .noDatabaseFile:
+            return CouchbaseLiteError(.wrongFormat, "\(name) contains no db.sqlite3")
+        case .encryptedWithoutKey:
+            return CouchbaseLiteError(.notADatabaseFile, "\(name) is encrypted; give its encryption key")
+        case .sqlCipherUnavailable(let reason):
+            return CouchbaseLiteError(.cantOpenFile, "Cannot read encrypted \(db): \(reason)")
+        case .notADatabase:
+            return CouchbaseLiteError(.notADatabaseFile, keyGiven
+                ? "\(name): wrong encryption key (or it is not an encrypted database)"
+                : "\(name) is encrypted (SQLCipher) or is not a database; give its encryption key")
+        case .corrupt(let reason):
+            return CouchbaseLiteError(.corruptData, "Cannot read \(db): \(reason)")
+        case .unreadable(let reason):
+            return CouchbaseLiteError(.cantOpenFile, "Cannot read \(db): \(reason)")
+        case .unknownFormat(let version, _):
+            // Not thrown by the detection's first read (the caller decides); worded for completeness.
+            return CouchbaseLiteError(.cantUpgradeDatabase, "Database schema \(version) of \(name) isn't recognized")
         }
     }
 

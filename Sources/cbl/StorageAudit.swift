@@ -74,8 +74,8 @@ struct AuditReport {
     }
 }
 
-/// The reads behind `cbl check`: the 1.x store's own audit (``StoreAudit``, in CouchbaseLite),
-/// and for 2.x/3.x the integrity check through the API plus the raw digest scan `compact` uses.
+/// The reads behind `cbl check`: the 1.x store's own audit (``StoreAudit``, in CouchbaseLite) and
+/// the 2.x/3.x file's (``DataFileAudit``, in CouchbaseLiteSwift); cbl only prints them.
 /// Nothing is written.
 enum StorageAudit {
     // MARK: 1.x (spec 2, 4.1, 4.2, 4.5)
@@ -102,53 +102,16 @@ enum StorageAudit {
 
     static func auditV2(_ bundle: DatabaseBundle) throws -> AuditReport {
         var report = AuditReport(bundle)
-        // Through the API: index expressions need the query functions registered to be checked.
-        let db = try bundle.openV2Database(readOnly: true)
-        do {
-            try db.performMaintenance(type: .integrityCheck)
-            report.integrity = ["ok"]
-        } catch let e as CouchbaseLiteError {
-            let detail = e.message.range(of: "integrity check: ").map { String(e.message[$0.upperBound...]) } ?? e.message
-            report.integrity = detail.components(separatedBy: "; ")
+        let audit = try DataFileAudit(bundle: bundle.url)
+        func reference(_ r: DataFileAudit.Reference) -> AuditReport.Reference {
+            AuditReport.Reference(documentID: r.documentID, revisionID: nil, attachment: nil, collection: r.collection)
         }
-        try db.close()
-
-        let file = try bundle.openV2File()
-        defer { file.close() }
-        report.documents = Int(try file.liveDocumentCount())
-        // The raw digest scan `compact` itself uses.
-        var references: [String: [AuditReport.Reference]] = [:]
-        try file.forEachBlobReference { table, documentID, digests in
-            let collection = collectionName(table)
-            for digest in digests {
-                references[digest, default: []].append(.init(documentID: documentID, revisionID: nil,
-                                                             attachment: nil, collection: collection))
-            }
-        }
-        var files: [String: String] = [:]      // digest → file name
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: bundle.blobDirectory.path)) ?? []
-        where !name.hasPrefix(".") {
-            if let digest = BlobStore.digest(forFileName: name) { files[digest] = name }
-        }
-        report.blobFiles = files.count
-        report.referencedBlobs = references.count
-        for (digest, refs) in references.sorted(by: { $0.key < $1.key }) where files[digest] == nil {
-            let file = BlobStore.key(fromDigest: digest).map(BlobStore.fileName(forKey:)) ?? "-"
-            report.missing.append(.init(digest: digest, file: file, references: refs))
-        }
-        for (digest, file) in files.sorted(by: { $0.value < $1.value }) where references[digest] == nil {
-            report.orphans.append(.init(file: file, size: BundleSize.size(of: bundle.blobDirectory.appendingPathComponent(file).path)))
-        }
+        report.integrity = audit.integrity
+        report.documents = audit.liveDocuments
+        report.blobFiles = audit.blobFiles
+        report.referencedBlobs = audit.referencedBlobs
+        report.missing = audit.missing.map { .init(digest: $0.digest, file: $0.file, references: $0.references.map(reference)) }
+        report.orphans = audit.orphans.map { .init(file: $0.file, size: $0.size) }
         return report
-    }
-
-    // MARK: Helpers
-
-    /// `kv_default`/`kv_del_default` → nil; `kv_.store.tasks` → `store.tasks`; `kv_local` → `local`.
-    private static func collectionName(_ table: String) -> String? {
-        var name = Substring(table.dropFirst(3))
-        if name.hasPrefix("del_") { name = name.dropFirst(4) }
-        if name.hasPrefix(".") { name = name.dropFirst() }
-        return name == "default" ? nil : String(name)
     }
 }

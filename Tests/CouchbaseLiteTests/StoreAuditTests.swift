@@ -104,4 +104,42 @@ final class StoreAuditTests: DatabaseTestCase {
         connection.close()
         XCTAssertEqual(failure(foreign), .unknownFormat(schemaVersion: 7, tables: ["notes"]))
     }
+
+    /// The 2.x mirror: a blob a document names but no file holds, and a file no document names.
+    func testDataFileAuditFindsMissingAndOrphanedBlobs() throws {
+        var config = DatabaseConfiguration(directory: dir.url.appendingPathComponent("two").path)
+        config.readOnly = false
+        let twoX = try Database(name: "app", config: config)
+        try twoX.saveDocument(MutableDocument(id: "kept").setBlob(Blob(contentType: "text/plain", data: Data("kept".utf8)), forKey: "file"))
+        try twoX.saveDocument(MutableDocument(id: "lost").setBlob(Blob(contentType: "text/plain", data: Data("lost".utf8)), forKey: "file"))
+        try twoX.saveDocument(MutableDocument(id: "plain").setString("x", forKey: "v"))
+        try twoX.close()
+        let bundle = dir.url.appendingPathComponent("two/app.cblite2")
+        let blobs = bundle.appendingPathComponent("Attachments")
+
+        let clean = try DataFileAudit(bundle: bundle)
+        XCTAssertEqual(clean.integrity, ["ok"])
+        XCTAssertEqual(clean.liveDocuments, 3)
+        XCTAssertEqual(clean.blobFiles, 2)
+        XCTAssertEqual(clean.referencedBlobs, 2)
+        XCTAssertTrue(clean.missing.isEmpty && clean.orphans.isEmpty)
+
+        let lostDigest = try XCTUnwrap(Blob(contentType: "text/plain", data: Data("lost".utf8)).digest)
+        let lostFile = try XCTUnwrap(BlobStore.key(fromDigest: lostDigest).map(BlobStore.fileName(forKey:)))
+        try FileManager.default.removeItem(at: blobs.appendingPathComponent(lostFile))
+        let strayDigest = try XCTUnwrap(Blob(contentType: "text/plain", data: Data("stray".utf8)).digest)
+        let stray = try XCTUnwrap(BlobStore.key(fromDigest: strayDigest).map(BlobStore.fileName(forKey:)))
+        try Data("stray".utf8).write(to: blobs.appendingPathComponent(stray))
+
+        let audit = try DataFileAudit(bundle: bundle)
+        XCTAssertEqual(audit.integrity, ["ok"])
+        XCTAssertEqual(audit.blobFiles, 2)
+        XCTAssertEqual(audit.referencedBlobs, 2)
+        XCTAssertEqual(audit.missing.map(\.digest), [lostDigest])
+        XCTAssertEqual(audit.missing.map(\.file), [lostFile])
+        XCTAssertEqual(audit.missing.first?.references.map(\.documentID), ["lost"])
+        XCTAssertEqual(audit.missing.first?.references.map(\.collection), [nil])
+        XCTAssertEqual(audit.orphans.map(\.file), [stray])
+        XCTAssertEqual(audit.orphans.map(\.size), [5])
+    }
 }

@@ -93,9 +93,9 @@ package struct LegacyDatabaseUpgrader {
         // 1. Copy the source (with its side files) and open the copy.
         let sourceCopy = sourceCopyDir.appendingPathComponent(name)
         try copyWithSideFiles(to: sourceCopy)
-        let source = try Self.openSource(sourceCopy, displayName: name)
+        let (source, contents) = try Self.openSource(sourceCopy, displayName: name)
         defer { source.close() }
-        let layout = try LegacyLayout(connection: source, displayName: name)
+        let layout = try LegacyLayout(connection: source, contents: contents, displayName: name)
 
         // 2. Create the new store in the staging directory, with the blobs in its attachments folder.
         let store = try SQLiteStore(directory: staging, create: true, readOnly: false)
@@ -151,25 +151,24 @@ package struct LegacyDatabaseUpgrader {
         }
     }
 
-    /// Opens the private copy of the legacy file and checks that it is an SQLite database.
-    private static func openSource(_ url: URL, displayName: String) throws -> SQLiteConnection {
+    /// Opens the private copy of the legacy file and checks that it is an SQLite database, with the
+    /// first read every opener runs (`CouchbaseStorageFormat.contents(of:file:)`).
+    private static func openSource(_ url: URL, displayName: String) throws -> (SQLiteConnection, CouchbaseStorageFormat.Contents) {
         let connection: SQLiteConnection
+        let subject = "legacy database \(displayName)"
         do {
             connection = try SQLiteConnection(path: url.path, mode: .init(readOnly: false, create: false))
         } catch let e as SQLiteError {
-            throw SQLiteStore.openError(e, subject: "legacy database \(displayName)")
+            throw SQLiteStore.openError(CouchbaseStorageFormat.failure(for: e, file: url.path) ?? .unreadable(e.message), subject: subject)
         }
         do {
             try SQLiteStore.registerCollations(on: connection)
-            _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")
-        } catch let e as SQLiteError {
-            connection.close()
-            throw SQLiteStore.openError(e, subject: "legacy database \(displayName)")
+            return (connection, try CouchbaseStorageFormat.contents(of: connection, file: url.path))
         } catch {
             connection.close()
-            throw error
+            guard let failure = CouchbaseStorageFormat.failure(for: error, file: url.path) else { throw error }
+            throw SQLiteStore.openError(failure, subject: subject)
         }
-        return connection
     }
 
     /// The destination must not exist, or be an empty directory.
@@ -421,13 +420,13 @@ private struct LegacyLayout {
     /// the file has no such table (schema 101 in a single file).
     let attachmentQuery: String?
 
-    init(connection: SQLiteConnection, displayName: String) throws {
+    init(connection: SQLiteConnection, contents: CouchbaseStorageFormat.Contents, displayName: String) throws {
         do {
-            userVersion = Int(try connection.scalarInt("PRAGMA user_version") ?? 0)
-            if userVersion >= Schema.firstIncompatibleVersion {
+            userVersion = contents.schemaVersion
+            if contents.format == .liteCore || userVersion >= Schema.firstIncompatibleVersion {
                 throw CBLError.notAcceptable("Cannot upgrade \(displayName): schema \(userVersion) is a Couchbase Lite 2.x database")
             }
-            guard try connection.tableExists("docs"), try connection.tableExists("revs") else {
+            guard contents.tables.contains("docs"), contents.tables.contains("revs") else {
                 throw CBLError.notAcceptable("Cannot upgrade \(displayName): not a Couchbase Lite database (no docs/revs tables)")
             }
             let docColumns = Set(try connection.columns(of: "docs"))

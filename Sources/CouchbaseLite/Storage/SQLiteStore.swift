@@ -49,9 +49,10 @@ package final class SQLiteStore: @unchecked Sendable {
                                              key: encryptionKey)
         do {
             try Self.registerCollations(on: connection)
-            // The first read tells a real database from garbage or a SQLCipher file before any
-            // pragma could write to it (the file must be left untouched, spec 1.7).
-            _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")
+            // The one detection's first read (the 2.x file, the upgrader and `cbl` run it too)
+            // tells a real database from garbage or a SQLCipher file before any pragma could
+            // write to it (the file must be left untouched, spec 1.7), and what it holds.
+            let contents = try CouchbaseStorageFormat.contents(of: connection, file: dbPath)
             // The blob store opens only once SQLCipher accepted the key: with a key, a plain store
             // is encrypted on the spot (1.x's rule), which a wrong key must never trigger. A blob
             // re-key cut short by a crash is finished or rolled back to match the database's key.
@@ -63,7 +64,10 @@ package final class SQLiteStore: @unchecked Sendable {
                 // NORMAL in WAL mode never loses a committed transaction when the process dies.
                 try connection.execute("PRAGMA synchronous = NORMAL")
             }
-            try openSchema(isNew: !exists)
+            try openSchema(contents)
+        } catch let failure as CouchbaseStorageFormat.Failure {
+            connection.close()
+            throw Self.openError(failure, subject: dbPath, keyGiven: encryptionKey != nil)
         } catch let e as SQLiteError {
             connection.close()
             throw Self.openError(e, subject: dbPath, keyGiven: encryptionKey != nil)
@@ -129,12 +133,14 @@ package final class SQLiteStore: @unchecked Sendable {
     }
 
     /// Refuses ForestDB databases, and encrypted attachments when no key is given, with the
-    /// statuses 1.x used (spec 1.5, 1.7).
+    /// statuses 1.x used (spec 1.5, 1.7): the one bundle check, a missing `db.sqlite3` allowed
+    /// (the store creates it or says "not found" itself).
     static func checkStorageFormat(directory: URL, encrypted: Bool = false) throws {
-        if CouchbaseStorageFormat.isForestDB(directory) {
+        do {
+            try CouchbaseStorageFormat.checkBundle(directory, keyGiven: encrypted, requireDatabaseFile: false)
+        } catch CouchbaseStorageFormat.Failure.forestDB {
             throw CBLError.notAcceptable("Unsupported storage: \(directory.lastPathComponent) is a ForestDB database; only SQLite storage is supported")
-        }
-        if !encrypted, CouchbaseStorageFormat.hasEncryptedBlobStore(directory) {
+        } catch CouchbaseStorageFormat.Failure.encryptedWithoutKey {
             throw CBLError.unauthorized("Database \(directory.lastPathComponent) is encrypted and no encryption key was given: open it with its encryption key")
         }
     }
@@ -142,31 +148,40 @@ package final class SQLiteStore: @unchecked Sendable {
     /// The 1.x status for a file SQLite cannot open or read: 401 for an encrypted file or one that
     /// is not a database (spec 1.7), 500 otherwise. `subject` names the file in the message.
     static func openError(_ e: SQLiteError, subject: String, keyGiven: Bool = false) -> CBLError {
-        if e.isNotADatabase {
-            if keyGiven {
-                return .unauthorized("Cannot open \(subject): wrong encryption key (or the file is not an encrypted database)")
-            }
+        openError(CouchbaseStorageFormat.failure(for: e, file: subject) ?? .unreadable(e.message), subject: subject, keyGiven: keyGiven)
+    }
+
+    /// The 1.x status for what the detection found instead of a database (see above).
+    static func openError(_ failure: CouchbaseStorageFormat.Failure, subject: String, keyGiven: Bool = false) -> CBLError {
+        switch failure {
+        case .notADatabase where keyGiven:
+            return .unauthorized("Cannot open \(subject): wrong encryption key (or the file is not an encrypted database)")
+        case .notADatabase:
             return .unauthorized("Cannot open \(subject): the database is encrypted and no encryption key was given (or it is not a database)")
-        }
-        if e.isCorrupt {
+        case .corrupt:
             return .dbError("Cannot open \(subject): database file is corrupt or truncated")
+        case .unreadable(let message):
+            return .dbError("Cannot open \(subject): \(message)")
+        case .sqlCipherUnavailable(let message):
+            // 1.x answered 501 when the app was not built with SQLCipher.
+            return .notImplemented("Cannot open encrypted database \(subject): \(message)")
+        case .forestDB, .noDatabaseFile, .encryptedWithoutKey, .unknownFormat:
+            return .dbError("Cannot open \(subject): not a Couchbase Lite 1.x database")
         }
-        return .dbError("Cannot open \(subject): \(e.message)")
     }
 
     // MARK: Schema
 
-    private func openSchema(isNew: Bool) throws {
-        let version = connection.userVersion
-        if version == 0 {
-            let hasTables = try connection.tableExists("docs")
-            if !hasTables {
-                guard !readOnly else { throw CBLError.notFound("Database at \(directory.path) is empty") }
-                try createSchema()
-                return
-            }
+    /// The 1.x store's decision on what the detection found: create the schema in an empty file,
+    /// refuse 2.x and too-old files (406), bring 17…101 to 102.
+    private func openSchema(_ contents: CouchbaseStorageFormat.Contents) throws {
+        let version = contents.schemaVersion
+        if version == 0, !contents.tables.contains("docs") {
+            guard !readOnly else { throw CBLError.notFound("Database at \(directory.path) is empty") }
+            try createSchema()
+            return
         }
-        if version >= Schema.firstIncompatibleVersion {
+        if contents.format == .liteCore || version >= Schema.firstIncompatibleVersion {
             throw CBLError.notAcceptable("Database schema \(version) is too new: this is a Couchbase Lite 2.x database")
         }
         if version < Schema.oldestSupportedVersion {

@@ -82,14 +82,15 @@ package final class DataFile: @unchecked Sendable {
         blobStore = BlobStore(directory: directory.appendingPathComponent(Schema2.attachmentsDirectoryName))
         schemaVersion = 0
         do {
-            // A first read tells a database from an encrypted or garbage file before any pragma writes.
-            let tables = try connection.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0
-            schemaVersion = connection.userVersion
-            if tables == 0 && schemaVersion == 0 {
+            // The one detection's first read (the 1.x store, the upgrader and `cbl` run it too)
+            // tells a database from an encrypted or garbage file before any pragma writes.
+            let contents = try CouchbaseStorageFormat.contents(of: connection, file: dbPath)
+            schemaVersion = contents.schemaVersion
+            if contents.tables.isEmpty && schemaVersion == 0 {
                 guard create, !readOnly else { throw CouchbaseLiteError(.wrongFormat, "\(dbPath) is an empty file, not a database") }
                 try createSchema(bulkLoad: false)
             } else {
-                try checkSchemaVersion(path: dbPath)
+                try checkSchemaVersion(contents, path: dbPath)
                 if !readOnly {
                     try connection.execute("PRAGMA journal_mode=WAL")
                     try connection.execute("PRAGMA synchronous=NORMAL")
@@ -97,6 +98,9 @@ package final class DataFile: @unchecked Sendable {
                 try loadLayout()
             }
             try connection.execute(Self.connectionSettings)
+        } catch let failure as CouchbaseStorageFormat.Failure {
+            connection.close()
+            throw Self.openError(failure, path: dbPath)
         } catch let e as SQLiteError {
             connection.close()
             throw Self.openError(e, path: dbPath)
@@ -151,32 +155,50 @@ package final class DataFile: @unchecked Sendable {
         connection.close()
     }
 
-    /// ForestDB bundles and a missing `db.sqlite3` next to other files are refused (spec 1).
+    /// A file where the bundle should be and ForestDB bundles are refused (spec 1), through the
+    /// one bundle check; a missing `db.sqlite3` is the caller's call (create or "not found"). A 1.x
+    /// encrypted blob store is no concern here: its 1.x file is refused by its schema or by SQLite.
     static func checkBundle(_ directory: URL) throws {
-        let fm = FileManager.default
         var isDir: ObjCBool = false
-        if fm.fileExists(atPath: directory.path, isDirectory: &isDir), !isDir.boolValue {
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDir), !isDir.boolValue {
             throw CouchbaseLiteError(.wrongFormat, "\(directory.path) is a file; a database is a .cblite2 directory")
         }
-        if CouchbaseStorageFormat.isForestDB(directory) {
-            throw CouchbaseLiteError(.wrongFormat, "\(directory.lastPathComponent) is a Couchbase Lite 1.x ForestDB database, which cannot be opened or upgraded")
+        do {
+            try CouchbaseStorageFormat.checkBundle(directory, keyGiven: true, requireDatabaseFile: false)
+        } catch let failure as CouchbaseStorageFormat.Failure {
+            throw openError(failure, path: directory.path)
         }
     }
 
     static func openError(_ e: SQLiteError, path: String) -> CouchbaseLiteError {
-        if e.isNotADatabase {
-            return CouchbaseLiteError(.notADatabaseFile, "\(path) is encrypted or is not a database")
-        }
-        if e.isCorrupt {
-            return CouchbaseLiteError(.corruptData, "\(path) is corrupt or truncated")
-        }
-        return CouchbaseLiteError(.cantOpenFile, "Cannot open \(path): \(e.message)")
+        openError(CouchbaseStorageFormat.failure(for: e, file: path) ?? .unreadable(e.message), path: path)
     }
 
-    private func checkSchemaVersion(path: String) throws {
-        let v = schemaVersion
-        let hasDocsAndRevs = (try? connection.tableExists("docs")) == true && (try? connection.tableExists("revs")) == true
-        if Schema2.legacyRange.contains(v) || CouchbaseStorageFormat(schemaVersion: v, hasDocsAndRevs: hasDocsAndRevs) == .sqlite1x {
+    /// The 2.x error for what the detection found instead of a database; `path` is the file
+    /// (the bundle for ForestDB).
+    static func openError(_ failure: CouchbaseStorageFormat.Failure, path: String) -> CouchbaseLiteError {
+        switch failure {
+        case .forestDB:
+            let name = URL(fileURLWithPath: path).lastPathComponent
+            return CouchbaseLiteError(.wrongFormat, "\(name) is a Couchbase Lite 1.x ForestDB database, which cannot be opened or upgraded")
+        case .notADatabase, .encryptedWithoutKey:
+            return CouchbaseLiteError(.notADatabaseFile, "\(path) is encrypted or is not a database")
+        case .corrupt:
+            return CouchbaseLiteError(.corruptData, "\(path) is corrupt or truncated")
+        case .unreadable(let message), .sqlCipherUnavailable(let message):
+            return CouchbaseLiteError(.cantOpenFile, "Cannot open \(path): \(message)")
+        case .noDatabaseFile:
+            return CouchbaseLiteError(.notFound, "No database at \(path)")
+        case .unknownFormat(let version, _):
+            return CouchbaseLiteError(.wrongFormat, "Database schema \(version) of \(path) is not a Couchbase Lite database")
+        }
+    }
+
+    /// The 2.x reader's decision on what the detection found: 1.x files go to the upgrader,
+    /// versions outside 201…599 are refused.
+    private func checkSchemaVersion(_ contents: CouchbaseStorageFormat.Contents, path: String) throws {
+        let v = contents.schemaVersion
+        if Schema2.legacyRange.contains(v) || contents.format == .sqlite1x {
             throw CouchbaseLiteError(.databaseTooOld,
                 "\(directory.lastPathComponent) is a Couchbase Lite 1.x database (schema \(v)); convert it with `cbl upgrade`")
         }
