@@ -1,4 +1,5 @@
 import ArgumentParser
+import CouchbaseLite
 import Foundation
 
 /// `cbl check PATH`: integrity, schema version, missing and orphaned blobs.
@@ -47,23 +48,24 @@ struct Check: ParsableCommand {
     }
 
     private static func printText(_ r: AuditReport, _ output: Output) {
+        let f = r.findings
         output.line("database:        \(r.path)")
         output.line("format:          Couchbase Lite \(r.format), schema \(r.schemaVersion): \(r.schema)"
                     + (r.schemaProblem ? "  <- PROBLEM" : ""))
         output.line("integrity:       " + (r.integrityOK ? "ok" : "FAILED"))
-        if !r.integrityOK { for line in r.integrity { output.line("  \(line)") } }
-        output.line("documents:       \(r.documents) live")
-        output.line("blobs:           \(r.blobFiles) file\(r.blobFiles == 1 ? "" : "s"), \(r.referencedBlobs) referenced")
-        output.line("missing blobs:   \(r.missing.isEmpty ? "none" : String(r.missing.count))")
-        for blob in r.missing {
+        if !r.integrityOK { for line in f.integrity { output.line("  \(line)") } }
+        output.line("documents:       \(f.liveDocuments) live")
+        output.line("blobs:           \(f.blobFiles) file\(f.blobFiles == 1 ? "" : "s"), \(f.referencedBlobs) referenced")
+        output.line("missing blobs:   \(f.missing.isEmpty ? "none" : String(f.missing.count))")
+        for blob in f.missing {
             let refs = blob.references.map(describe).joined(separator: ", ")
             output.line("  \(blob.digest) (\(blob.file)) referenced by \(refs)")
         }
-        output.line("orphaned blobs:  \(r.orphans.isEmpty ? "none" : "\(r.orphans.count) (not a problem: compact deletes them)")")
-        for blob in r.orphans { output.line("  \(blob.file) (\(blob.size) bytes)") }
+        output.line("orphaned blobs:  \(f.orphans.isEmpty ? "none" : "\(f.orphans.count) (not a problem: compact deletes them)")")
+        for blob in f.orphans { output.line("  \(blob.file) (\(blob.size) bytes)") }
         if r.format == "1.x" {
-            output.line("size mismatches: \(r.mismatched.isEmpty ? "none" : String(r.mismatched.count))")
-            for blob in r.mismatched {
+            output.line("size mismatches: \(f.mismatched.isEmpty ? "none" : String(f.mismatched.count))")
+            for blob in f.mismatched {
                 output.line("  \(blob.file): \(blob.size) bytes, \(blob.expectedSize) expected by \(describe(blob.reference))")
             }
         }
@@ -71,7 +73,7 @@ struct Check: ParsableCommand {
         output.line("result:          " + (n == 0 ? "ok" : "\(n) problem\(n == 1 ? "" : "s") found"))
     }
 
-    private static func describe(_ ref: AuditReport.Reference) -> String {
+    private static func describe(_ ref: StorageAuditFindings.Reference) -> String {
         var text = ref.collection.map { "\($0)/" } ?? ""
         text += ref.documentID
         if let rev = ref.revisionID { text += " rev \(rev)" }
@@ -80,7 +82,8 @@ struct Check: ParsableCommand {
     }
 
     static func jsonObject(_ r: AuditReport) -> [String: Any] {
-        func reference(_ ref: AuditReport.Reference) -> [String: Any] {
+        let f = r.findings
+        func reference(_ ref: StorageAuditFindings.Reference) -> [String: Any] {
             var out: [String: Any] = ["id": ref.documentID]
             if let rev = ref.revisionID { out["rev"] = rev }
             if let name = ref.attachment { out["attachment"] = name }
@@ -93,16 +96,16 @@ struct Check: ParsableCommand {
             "schemaVersion": r.schemaVersion,
             "schema": r.schema,
             "schemaOK": !r.schemaProblem,
-            "integrity": r.integrityOK ? "ok" as Any : r.integrity as Any,
-            "documents": r.documents,
-            "blobs": ["files": r.blobFiles, "referenced": r.referencedBlobs],
-            "missingBlobs": r.missing.map { ["digest": $0.digest, "file": $0.file, "references": $0.references.map(reference)] },
-            "orphanedBlobs": r.orphans.map { ["file": $0.file, "size": $0.size] },
+            "integrity": r.integrityOK ? "ok" as Any : f.integrity as Any,
+            "documents": f.liveDocuments,
+            "blobs": ["files": f.blobFiles, "referenced": f.referencedBlobs],
+            "missingBlobs": f.missing.map { ["digest": $0.digest, "file": $0.file, "references": $0.references.map(reference)] },
+            "orphanedBlobs": f.orphans.map { ["file": $0.file, "size": $0.size] },
             "problems": r.problemCount,
             "ok": r.problemCount == 0,
         ]
         if r.format == "1.x" {
-            out["sizeMismatches"] = r.mismatched.map {
+            out["sizeMismatches"] = f.mismatched.map {
                 ["file": $0.file, "size": $0.size, "expectedSize": $0.expectedSize, "reference": reference($0.reference)] as [String: Any]
             }
         }

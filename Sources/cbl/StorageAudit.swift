@@ -4,53 +4,20 @@ import Foundation
 
 /// What `cbl check` found in a database.
 struct AuditReport {
-    /// A document revision referring to a blob.
-    struct Reference {
-        var documentID: String
-        var revisionID: String?
-        var attachment: String?
-        /// The 2.x collection (key-store table) when not the default one.
-        var collection: String?
-    }
-
-    struct MissingBlob {
-        var digest: String
-        var file: String
-        var references: [Reference]
-    }
-
-    struct BlobFile {
-        var file: String
-        var size: Int64
-    }
-
-    struct MismatchedBlob {
-        var file: String
-        var size: Int64
-        var expectedSize: Int64
-        var reference: Reference
-    }
-
     var path: String
     var format: String
     var schemaVersion: Int
     var schema: String
     var schemaProblem = false
-    /// `["ok"]` when SQLite found nothing wrong.
-    var integrity: [String] = []
-    var documents = 0
-    var blobFiles = 0
-    var referencedBlobs = 0
-    var missing: [MissingBlob] = []
-    var orphans: [BlobFile] = []
-    var mismatched: [MismatchedBlob] = []
+    /// What the audit of the file found (``StorageAudit`` fills it in).
+    var findings = StorageAuditFindings()
 
-    var integrityOK: Bool { integrity == ["ok"] }
+    var integrityOK: Bool { findings.integrityOK }
 
     /// What is wrong. Orphaned blobs are not: a save that failed after storing its attachment
     /// (a full disk, a crash) leaves one by design, and compaction deletes it (spec 4.2).
     var problemCount: Int {
-        (integrityOK ? 0 : 1) + (schemaProblem ? 1 : 0) + missing.count + mismatched.count
+        (integrityOK ? 0 : 1) + (schemaProblem ? 1 : 0) + findings.missing.count + findings.mismatched.count
     }
 
     /// A report on `bundle` with its format and the release its schema version names; the
@@ -82,19 +49,7 @@ enum StorageAudit {
 
     static func auditV1(_ bundle: DatabaseBundle) throws -> AuditReport {
         var report = AuditReport(bundle)
-        let audit = try StoreAudit(bundle: bundle.url, encryptionKey: bundle.encryptionKey)
-        func reference(_ r: StoreAudit.Reference) -> AuditReport.Reference {
-            AuditReport.Reference(documentID: r.documentID, revisionID: r.revisionID, attachment: r.attachment)
-        }
-        report.integrity = audit.integrity
-        report.documents = audit.liveDocuments
-        report.blobFiles = audit.blobFiles
-        report.referencedBlobs = audit.referencedBlobs
-        report.missing = audit.missing.map { .init(digest: $0.digest, file: $0.file, references: $0.references.map(reference)) }
-        report.orphans = audit.orphans.map { .init(file: $0.file, size: $0.size) }
-        report.mismatched = audit.mismatched.map {
-            .init(file: $0.file, size: $0.size, expectedSize: $0.expectedSize, reference: reference($0.reference))
-        }
+        report.findings = try StoreAudit.run(bundle: bundle.url, encryptionKey: bundle.encryptionKey)
         return report
     }
 
@@ -102,16 +57,7 @@ enum StorageAudit {
 
     static func auditV2(_ bundle: DatabaseBundle) throws -> AuditReport {
         var report = AuditReport(bundle)
-        let audit = try DataFileAudit(bundle: bundle.url)
-        func reference(_ r: DataFileAudit.Reference) -> AuditReport.Reference {
-            AuditReport.Reference(documentID: r.documentID, revisionID: nil, attachment: nil, collection: r.collection)
-        }
-        report.integrity = audit.integrity
-        report.documents = audit.liveDocuments
-        report.blobFiles = audit.blobFiles
-        report.referencedBlobs = audit.referencedBlobs
-        report.missing = audit.missing.map { .init(digest: $0.digest, file: $0.file, references: $0.references.map(reference)) }
-        report.orphans = audit.orphans.map { .init(file: $0.file, size: $0.size) }
+        report.findings = try DataFileAudit.run(bundle: bundle.url)
         return report
     }
 }

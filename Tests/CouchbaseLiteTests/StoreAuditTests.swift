@@ -22,7 +22,7 @@ final class StoreAuditTests: DatabaseTestCase {
         try saveDocument("b", attachment: "y.txt", content: "second")
         manager.close()
 
-        let clean = try StoreAudit(bundle: bundle, encryptionKey: nil)
+        let clean = try StoreAudit.run(bundle: bundle, encryptionKey: nil)
         XCTAssertEqual(clean.integrity, ["ok"])
         XCTAssertEqual(clean.liveDocuments, 2)
         XCTAssertEqual(clean.blobFiles, 2)
@@ -37,13 +37,13 @@ final class StoreAuditTests: DatabaseTestCase {
         let stray = String(repeating: "AB", count: 20) + ".blob"
         try Data("stray".utf8).write(to: attachments.appendingPathComponent(stray))
 
-        let audit = try StoreAudit(bundle: bundle, encryptionKey: nil)
+        let audit = try StoreAudit.run(bundle: bundle, encryptionKey: nil)
         XCTAssertEqual(audit.integrity, ["ok"])
         XCTAssertEqual(audit.blobFiles, 2)
         XCTAssertEqual(audit.referencedBlobs, 2)
         XCTAssertEqual(audit.missing.map(\.file), [aFile])
         XCTAssertEqual(audit.missing.first?.digest, BlobKey(content: Data("hello world".utf8)).digest)
-        XCTAssertEqual(audit.missing.first?.references.map { "\($0.documentID) \($0.attachment)" }, ["a x.txt"])
+        XCTAssertEqual(audit.missing.first?.references.map { "\($0.documentID) \($0.attachment ?? "-")" }, ["a x.txt"])
         XCTAssertEqual(audit.orphans.map(\.file), [stray])
         XCTAssertEqual(audit.orphans.map(\.size), [5])
         XCTAssertEqual(audit.mismatched.map(\.file), [bFile])
@@ -117,7 +117,7 @@ final class StoreAuditTests: DatabaseTestCase {
         let bundle = dir.url.appendingPathComponent("two/app.cblite2")
         let blobs = bundle.appendingPathComponent("Attachments")
 
-        let clean = try DataFileAudit(bundle: bundle)
+        let clean = try DataFileAudit.run(bundle: bundle)
         XCTAssertEqual(clean.integrity, ["ok"])
         XCTAssertEqual(clean.liveDocuments, 3)
         XCTAssertEqual(clean.blobFiles, 2)
@@ -131,7 +131,7 @@ final class StoreAuditTests: DatabaseTestCase {
         let stray = try XCTUnwrap(BlobStore.key(fromDigest: strayDigest).map(BlobStore.fileName(forKey:)))
         try Data("stray".utf8).write(to: blobs.appendingPathComponent(stray))
 
-        let audit = try DataFileAudit(bundle: bundle)
+        let audit = try DataFileAudit.run(bundle: bundle)
         XCTAssertEqual(audit.integrity, ["ok"])
         XCTAssertEqual(audit.blobFiles, 2)
         XCTAssertEqual(audit.referencedBlobs, 2)
