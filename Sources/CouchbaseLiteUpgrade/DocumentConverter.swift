@@ -156,8 +156,8 @@ struct DocumentConverter {
         guard winner.sequence == nodes.first?.sequence else {
             throw upgradeError(.corruptRevisionData, "the winning revision '\(winner.revID)' is not the first current row")
         }
-        let losers = revisions.leaves.dropFirst().filter { !$0.deleted }
-        if !losers.isEmpty {
+        if revisions.isInConflict {
+            let losers = revisions.leaves.dropFirst().filter { !$0.deleted }
             report.conflictsDropped.append(.init(docID: docID, winningRevisionID: winner.revID,
                                                  losingRevisionIDs: losers.map(\.revID)))
         }
