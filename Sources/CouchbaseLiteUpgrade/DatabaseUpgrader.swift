@@ -45,8 +45,9 @@ public struct DatabaseUpgrader: Sendable {
         }
         let parent = target.deletingLastPathComponent()
         try fm.createDirectory(at: parent, withIntermediateDirectories: true)
+        removeStaleWorkDirectories(of: target)
         // Work directory beside the target, so the final rename stays on one file system.
-        let work = parent.appendingPathComponent(".\(target.lastPathComponent).upgrading-\(UUID().uuidString)", isDirectory: true)
+        let work = parent.appendingPathComponent(Self.workDirectoryPrefix(of: target) + UUID().uuidString, isDirectory: true)
         try fm.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? fm.removeItem(at: work) }
 
@@ -138,6 +139,21 @@ public struct DatabaseUpgrader: Sendable {
         let prefix = ".\(target.lastPathComponent).old-"
         guard let name = (try? fm.contentsOfDirectory(atPath: parent.path))?.filter({ $0.hasPrefix(prefix) }).sorted().first else { return }
         try? fm.moveItem(at: parent.appendingPathComponent(name), to: target)
+    }
+
+    /// The name of a work directory of `target`, before its UUID: `.NAME.upgrading-`.
+    static func workDirectoryPrefix(of target: URL) -> String { ".\(target.lastPathComponent).upgrading-" }
+
+    /// A killed run leaves its work directory (`.NAME.upgrading-<uuid>`) beside the target. It is
+    /// never the source of truth (the source is only replaced by the install's renames, after
+    /// the work is done), so the next run of the same target deletes it before starting.
+    private func removeStaleWorkDirectories(of target: URL) {
+        let fm = FileManager.default
+        let parent = target.deletingLastPathComponent()
+        let prefix = Self.workDirectoryPrefix(of: target)
+        for name in (try? fm.contentsOfDirectory(atPath: parent.path)) ?? [] where name.hasPrefix(prefix) {
+            try? fm.removeItem(at: parent.appendingPathComponent(name, isDirectory: true))
+        }
     }
 
     static func size(of url: URL) -> Int64 {

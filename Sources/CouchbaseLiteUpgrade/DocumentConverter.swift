@@ -7,9 +7,10 @@ import SQLiteKit
 
 /// The reading side of the conversion: one pass over the 1.x `revs` rows (grouped by document,
 /// winner first), each winning body re-encoded from JSON text straight to Fleece, each rev tree
-/// serialized straight from the text revision IDs, rows handed to the writer in batches
-/// (`RowBatch`). Per-document scratch buffers are reused, so the loop allocates little more than
-/// the Fleece body it writes. Runs on its own thread while the caller's thread inserts rows.
+/// serialized straight from the text revision IDs of the winner's history as the 1.x
+/// ``CouchbaseLite/RevisionTree`` walks it, rows handed to the writer in batches (`RowBatch`).
+/// Per-document scratch buffers are reused. Runs on its own thread while the caller's thread
+/// inserts rows.
 struct DocumentConverter {
     let source: LegacySource
     let sharedKeys: SharedKeys
@@ -18,18 +19,12 @@ struct DocumentConverter {
     /// Documents in the source (for progress).
     private(set) var total = 0
 
-    private struct Row {
-        var sequence: Int64
-        var parent: Int64?
-        var current: Bool
-        var deleted: Bool
-        var revStart: Int
-        var revLength: Int
-    }
+    /// The 1.x revision tree (spec 3.4): it decides the winner, the other live leaves and the history.
+    private typealias LegacyTree = CouchbaseLite.RevisionTree
 
     private var encoder: FleeceEncoder
-    private var rows: [Row] = []
-    private var revArena: [UInt8] = []
+    /// The current document's `revs` rows, winner first (the statement's order).
+    private var nodes: [LegacyTree.Node] = []
     private var tree: [UInt8] = []
     private var docIDBytes: [UInt8] = []
     private var winnerBody: [UInt8]?
@@ -48,14 +43,10 @@ struct DocumentConverter {
         self.options = options
         self.encoder = FleeceEncoder(sharedKeys: output.sharedKeys)
         tree.reserveCapacity(4096)
-        revArena.reserveCapacity(1024)
+        nodes.reserveCapacity(16)
     }
 
     private var docID: String { String(decoding: docIDBytes, as: UTF8.self) }
-
-    private func revID(_ row: Row) -> String {
-        String(decoding: revArena[row.revStart..<(row.revStart + row.revLength)], as: UTF8.self)
-    }
 
     // MARK: Documents
 
@@ -78,18 +69,16 @@ struct DocumentConverter {
                     }
                 }
                 currentDoc = docRow
-                rows.removeAll(keepingCapacity: true)
-                revArena.removeAll(keepingCapacity: true)
+                nodes.removeAll(keepingCapacity: true)
                 winnerBody = nil; winnerNoAttachments = nil; winnerExpiry = nil; designJSON = nil
                 docIDBytes.removeAll(keepingCapacity: true)
                 stmt.withBytes(1) { if let b = $0 { docIDBytes.append(contentsOf: b) } }
             }
             let current = stmt.int64(5) != 0
-            let start = revArena.count
-            stmt.withBytes(3) { if let b = $0 { revArena.append(contentsOf: b) } }
-            let row = Row(sequence: stmt.int64(2), parent: stmt.isNull(4) ? nil : stmt.int64(4), current: current,
-                          deleted: stmt.int64(6) != 0, revStart: start, revLength: revArena.count - start)
-            if rows.isEmpty && current {
+            let row = LegacyTree.Node(sequence: stmt.int64(2), revID: stmt.string(3) ?? "",
+                                      parent: stmt.isNull(4) ? nil : stmt.int64(4), current: current,
+                                      deleted: stmt.int64(6) != 0)
+            if nodes.isEmpty && current {
                 winnerNoAttachments = stmt.isNull(8) ? nil : stmt.int64(8)
                 winnerExpiry = stmt.isNull(9) ? nil : stmt.int64(9)
                 if docIDBytes.first == UInt8(ascii: "_") {
@@ -98,7 +87,7 @@ struct DocumentConverter {
                     try stmt.withBytes(7) { try encodeWinnerBody($0, deleted: row.deleted) }
                 }
             }
-            rows.append(row)
+            nodes.append(row)
         }
         if currentDoc != nil {
             try flushDocument(into: &report)
@@ -157,41 +146,45 @@ struct DocumentConverter {
             }
             return
         }
-        guard let winner = rows.first, winner.current, let body = winnerBody else {
+        let revisions = LegacyTree(nodes: nodes)
+        guard let winner = revisions.winner, let body = winnerBody else {
             report.skippedDocuments.append(.init(docID: docID, reason: "no current revision"))
             return
         }
-        let losers = rows.dropFirst().filter { $0.current && !$0.deleted }
-        if !losers.isEmpty {
-            report.conflictsDropped.append(.init(docID: docID, winningRevisionID: revID(winner),
-                                                 losingRevisionIDs: losers.map(revID)))
+        // The statement reads the winner first (its body was encoded then); both orders are the
+        // REVID collation's, so they can only disagree in a damaged file.
+        guard winner.sequence == nodes.first?.sequence else {
+            throw upgradeError(.corruptRevisionData, "the winning revision '\(winner.revID)' is not the first current row")
+        }
+        if revisions.isInConflict {
+            let losers = revisions.leaves.dropFirst().filter { !$0.deleted }
+            report.conflictsDropped.append(.init(docID: docID, winningRevisionID: winner.revID,
+                                                 losingRevisionIDs: losers.map(\.revID)))
         }
         let hasAttachments = try copyAttachments(body: body, into: &report)
 
-        // The rev tree: winner with body, then its ancestors, bodiless (spec 3.5).
+        // The rev tree: winner with body, then its ancestors, bodiless (spec 3.5), at most
+        // `maxRevTreeDepth` of them (one more is read to tell whether the history was cut).
+        let maxDepth = max(options.maxRevTreeDepth, 1)
+        let history = revisions.history(of: winner.sequence, limit: maxDepth == .max ? maxDepth : maxDepth + 1)
+        let kept = min(history.count, maxDepth)
+        if history.count > kept { report.historiesPruned += 1 }
         tree.removeAll(keepingCapacity: true)
-        var row = winner
-        var depth = 0
-        while true {
-            let parentRow = row.parent.flatMap { p in rows.first { $0.sequence == p } }
-            let isLast = parentRow == nil || depth + 1 >= options.maxRevTreeDepth || depth + 1 >= rows.count
+        for depth in 0..<kept {
+            var revID = history[depth].revID
+            let isLast = depth + 1 == kept
             let flags = depth == 0 ? RevisionFlags.leaf(deleted: winner.deleted, hasAttachments: hasAttachments)
                                    : RevisionFlags(rawValue: 0)
-            let ok = revArena.withUnsafeBytes { arena in
-                RevisionTree.appendRecord(into: &tree, revID: UnsafeRawBufferPointer(rebasing: arena[row.revStart..<(row.revStart + row.revLength)]),
-                                          parentIndex: isLast ? nil : depth + 1, flags: flags, body: depth == 0 ? body : nil)
+            let ok = revID.withUTF8 { bytes in
+                CouchbaseLiteSwift.RevisionTree.appendRecord(into: &tree, revID: UnsafeRawBufferPointer(bytes),
+                                                             parentIndex: isLast ? nil : depth + 1, flags: flags,
+                                                             body: depth == 0 ? body : nil)
             }
             guard ok else {
-                throw upgradeError(.badRevisionID, "invalid revision ID '\(revID(row))'")
+                throw upgradeError(.badRevisionID, "invalid revision ID '\(revID)'")
             }
-            depth += 1
-            guard !isLast, let next = parentRow else {
-                if parentRow != nil { report.historiesPruned += 1 }
-                break
-            }
-            row = next
         }
-        RevisionTree.appendEnd(into: &tree)
+        CouchbaseLiteSwift.RevisionTree.appendEnd(into: &tree)
 
         var expiration: Int64?
         if options.includeExpiration, let seconds = winnerExpiry, seconds > 0 {

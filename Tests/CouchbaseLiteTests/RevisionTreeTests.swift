@@ -66,6 +66,30 @@ final class RevisionTreeTests: XCTestCase {
         XCTAssertEqual(cycle.descendants(of: 1), [1, 2])
     }
 
+    /// Long histories (more nodes than a small tree scans) give the same walks: newest first,
+    /// stopping at a cycle deep in the history, and the winner among several leaves.
+    func testLongHistoryWalksAndStopsAtADeepCycle() {
+        // 40-… → 39-… → … → 1-…, whose parent points back to 30 (a damaged file), plus a
+        // deleted leaf 41-z on 40 and an older live leaf 2-y on 1.
+        var nodes: [RevisionTree.Node] = [
+            .init(sequence: 42, revID: "41-z", parent: 40, current: true, deleted: true),
+            .init(sequence: 41, revID: "2-y", parent: 1, current: true, deleted: false),
+        ]
+        for seq in stride(from: Int64(40), through: 1, by: -1) {
+            nodes.append(.init(sequence: seq, revID: "\(seq)-r", parent: seq == 1 ? 30 : seq - 1,
+                               current: seq == 40, deleted: false))
+        }
+        let tree = RevisionTree(nodes: nodes)
+        XCTAssertEqual(tree.history(of: 40).map(\.sequence), Array(stride(from: Int64(40), through: 1, by: -1)))
+        XCTAssertEqual(tree.history(of: 40, limit: 20).count, 20)
+        XCTAssertEqual(tree.history(of: 41).map(\.revID), ["2-y", "1-r"] + stride(from: 30, through: 2, by: -1).map { "\($0)-r" })
+        XCTAssertEqual(tree.winner?.revID, "40-r")
+        XCTAssertEqual(tree.leaves.map(\.revID), ["40-r", "2-y", "41-z"])
+        XCTAssertTrue(tree.isInConflict)
+        XCTAssertEqual(tree.node(sequence: 17)?.revID, "17-r")
+        XCTAssertNil(tree.node(sequence: 99))
+    }
+
     func testLeavesDescendingFromARevisionAreTheLatestOfItsBranch() {
         XCTAssertEqual(branched.descendants(of: 2), [2, 3, 6])
         XCTAssertEqual(branched.leaves(descendingFrom: 2).map(\.revID), ["3-d", "3-c"])

@@ -156,6 +156,34 @@ final class OwnStoreUpgradeTests: XCTestCase {
         try db.close()
     }
 
+    /// A run killed mid-conversion leaves its work directory `.NAME.upgrading-<uuid>` beside the
+    /// database: the rerun deletes it (never the source of truth) and upgrades the source, while
+    /// another database's work directory is left alone.
+    func testInPlaceRerunRemovesAStaleWorkDirectory() throws {
+        let scratch = Scratch()
+        let made = try makeSource(in: scratch)
+        let fm = FileManager.default
+        let folder = made.bundle.deletingLastPathComponent()
+        let stale = folder.appendingPathComponent(".\(made.bundle.lastPathComponent).upgrading-\(UUID().uuidString)")
+        // What a kill during the conversion leaves: a half-built 2.x bundle in the work directory.
+        let halfBuilt = stale.appendingPathComponent("new.cblite2", isDirectory: true)
+        try fm.createDirectory(at: halfBuilt, withIntermediateDirectories: true)
+        try Data("not a finished database".utf8).write(to: halfBuilt.appendingPathComponent("db.sqlite3"))
+        let otherName = ".other.cblite2.upgrading-\(UUID().uuidString)"
+        try fm.createDirectory(at: folder.appendingPathComponent(otherName), withIntermediateDirectories: true)
+
+        let report = try DatabaseUpgrader(source: made.bundle, destination: made.bundle, options: UpgradeOptions(inPlace: true)).run()
+        XCTAssertEqual(report.documentsConverted, 9)
+        XCTAssertEqual(report.tombstones, 1)
+        XCTAssertFalse(fm.fileExists(atPath: stale.path), "the stale work directory is gone")
+        XCTAssertEqual(try fm.contentsOfDirectory(atPath: folder.path).sorted(), [otherName, "legacyapp.cblite2"].sorted())
+        let db = try Database(name: "legacyapp", config: DatabaseConfiguration(directory: folder.path))
+        XCTAssertEqual(db.count, 8)
+        XCTAssertEqual(db.document(withID: "plain-3")?.int(forKey: "n"), 3)
+        XCTAssertEqual(db.document(withID: "conflicted")?.revisionID, made.conflictWinner)
+        try db.close()
+    }
+
     /// Recent writes that sit in the source's WAL are converted too (the source is copied, not opened).
     func testWritesStillInTheWALAreConverted() throws {
         let scratch = Scratch()

@@ -86,12 +86,31 @@ struct Pusher {
 
     /// Pushes one page; returns the sequence through which everything is on the remote.
     private func push(_ changes: [SyncChange]) async throws -> Int64 {
+        let pageEnd = changes.last!.sequence
+        let candidates = try await filteredCandidates(changes)
+        replicator.report { $0.total &+= UInt32(clamping: candidates.count) }
+        guard !candidates.isEmpty else { return pageEnd }
+        let missing = try await revisionsMissingOnRemote(candidates)
+
+        var upload = PushPageUpload(pusher: self)
+        defer { upload.cancel() }
+        try await upload.send(missing)
+        try await upload.finish()
+        if let failure = upload.firstFailure {
+            // Everything in the changes before the failed document's is on the remote.
+            throw PushPageError(through: changes.filter { $0.sequence < failure.sequence }.map(\.sequence).max(),
+                                error: failure.error)
+        }
+        return pageEnd
+    }
+
+    /// The page's leaves that pass the app's filter (run on the database queue: it reads revisions).
+    private func filteredCandidates(_ changes: [SyncChange]) async throws -> [Candidate] {
         let db = replicator.db
         let filterName = configuration.filter
         // The app's parameters cross to the database queue as JSON text (Sendable), not as `Any`.
         let paramsJSON = configuration.filterParams?.bytes
-        // Apply the app's filter to each leaf (on the database queue: it reads revisions).
-        let candidates: [Candidate] = try await replicator.onDatabase {
+        return try await replicator.onDatabase {
             var out: [Candidate] = []
             let params = try paramsJSON.map { try JSON.parseObject($0) }
             let block: CBLFilterBlock?
@@ -115,11 +134,11 @@ struct Pusher {
             }
             return out
         }
-        let pageEnd = changes.last!.sequence
-        replicator.report { $0.total &+= UInt32(clamping: candidates.count) }
-        guard !candidates.isEmpty else { return pageEnd }
+    }
 
-        // _revs_diff
+    /// Asks `_revs_diff` which candidates the remote lacks; returns them with their possible
+    /// ancestors on the remote, and counts the others as completed.
+    private func revisionsMissingOnRemote(_ candidates: [Candidate]) async throws -> [(Candidate, [String])] {
         var offers: [RevsDiff.Offer] = []
         var offerIndex: [String: Int] = [:]
         for c in candidates {
@@ -144,90 +163,7 @@ struct Pusher {
             missing.append((c, entry.possibleAncestors))
         }
         if done > 0 { replicator.report { $0.completed &+= UInt32(clamping: done) } }
-
-        // Bodies (prepared 100 at a time on the database queue), then uploads: `_bulk_docs`
-        // requests overlap (two in flight) with preparing the next bodies; multipart uploads go
-        // one at a time. The first failed sequence bounds the checkpoint.
-        var firstFailure: Int64?
-        var failureError: CBLError?
-        func noteFailure(_ candidate: Candidate, _ error: CBLError) {
-            if firstFailure.map({ candidate.sequence < $0 }) ?? true {
-                firstFailure = candidate.sequence
-                failureError = error
-            }
-        }
-        var inflight: [Task<BulkOutcome, Error>] = []
-        defer { for task in inflight { task.cancel() } }
-        func collect(_ outcome: BulkOutcome) {
-            for (candidate, error) in outcome.failures { noteFailure(candidate, error) }
-            let handled = outcome.count - outcome.failures.count
-            replicator.report {
-                $0.completed &+= UInt32(clamping: handled)
-                if let rejected = outcome.rejected { $0.lastError = rejected }
-            }
-        }
-        var bulk: [[UInt8]] = []
-        var bulkCandidates: [Candidate] = []
-        var bulkBytes = 0
-        func flushBulk() async throws {
-            guard !bulk.isEmpty else { return }
-            if inflight.count >= 2 { collect(try await inflight.removeFirst().value) }
-            let docs = bulk, candidates = bulkCandidates
-            let pusher = self
-            inflight.append(Task { try await pusher.bulkDocs(docs, candidates) })
-            bulk.removeAll()
-            bulkCandidates.removeAll()
-            bulkBytes = 0
-        }
-
-        for start in stride(from: 0, to: missing.count, by: 100) {
-            let chunk = Array(missing[start..<min(start + 100, missing.count)])
-            let preparedChunk = try await prepare(chunk)
-            for ((candidate, ancestors), prepared) in zip(chunk, preparedChunk) {
-                switch prepared {
-                case .gone:
-                    replicator.report { $0.completed &+= 1 }
-                case .inline(let doc, let size):
-                    bulk.append(doc)
-                    bulkCandidates.append(candidate)
-                    bulkBytes += size
-                    if bulkBytes >= tuning.bulkDocsMaxBytes || bulk.count >= 100 { try await flushBulk() }
-                case .multipart(let upload):
-                    guard let status = try await sendOrFallBack(upload, candidate) else {
-                        // No multipart for this run: the revision joins the batch's `_bulk_docs`
-                        // with its attachments inline (base64).
-                        switch try await prepare([(candidate, ancestors)], threshold: .max).first! {
-                        case .inline(let doc, let size):
-                            bulk.append(doc)
-                            bulkCandidates.append(candidate)
-                            bulkBytes += size
-                            if bulkBytes >= tuning.bulkDocsMaxBytes || bulk.count >= 100 { try await flushBulk() }
-                        default:
-                            replicator.report { $0.completed &+= 1 }
-                        }
-                        continue
-                    }
-                    if status == 401 || status == 403 {
-                        replicator.report {
-                            $0.completed &+= 1
-                            $0.lastError = Replicator.documentError(status, candidate.docID, candidate.revID, "rejected by the remote")
-                        }
-                    } else if status >= 300 {
-                        noteFailure(candidate, Replicator.documentError(status, candidate.docID, candidate.revID, "upload failed"))
-                    } else {
-                        replicator.report { $0.completed &+= 1 }
-                    }
-                }
-            }
-        }
-        try await flushBulk()
-        while !inflight.isEmpty { collect(try await inflight.removeFirst().value) }
-        if let firstFailure, let failureError {
-            // Everything in the changes before the failed document's is on the remote.
-            throw PushPageError(through: changes.filter { $0.sequence < firstFailure }.map(\.sequence).max(),
-                                error: failureError)
-        }
-        return pageEnd
+        return missing
     }
 
     /// What one `_bulk_docs` request did: documents sent, per-document failures worth a retry,
@@ -239,7 +175,7 @@ struct Pusher {
     }
 
     /// `POST _bulk_docs` with `new_edits=false`.
-    private func bulkDocs(_ docs: [[UInt8]], _ candidates: [Candidate]) async throws -> BulkOutcome {
+    func bulkDocs(_ docs: [[UInt8]], _ candidates: [Candidate]) async throws -> BulkOutcome {
         // The revisions were written as JSON when prepared; the request only joins them.
         var body = Array(#"{"docs":["#.utf8)
         body.reserveCapacity(docs.reduce(32) { $0 + $1.count + 1 })
@@ -313,7 +249,7 @@ struct Pusher {
     }
 
     /// Loads the bodies to send for a batch of revisions (one trip to the database queue).
-    private func prepare(_ batch: [(Candidate, [String])], threshold: Int? = nil) async throws -> [Prepared] {
+    func prepare(_ batch: [(Candidate, [String])], threshold: Int? = nil) async throws -> [Prepared] {
         let db = replicator.db
         let threshold = threshold ?? (replicator.inlineAttachmentsOnly.withLock { $0 } ? .max : tuning.multipartThreshold)
         return try await replicator.onDatabase(reading: true) {
@@ -378,7 +314,7 @@ struct Pusher {
     /// (415, spec 9.5), or the upload timed out or got a 5xx (a CouchDB cluster with a node down
     /// never answers `multipart/related` PUTs while `_bulk_docs` works). Either way the rest of
     /// the run sends inline. Broken connections are thrown (the run retries from its checkpoint).
-    private func sendOrFallBack(_ upload: MultipartUpload, _ candidate: Candidate) async throws -> Int? {
+    func sendOrFallBack(_ upload: MultipartUpload, _ candidate: Candidate) async throws -> Int? {
         if replicator.inlineAttachmentsOnly.withLock({ $0 }) { return nil }
         let status: Int
         do {

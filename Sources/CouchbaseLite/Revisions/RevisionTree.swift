@@ -6,20 +6,20 @@
 /// The rows form a forest when old roots were pruned or purged (their children's `parent` became
 /// NULL), and a damaged file may even hold a parent cycle: every walk stops at a missing parent
 /// and never visits a node twice.
-struct RevisionTree: Sendable {
+package struct RevisionTree: Sendable {
     /// One revision of the tree: one `revs` row without its body.
-    struct Node: Sendable, Equatable {
-        let sequence: Int64
-        let revID: String
+    package struct Node: Sendable, Equatable {
+        package let sequence: Int64
+        package let revID: String
         /// The parent's sequence; nil for a root (the first revision, or the oldest one kept).
-        let parent: Int64?
+        package let parent: Int64?
         /// Whether the row is a leaf (`current=1`).
-        let current: Bool
-        let deleted: Bool
+        package let current: Bool
+        package let deleted: Bool
         /// Whether the row still has its JSON body (compaction and replication leave ancestors bodiless).
-        let hasBody: Bool
+        package let hasBody: Bool
 
-        init(sequence: Int64, revID: String, parent: Int64?, current: Bool, deleted: Bool, hasBody: Bool = true) {
+        package init(sequence: Int64, revID: String, parent: Int64?, current: Bool, deleted: Bool, hasBody: Bool = true) {
             self.sequence = sequence
             self.revID = revID
             self.parent = parent
@@ -32,20 +32,30 @@ struct RevisionTree: Sendable {
     }
 
     /// Every revision, in the order given (the store gives newest sequence first).
-    let nodes: [Node]
+    package let nodes: [Node]
+    /// Positions by sequence, for trees of more than ``smallTree`` nodes (empty otherwise).
     private let indexBySequence: [Int64: Int]
+    /// Up to this many nodes, finding one by sequence scans them: most documents have a short
+    /// history, and a dictionary per tree would cost more than the scans (the upgrader builds a
+    /// tree per document).
+    private static let smallTree = 16
 
-    init(nodes: [Node]) {
+    package init(nodes: [Node]) {
         self.nodes = nodes
         var index: [Int64: Int] = [:]
-        index.reserveCapacity(nodes.count)
-        for (i, node) in nodes.enumerated() { index[node.sequence] = i }
+        if nodes.count > Self.smallTree {
+            index.reserveCapacity(nodes.count)
+            for (i, node) in nodes.enumerated() { index[node.sequence] = i }
+        }
         indexBySequence = index
     }
 
     var isEmpty: Bool { nodes.isEmpty }
 
-    func node(sequence: Int64) -> Node? { indexBySequence[sequence].map { nodes[$0] } }
+    func node(sequence: Int64) -> Node? {
+        let position = nodes.count > Self.smallTree ? indexBySequence[sequence] : nodes.lastIndex { $0.sequence == sequence }
+        return position.map { nodes[$0] }
+    }
 
     func node(revID: String) -> Node? { nodes.first { $0.revID == revID } }
 
@@ -53,13 +63,20 @@ struct RevisionTree: Sendable {
 
     /// The leaves, winner first: non-deleted before deleted, then the greatest revision ID under
     /// the REVID collation (spec 3.4; the order of `ORDER BY deleted ASC, revid DESC`).
-    var leaves: [Node] { nodes.filter(\.current).sorted(by: Self.winsOver) }
+    package var leaves: [Node] { nodes.filter(\.current).sorted(by: Self.winsOver) }
 
     /// The winning revision (spec 3.4); nil for an empty tree.
-    var winner: Node? { nodes.filter(\.current).min(by: Self.winsOver) }
+    package var winner: Node? {
+        var best: Node?
+        for node in nodes where node.current {
+            if let current = best, !Self.winsOver(node, current) { continue }
+            best = node
+        }
+        return best
+    }
 
     /// Whether the document has two or more live leaves (spec 3.4).
-    var isInConflict: Bool { nodes.lazy.filter { $0.current && !$0.deleted }.count >= 2 }
+    package var isInConflict: Bool { nodes.lazy.filter { $0.current && !$0.deleted }.count >= 2 }
 
     /// The 1.x winner order: whether `a` ranks before `b`.
     static func winsOver(_ a: Node, _ b: Node) -> Bool {
@@ -71,11 +88,19 @@ struct RevisionTree: Sendable {
 
     /// The history of a revision, itself first, then its ancestors by `parent` links (spec 3.4);
     /// empty when the sequence is not in the tree. At most `limit` nodes.
-    func history(of sequence: Int64, limit: Int = .max) -> [Node] {
+    package func history(of sequence: Int64, limit: Int = .max) -> [Node] {
         var result: [Node] = []
+        result.reserveCapacity(min(limit, nodes.count))
+        // A short history is checked for a repeat by scanning it; a long one by a set.
         var visited = Set<Int64>()
         var next: Int64? = sequence
-        while result.count < limit, let seq = next, let found = self.node(sequence: seq), visited.insert(seq).inserted {
+        while result.count < limit, let seq = next, let found = self.node(sequence: seq) {
+            if result.count < Self.smallTree {
+                if result.contains(where: { $0.sequence == seq }) { break }
+            } else {
+                if visited.isEmpty { visited = Set(result.map(\.sequence)) }
+                guard visited.insert(seq).inserted else { break }
+            }
             result.append(found)
             next = found.parent
         }

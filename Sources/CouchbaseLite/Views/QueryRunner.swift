@@ -73,50 +73,28 @@ struct QueryRunner {
             guard let record = try store.viewRecord(named: view.name) else {
                 throw CBLError.notFound("View '\(view.name)' not found")
             }
-            let table = "'\(record.table)'"
             let b = bounds
             // A reduce needs neither document IDs nor their order: read the index table alone.
-            let lean = reduce && b.minDocID == nil && b.maxDocID == nil && !options.prefetch
-            var sql = lean ? "SELECT key, value, sequence" : "SELECT key, value, docid, revs.sequence, revid"
-            if options.prefetch { sql += ", json" }
-            sql += lean ? " FROM \(table) WHERE 1" : " FROM \(table), revs, docs WHERE 1"
-            var params: [SQLiteValue] = []
+            var request = SQLiteStore.ViewRowsRequest()
+            request.lean = reduce && b.minDocID == nil && b.maxDocID == nil && !options.prefetch
+            request.withBodies = options.prefetch
+            request.descending = options.descending
             var keyTexts: [[UInt8]] = []
             if let keys = options.keys {
                 keyTexts = try keys.map(encodeKey)
-                sql += " AND key IN (" + keys.map { _ in "?" }.joined(separator: ",") + ")"
-                params += keyTexts.map { .text(String(decoding: $0, as: UTF8.self)) }
+                request.keys = keyTexts.map { String(decoding: $0, as: UTF8.self) }
             }
-            // One bound at a time: the min side uses >, >=; the max side <, <= (spec 7.4).
-            func addBound(_ key: Any?, inclusive: Bool, docID: String?, op: String) throws {
-                guard let key else { return }
-                let text = String(decoding: try encodeKey(key), as: UTF8.self)
-                sql += inclusive ? " AND key \(op)= ?" : " AND key \(op) ?"
-                params.append(.text(text))
-                if let docID, inclusive {
-                    sql += " AND (key \(op) ? OR docid \(op)= ?)"
-                    params += [.text(text), .text(docID)]
-                }
+            func bound(_ key: Any?, inclusive: Bool, docID: String?) throws -> SQLiteStore.ViewKeyBound? {
+                guard let key else { return nil }
+                return .init(key: String(decoding: try encodeKey(key), as: UTF8.self), inclusive: inclusive, documentID: docID)
             }
-            try addBound(b.min, inclusive: b.inclusiveMin, docID: b.minDocID, op: ">")
-            try addBound(b.max, inclusive: b.inclusiveMax, docID: b.maxDocID, op: "<")
-            if lean {
-                sql += options.descending ? " ORDER BY key DESC" : " ORDER BY key"
-            } else {
-                sql += " AND revs.sequence = \(table).sequence AND docs.doc_id = revs.doc_id"
-                sql += options.descending ? " ORDER BY key DESC, docid DESC" : " ORDER BY key, docid"
-            }
+            request.lowerBound = try bound(b.min, inclusive: b.inclusiveMin, docID: b.minDocID)
+            request.upperBound = try bound(b.max, inclusive: b.inclusiveMax, docID: b.maxDocID)
             // iOS applies limit/skip to the map rows, also when reducing (spec 7.5).
-            if !usePostFilter {
-                sql += " LIMIT ? OFFSET ?"
-                params += [.integer(options.limit > UInt(Int64.max) ? -1 : Int64(options.limit)), .integer(Int64(options.skip))]
-            }
-            let stmt: SQLiteStatement
+            if !usePostFilter { request.page = pageClause }
+            let stmt: SQLiteStore.ViewRows
             do {
-                // Repeated queries reuse their prepared statement (not `keys` ones: their SQL
-                // varies with the number of keys).
-                stmt = options.keys == nil ? try store.connection.cached(sql) : try store.connection.prepare(sql)
-                try stmt.bind(params)
+                stmt = try store.viewRows(record, request)
             } catch let e as SQLiteError {
                 throw CBLError.dbError("View '\(view.name)' index is unreadable: \(e.message)")
             }
@@ -125,7 +103,7 @@ struct QueryRunner {
             var rows: [CBLQueryRow] = []
             do {
                 if reduce {
-                    rows = try reduceRows(stmt: stmt, store: store, reduceBlock: reduceBlock, grouped: grouped, lean: lean)
+                    rows = try reduceRows(stmt, store: store, reduceBlock: reduceBlock, grouped: grouped)
                 } else {
                     // A small LIMIT (the common paged query) sizes the array once instead of growing it.
                     if !usePostFilter, options.limit <= 256 { rows.reserveCapacity(Int(options.limit)) }
@@ -143,11 +121,16 @@ struct QueryRunner {
         }
     }
 
-    private func mapRow(_ stmt: SQLiteStatement) -> CBLQueryRow {
-        let value = stmt.bytes(1).map { LazyJSONValue(text: $0) }
-        return CBLQueryRow(database: database, key: LazyJSONValue(text: stmt.bytes(0) ?? []), value: value,
-                           sourceDocumentID: stmt.string(2), sequence: stmt.int64(3), revisionID: stmt.string(4),
-                           prefetchedBody: options.prefetch ? (stmt.bytes(5) ?? []) : nil)
+    /// `LIMIT`/`OFFSET` of the rows read (a limit of -1 has none).
+    private var pageClause: (limit: Int64, offset: Int64) {
+        (options.limit > UInt(Int64.max) ? -1 : Int64(options.limit), Int64(options.skip))
+    }
+
+    private func mapRow(_ stmt: SQLiteStore.ViewRows) -> CBLQueryRow {
+        let value = stmt.value.map { LazyJSONValue(text: $0) }
+        return CBLQueryRow(database: database, key: LazyJSONValue(text: stmt.key), value: value,
+                           sourceDocumentID: stmt.documentID, sequence: stmt.sequence, revisionID: stmt.revisionID,
+                           prefetchedBody: options.prefetch ? (stmt.body ?? []) : nil)
     }
 
     /// Orders rows by the position of their key in `keys` (rows per key in index order).
@@ -203,9 +186,8 @@ struct QueryRunner {
         }
     }
 
-    /// `lean`: the statement's columns are (key, value, sequence) instead of (key, value, docid, sequence, revid).
-    private func reduceRows(stmt: SQLiteStatement, store: SQLiteStore, reduceBlock: ThrowingReduce?,
-                            grouped: Bool, lean: Bool) throws -> [CBLQueryRow] {
+    private func reduceRows(_ stmt: SQLiteStore.ViewRows, store: SQLiteStore, reduceBlock: ThrowingReduce?,
+                            grouped: Bool) throws -> [CBLQueryRow] {
         var output: [CBLQueryRow] = []
         var reducer = Reducer(block: reduceBlock)
         let arrayLimit = options.groupExact ? 0 : Int32(clamping: options.groupLevel)
@@ -229,7 +211,7 @@ struct QueryRunner {
 
         while try stmt.step() {
             sawRows = true
-            let keyText = stmt.bytes(0) ?? []
+            let keyText = stmt.key
             if grouped {
                 if let current = groupKeyText, collate(keyText, current, arrayLimit) != 0 {
                     try emitGroup()
@@ -243,10 +225,10 @@ struct QueryRunner {
             guard reduceBlock != nil else { continue }
             let key = (try? JSON.parse(keyText)) ?? NSNull()
             let value: Any
-            if let bytes = stmt.bytes(1) {
+            if let bytes = stmt.value {
                 if bytes == [UInt8(ascii: "*")] {
-                    value = lean ? starValue(sequence: stmt.int64(2), store: store)
-                        : starValue(docID: stmt.string(2), revID: stmt.string(4), sequence: stmt.int64(3), store: store)
+                    value = stmt.lean ? starValue(sequence: stmt.sequence, store: store)
+                        : starValue(docID: stmt.documentID, revID: stmt.revisionID, sequence: stmt.sequence, store: store)
                 } else {
                     value = (try? JSON.parse(bytes)) ?? NSNull()
                 }
@@ -266,11 +248,8 @@ struct QueryRunner {
 
     /// `starValue` when only the sequence is known.
     private func starValue(sequence: Int64, store: SQLiteStore) -> Any {
-        guard let stmt = try? store.connection.cached(
-            "SELECT docid, revid FROM revs, docs WHERE revs.sequence=? AND docs.doc_id=revs.doc_id") else { return NSNull() }
-        defer { stmt.reset() }
-        guard (try? stmt.bind(sequence, at: 1)) != nil, (try? stmt.step()) == true else { return NSNull() }
-        return starValue(docID: stmt.string(0), revID: stmt.string(1), sequence: sequence, store: store)
+        guard let identity = try? store.revisionIdentity(sequence: sequence) else { return NSNull() }
+        return starValue(docID: identity.documentID, revID: identity.revisionID, sequence: sequence, store: store)
     }
 
     /// A `*` value is the emitting revision's whole document (spec 7.1).
@@ -312,24 +291,11 @@ struct QueryRunner {
     }
 
     private func allDocsByID(store: SQLiteStore, mode: CBLAllDocsMode) throws -> [CBLQueryRow] {
-        var sql = "SELECT revs.doc_id, docid, revid, sequence, deleted"
-        if options.prefetch { sql += ", json" }
-        sql += " FROM revs, docs WHERE docs.doc_id = revs.doc_id AND current=1"
-        if mode != .includeDeleted { sql += " AND deleted=0" }
-        var params: [SQLiteValue] = []
         let b = bounds
-        if let min = b.min as? String {
-            sql += b.inclusiveMin ? " AND docid >= ?" : " AND docid > ?"
-            params.append(.text(min))
-        }
-        if let max = b.max as? String {
-            sql += b.inclusiveMax ? " AND docid <= ?" : " AND docid < ?"
-            params.append(.text(max))
-        }
-        sql += options.descending ? " ORDER BY docid DESC" : " ORDER BY docid"
-        sql += ", deleted ASC, revid DESC"
-        let stmt = try store.connection.prepare(sql)
-        try stmt.bind(params)
+        let stmt = try store.leavesByDocumentID(
+            from: (b.min as? String).map { .init(value: $0, inclusive: b.inclusiveMin) },
+            to: (b.max as? String).map { .init(value: $0, inclusive: b.inclusiveMax) },
+            descending: options.descending, includeDeleted: mode == .includeDeleted, withBodies: options.prefetch)
 
         var rows: [CBLQueryRow] = []
         let usePostFilter = options.postFilter != nil
@@ -354,14 +320,14 @@ struct QueryRunner {
         }
 
         while try stmt.step() {
-            let numericID = stmt.int64(0)
+            let numericID = stmt.documentNumericID
             if current?.numericID != numericID {
                 flush()
                 if rows.count >= limit { break }
-                current = (numericID, stmt.string(1) ?? "", stmt.string(2) ?? "", stmt.int64(3), stmt.bool(4),
-                           options.prefetch ? stmt.bytes(5) : nil)
+                current = (numericID, stmt.documentID, stmt.revisionID, stmt.sequence, stmt.deleted,
+                           options.prefetch ? stmt.body : nil)
             }
-            leaves.append(stmt.string(2) ?? "")
+            leaves.append(stmt.revisionID)
         }
         flush()
         stmt.reset()
@@ -381,34 +347,21 @@ struct QueryRunner {
     }
 
     private func allDocsBySequence(store: SQLiteStore) throws -> [CBLQueryRow] {
-        var sql = "SELECT docid, revid, sequence, deleted"
-        if options.prefetch { sql += ", json" }
-        sql += " FROM revs, docs WHERE docs.doc_id = revs.doc_id AND current=1"
-        var params: [SQLiteValue] = []
         let b = bounds
-        if let min = (b.min as? Int).map(Int64.init) {
-            sql += b.inclusiveMin ? " AND sequence >= ?" : " AND sequence > ?"
-            params.append(.integer(min))
-        }
-        if let max = (b.max as? Int).map(Int64.init) {
-            sql += b.inclusiveMax ? " AND sequence <= ?" : " AND sequence < ?"
-            params.append(.integer(max))
-        }
-        sql += options.descending ? " ORDER BY sequence DESC" : " ORDER BY sequence"
-        if options.postFilter == nil {
-            sql += " LIMIT ? OFFSET ?"
-            params += [.integer(options.limit > UInt(Int64.max) ? -1 : Int64(options.limit)), .integer(Int64(options.skip))]
-        }
-        let stmt = try store.connection.prepare(sql)
-        try stmt.bind(params)
+        let stmt = try store.leavesBySequence(
+            from: (b.min as? Int).map { .init(value: Int64($0), inclusive: b.inclusiveMin) },
+            to: (b.max as? Int).map { .init(value: Int64($0), inclusive: b.inclusiveMax) },
+            descending: options.descending, withBodies: options.prefetch,
+            page: options.postFilter == nil ? pageClause : nil)
+        defer { stmt.reset() }
         var rows: [CBLQueryRow] = []
-        try stmt.forEachRow { row in
-            let docID = row.string(0) ?? ""
-            var value: [String: Any] = ["rev": row.string(1) ?? ""]
-            if row.bool(3) { value["deleted"] = true }
+        while try stmt.step() {
+            let docID = stmt.documentID
+            var value: [String: Any] = ["rev": stmt.revisionID]
+            if stmt.deleted { value["deleted"] = true }
             rows.append(CBLQueryRow(database: database, key: LazyJSONValue(value: docID), value: LazyJSONValue(value: value),
-                                    sourceDocumentID: docID, sequence: row.int64(2), revisionID: row.string(1),
-                                    prefetchedBody: options.prefetch ? (row.bytes(4) ?? []) : nil))
+                                    sourceDocumentID: docID, sequence: stmt.sequence, revisionID: stmt.revisionID,
+                                    prefetchedBody: options.prefetch ? (stmt.body ?? []) : nil))
         }
         return rows
     }

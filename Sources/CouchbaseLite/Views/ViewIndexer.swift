@@ -1,6 +1,5 @@
 import Foundation
 import JSONCore
-import SQLiteKit
 
 /// Brings view indexes up to date, incrementally from each view's last sequence (spec 7.3).
 ///
@@ -23,8 +22,7 @@ struct ViewIndexer {
         let view: CBLView
         let record: SQLiteStore.ViewRecord
         var totalRows: Int64
-        let insert: SQLiteStatement
-        let deleteBySequence: SQLiteStatement
+        let rows: SQLiteStore.ViewRowWriter
     }
 
     /// Returns the number of documents mapped.
@@ -37,27 +35,18 @@ struct ViewIndexer {
             guard let map = view.mapBlock, let record = try store.viewRecord(named: view.name) else { continue }
             guard record.lastSequence < dbMax else { continue }
             try store.ensureMapsTable(record)
-            let table = "'\(record.table)'"
             var total = record.totalRows < 0 ? try store.countRows(record) : record.totalRows
             if record.lastSequence == 0 {
                 // A first index fills an empty table, then builds its two indexes in one sorted
                 // pass each (below), instead of updating them row by row.
-                try store.connection.execute("DELETE FROM \(table)")
-                for index in Schema.mapsIndexNames(viewID: record.id) {
-                    try store.connection.execute("DROP INDEX IF EXISTS '\(index)'")
-                }
+                try store.clearViewIndexForRebuild(record)
                 total = 0
             } else {
                 // Rows emitted by revisions that have since got a child (spec 7.3 step 2).
-                try store.connection.run(
-                    "DELETE FROM \(table) WHERE sequence IN (SELECT parent FROM revs WHERE sequence>? AND +parent>0 AND +parent<=?)",
-                    [.integer(record.lastSequence), .integer(record.lastSequence)])
-                total -= Int64(store.connection.changes)
+                total -= try store.deleteRowsOfReplacedRevisions(record)
             }
             targets.append(Target(
-                view: view, record: record, totalRows: total,
-                insert: try store.connection.cached("INSERT INTO \(table) (sequence, key, value) VALUES (?, ?, ?)"),
-                deleteBySequence: try store.connection.cached("DELETE FROM \(table) WHERE sequence=?")))
+                view: view, record: record, totalRows: total, rows: try store.viewRowWriter(record)))
             mapTargets.append(ViewMapper.Target(name: view.name, map: map, jsonMap: view.jsonMapFunction,
                                                 lastSequence: record.lastSequence,
                                                 documentType: view.documentType))
@@ -72,12 +61,7 @@ struct ViewIndexer {
         // Writes what a batch of map calls emitted (on this thread: the connection's).
         func insert(_ emitted: EmittedRows) throws {
             try emitted.forEach { row, key, value in
-                let insert = targets[row.target].insert
-                defer { insert.reset() }
-                try insert.bind(row.sequence, at: 1)
-                try insert.bindTextNoCopy(key, at: 2)
-                if let value { try insert.bindTextNoCopy(value, at: 3) } else { try insert.bindNull(at: 3) }
-                try insert.step()
+                try targets[row.target].rows.insert(sequence: row.sequence, key: key, value: value)
                 targets[row.target].totalRows += 1
             }
             if let error = emitted.error { throw error }
@@ -107,14 +91,13 @@ struct ViewIndexer {
                 if batch.count >= Self.batchSize { try submit() }
             } onStaleRows: { sequence in
                 for i in targets.indices {
-                    try targets[i].deleteBySequence.run([.integer(sequence)])
-                    targets[i].totalRows -= Int64(store.connection.changes)
+                    targets[i].totalRows -= try targets[i].rows.deleteRows(sequence: sequence)
                 }
             }
             try submit()
             try pipeline?.stop(writingWith: insert)
             for target in targets {
-                for sql in Schema.createMapsIndexes(viewID: target.record.id) { try store.connection.execute(sql) }
+                try store.createViewIndexes(target.record)
                 try store.setViewProgress(target.record, lastSequence: dbMax, totalRows: target.totalRows)
             }
             return mapped
@@ -129,33 +112,10 @@ struct ViewIndexer {
     /// sequence of an older leaf indexed earlier whose rows must go. Returns the documents mapped.
     private func scanChanges(minLast: Int64, targets: [Target], map: (MapJob) throws -> Void,
                              onStaleRows: (Int64) throws -> Void) throws -> Int {
-        var sql = "SELECT revs.doc_id, sequence, docid, revid, json, deleted, doc_type FROM revs, docs WHERE current!=0"
-        // A first index reads every live leaf: walking the revs_by_docid_revid index (doc_id,
-        // revid desc, …) gives them grouped by document, winner first, with no sort.
-        // An incremental update selects the new rows by sequence (a rowid range) and sorts just
-        // those (`+revs.doc_id` keeps it off revs_current): it must not scan the database
-        // (1.x issues #615, #1737).
-        sql += minLast == 0 ? " AND deleted=0" : " AND sequence>?"
         let types = targets.compactMap { $0.view.documentType }
-        if types.count == targets.count {
-            sql += " AND doc_type IN (" + types.map { _ in "?" }.joined(separator: ",") + ")"
-        }
-        sql += " AND revs.doc_id=docs.doc_id ORDER BY "
-        sql += minLast == 0 ? "revs.doc_id, revid DESC" : "+revs.doc_id, deleted, revid DESC"
-        let scan = try store.connection.prepare(sql)
-        var parameter: Int32 = 1
-        if minLast > 0 {
-            try scan.bind(minLast, at: parameter)
-            parameter += 1
-        }
-        if types.count == targets.count {
-            for type in types {
-                try scan.bind(type, at: parameter)
-                parameter += 1
-            }
-        }
-        let olderLeaf = try store.connection.cached(
-            "SELECT revid, sequence, json, doc_type FROM revs WHERE doc_id=? AND sequence<=? AND current!=0 AND deleted=0 ORDER BY revid DESC LIMIT 1")
+        // Only when every view has a document type can the scan skip the other types.
+        let changes = try store.changedLeaves(since: minLast, documentTypes: types.count == targets.count ? types : nil)
+        let indexedLeaves = try store.indexedLeafLookup()
 
         struct Leaf { var sequence: Int64; var revID: String; var body: [UInt8]?; var deleted: Bool; var docType: String? }
         var mapped = 0
@@ -170,19 +130,14 @@ struct ViewIndexer {
             if currentDocID.hasPrefix("_design/") { return }
             if minLast > 0 {
                 // An older leaf indexed earlier may still win, or its rows must go (spec 7.3 step 5).
-                try olderLeaf.bind(currentDocNumericID, at: 1)
-                try olderLeaf.bind(minLast, at: 2)
-                defer { olderLeaf.reset() }
-                if try olderLeaf.step() {
-                    let oldRevID = olderLeaf.string(0) ?? ""
-                    let oldSequence = olderLeaf.int64(1)
-                    try onStaleRows(oldSequence)
-                    if win.deleted || RevisionCollation.compare(oldRevID, win.revID) > 0 {
+                if let old = try indexedLeaves.leaf(documentNumericID: currentDocNumericID, atOrBefore: minLast) {
+                    try onStaleRows(old.sequence)
+                    if win.deleted || RevisionCollation.compare(old.revisionID, win.revID) > 0 {
                         if !win.deleted { conflicts.append(win.revID) }
-                        win = Leaf(sequence: oldSequence, revID: oldRevID, body: olderLeaf.bytes(2), deleted: false,
-                                   docType: olderLeaf.string(3))
+                        win = Leaf(sequence: old.sequence, revID: old.revisionID, body: old.body, deleted: false,
+                                   docType: old.documentType)
                     } else {
-                        conflicts.append(oldRevID)
+                        conflicts.append(old.revisionID)
                     }
                 }
             }
@@ -192,15 +147,15 @@ struct ViewIndexer {
                            conflicts: conflicts, docType: win.docType))
         }
 
-        defer { scan.reset() }
-        while try scan.step() {
-            let docNumericID = scan.int64(0)
-            let leaf = Leaf(sequence: scan.int64(1), revID: scan.string(3) ?? "", body: scan.bytes(4),
-                            deleted: scan.bool(5), docType: scan.string(6))
+        defer { changes.reset() }
+        while try changes.step() {
+            let docNumericID = changes.documentNumericID
+            let leaf = Leaf(sequence: changes.sequence, revID: changes.revisionID, body: changes.body,
+                            deleted: changes.deleted, docType: changes.documentType)
             if docNumericID != currentDocNumericID {
                 try flush()
                 currentDocNumericID = docNumericID
-                currentDocID = scan.string(2) ?? ""
+                currentDocID = changes.documentID
                 winner = leaf
             } else if let w = winner, !w.deleted, !leaf.deleted {
                 conflicts.append(leaf.revID)

@@ -1,0 +1,105 @@
+import Foundation
+import SQLiteKit
+
+/// The read of a view query (spec 7.4–7.5): the rows of a view's `maps_N` table in key order,
+/// joined to their revisions. ``QueryRunner`` encodes the keys and reduces; the SQL is here.
+extension SQLiteStore {
+    /// One end of a key range.
+    struct ViewKeyBound {
+        /// The key's canonical JSON text.
+        var key: String
+        var inclusive: Bool
+        /// With an inclusive bound, the first (or last) document ID of the rows with that key
+        /// (`startkey_docid`/`endkey_docid`).
+        var documentID: String?
+    }
+
+    /// What a view query reads.
+    struct ViewRowsRequest {
+        /// Only rows with one of these keys (canonical JSON texts).
+        var keys: [String]?
+        /// The low end of the range (the start key, or the end key when descending).
+        var lowerBound: ViewKeyBound?
+        var upperBound: ViewKeyBound?
+        var descending = false
+        /// Reads the index table alone, `(key, value, sequence)` in key order: a reduce needs
+        /// neither document IDs nor their order. Not with document-ID bounds or bodies.
+        var lean = false
+        /// Reads each row's revision body too (`prefetch`).
+        var withBodies = false
+        /// `LIMIT`/`OFFSET` on the rows (a limit of -1 has none); nil when the caller filters first.
+        var page: (limit: Int64, offset: Int64)?
+    }
+
+    /// Runs a view query. Repeated queries reuse their prepared statement (not `keys` ones: their
+    /// SQL varies with the number of keys).
+    func viewRows(_ view: ViewRecord, _ request: ViewRowsRequest) throws -> ViewRows {
+        let table = "'\(view.table)'"
+        let lean = request.lean
+        var sql = lean ? "SELECT key, value, sequence" : "SELECT key, value, docid, revs.sequence, revid"
+        if request.withBodies { sql += ", json" }
+        sql += lean ? " FROM \(table) WHERE 1" : " FROM \(table), revs, docs WHERE 1"
+        var params: [SQLiteValue] = []
+        if let keys = request.keys {
+            sql += " AND key IN (" + keys.map { _ in "?" }.joined(separator: ",") + ")"
+            params += keys.map { .text($0) }
+        }
+        // One bound at a time: the low side uses >, >=; the high side <, <= (spec 7.4).
+        func add(_ bound: ViewKeyBound?, op: String) {
+            guard let bound else { return }
+            sql += bound.inclusive ? " AND key \(op)= ?" : " AND key \(op) ?"
+            params.append(.text(bound.key))
+            if let docID = bound.documentID, bound.inclusive {
+                sql += " AND (key \(op) ? OR docid \(op)= ?)"
+                params += [.text(bound.key), .text(docID)]
+            }
+        }
+        add(request.lowerBound, op: ">")
+        add(request.upperBound, op: "<")
+        if lean {
+            sql += request.descending ? " ORDER BY key DESC" : " ORDER BY key"
+        } else {
+            sql += " AND revs.sequence = \(table).sequence AND docs.doc_id = revs.doc_id"
+            sql += request.descending ? " ORDER BY key DESC, docid DESC" : " ORDER BY key, docid"
+        }
+        if let page = request.page {
+            sql += " LIMIT ? OFFSET ?"
+            params += [.integer(page.limit), .integer(page.offset)]
+        }
+        let stmt = request.keys == nil ? try connection.cached(sql) : try connection.prepare(sql)
+        try stmt.bind(params)
+        return ViewRows(statement: stmt, lean: lean)
+    }
+
+    /// A cursor over a view query's rows: ``step()`` moves to the next row, whose columns the
+    /// properties read (byte arrays copied out of SQLite's buffers).
+    struct ViewRows {
+        fileprivate let statement: SQLiteStatement
+        /// The rows have no document ID, revision ID or body (``ViewRowsRequest/lean``).
+        let lean: Bool
+
+        func step() throws -> Bool { try statement.step() }
+        /// Releases the statement (cached statements must be reset before their next use).
+        func reset() { statement.reset() }
+
+        /// The key's JSON text.
+        var key: [UInt8] { statement.bytes(0) ?? [] }
+        /// The value's JSON text; nil when the row has none.
+        var value: [UInt8]? { statement.bytes(1) }
+        /// The sequence of the revision that emitted the row.
+        var sequence: Int64 { statement.int64(lean ? 2 : 3) }
+        var documentID: String? { lean ? nil : statement.string(2) }
+        var revisionID: String? { lean ? nil : statement.string(4) }
+        /// The revision's JSON body (only with ``ViewRowsRequest/withBodies``).
+        var body: [UInt8]? { lean ? nil : statement.bytes(5) }
+    }
+
+    /// The document and revision IDs of the revision at `sequence`; nil when there is none.
+    func revisionIdentity(sequence: Int64) throws -> (documentID: String?, revisionID: String?)? {
+        let stmt = try connection.cached(static: "SELECT docid, revid FROM revs, docs WHERE revs.sequence=? AND docs.doc_id=revs.doc_id")
+        defer { stmt.reset() }
+        try stmt.bind(sequence, at: 1)
+        guard try stmt.step() else { return nil }
+        return (stmt.string(0), stmt.string(1))
+    }
+}
