@@ -439,7 +439,7 @@ do {
 
             rows += [
                 BenchRow(name: "bulk insert (1 txn)", base: insert.base, api: insert.api,
-                         budget: 1.5, ops: options.docs, pairedRatio: insert.ratio),
+                         budget: 1.3, ops: options.docs, pairedRatio: insert.ratio),
                 BenchRow(name: "random reads", base: rawReadTime, api: apiReadTime, budget: 2.0, ops: options.reads),
                 BenchRow(name: "reads, each doc once", base: rawOnceTime, api: apiOnceTime, budget: 2.0, ops: once.count),
             ]
