@@ -73,15 +73,15 @@ package final class SQLiteConnection: @unchecked Sendable {
         let rc = api.pointee.open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: api.pointee.errmsg($0)) } ?? String(cString: api.pointee.errstr(rc))
-            if let db { api.pointee.close_v2(db) }
+            if let db { _ = api.pointee.close_v2(db) }
             throw SQLiteError(code: rc, message: message)
         }
         self.handle = db
         self.api = api
         self.library = library
         self.path = path
-        api.pointee.extended_result_codes(db, 1)
-        api.pointee.busy_timeout(db, 10_000)
+        _ = api.pointee.extended_result_codes(db, 1)
+        _ = api.pointee.busy_timeout(db, 10_000)
     }
 
     deinit { close() }
@@ -92,7 +92,7 @@ package final class SQLiteConnection: @unchecked Sendable {
         isClosed = true
         statementCache.removeAll()
         staticStatementCache.removeAll()
-        api.pointee.close_v2(handle)
+        _ = api.pointee.close_v2(handle)
     }
 
     func error(_ rc: Int32, sql: String?) -> SQLiteError {

@@ -263,7 +263,7 @@ extension SQLiteConnection {
     func endReadTransaction() {
         var stmt = api.pointee.next_stmt(handle, nil)
         while let s = stmt {
-            if api.pointee.stmt_busy(s) != 0 { api.pointee.reset(s) }
+            if api.pointee.stmt_busy(s) != 0 { _ = api.pointee.reset(s) }
             stmt = api.pointee.next_stmt(handle, s)
         }
         guard isInTransaction else { return }

@@ -16,7 +16,7 @@ package struct SQLiteLibrary: @unchecked Sendable, Equatable {
     package static func sqlCipher() throws -> SQLiteLibrary {
         var message = [CChar](repeating: 0, count: 512)
         guard let api = csqlite_sqlcipher_api(&message, message.count) else {
-            throw SQLCipherUnavailable(message: String(cString: message))
+            throw SQLCipherUnavailable(message: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         return SQLiteLibrary(api: api)
     }

@@ -27,7 +27,7 @@ package final class SQLiteStatement {
         self.connection = connection
     }
 
-    deinit { api.pointee.finalize(handle) }
+    deinit { _ = api.pointee.finalize(handle) }
 
     // MARK: Binding (1-based indexes, as in SQLite)
 
@@ -133,15 +133,15 @@ package final class SQLiteStatement {
         case SQLITE_DONE: return false
         default:
             let err = connection.error(rc, sql: sql)
-            api.pointee.reset(handle)
+            _ = api.pointee.reset(handle)
             throw err
         }
     }
 
     /// Resets the statement and clears its bindings, ready for reuse.
     package func reset() {
-        api.pointee.reset(handle)
-        api.pointee.clear_bindings(handle)
+        _ = api.pointee.reset(handle)
+        _ = api.pointee.clear_bindings(handle)
     }
 
     /// Runs the statement to completion (for INSERT/UPDATE/DELETE), then resets it.

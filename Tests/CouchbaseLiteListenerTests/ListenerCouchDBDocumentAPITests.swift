@@ -160,7 +160,7 @@ final class ListenerCouchDBDocumentAPITests: ListenerTestCase {
     /// couch_mrview_http: bad row options are `400 query_parse_error` with CouchDB's reasons.
     func testB2BadViewOptionsAreQueryParseErrors() throws {
         let db = try createDB()
-        _ = db.viewNamed("d/v").setMapBlock({ doc, emit in emit(doc["n"], nil) }, version: "1")
+        _ = db.viewNamed("d/v").setMapBlock({ doc, emit in emit(doc["n"] as Any, nil) }, version: "1")
         try putDoc("/db/a", ["n": 1])
         expectError(try get("/db/_all_docs?limit=abc"), 400, "query_parse_error", "Invalid value for integer: \"abc\"")
         expectError(try get("/db/_all_docs?limit=-1"), 400, "query_parse_error", "Invalid value for positive integer: \"-1\"")

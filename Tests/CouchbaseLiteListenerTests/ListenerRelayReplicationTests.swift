@@ -51,7 +51,7 @@ final class ListenerRelayReplicationTests: ReplicationTestCase {
         // A conflict: both leaves must arrive.
         let doc = source.document(withID: "c")!
         let base = try doc.putProperties(["side": "base"])
-        let left = try doc.putProperties(["_rev": base.revisionID, "side": "left"])
+        let left = try doc.putProperties(["_rev": base.revisionID as Any, "side": "left"])
         let branch = base.createRevision()
         var branchProperties = branch.properties ?? [:]
         branchProperties["side"] = "right"

@@ -287,7 +287,7 @@ final class QueryBuilderDocExamplesTests: XCTestCase {
                 .execute().compactMap { $0.string(forKey: "id") }
         }
         let likes = Expression.property("public_likes")
-        XCTAssertEqual(try database.document(withID: "hotel_2")?.array(forKey: "public_likes")?.count, 0,
+        XCTAssertEqual(database.document(withID: "hotel_2")?.array(forKey: "public_likes")?.count, 0,
                        "an empty array is saved as an array")
         XCTAssertEqual(try hotels(ArrayExpression.any(like).in(likes).satisfies(like.equalTo(Expression.string("Sam")))),
                        ["hotel_1", "hotel_3"])
@@ -383,8 +383,8 @@ final class QueryBuilderDocExamplesTests: XCTestCase {
         XCTAssertEqual(try byDate.execute().map { $0.string(forKey: "id") }, ["hotel_9"])
 
         let literals = QueryBuilder
-            .select(SelectResult.expression(Expression.array([1, "two", Expression.property("name")])).as("a"),
-                    SelectResult.expression(Expression.dictionary(["n": Expression.property("name"), "x": nil])).as("d"),
+            .select(SelectResult.expression(Expression.array([1, "two", Expression.property("name") as Any])).as("a"),
+                    SelectResult.expression(Expression.dictionary(["n": Expression.property("name") as Any, "x": Optional<Any>.none as Any])).as("d"),
                     SelectResult.expression(Expression.value(nil)).as("null"),
                     SelectResult.expression(Expression.boolean(true)).as("t"))
             .from(DataSource.database(database))

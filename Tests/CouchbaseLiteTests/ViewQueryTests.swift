@@ -397,7 +397,7 @@ final class ViewQueryTests: DatabaseTestCase {
         XCTAssertFalse(rows.isEqual(try db.createAllDocumentsQuery().run()))
         XCTAssertTrue(rows.stale)
         var count = 0
-        for case let row as CBLQueryRow in rows { _ = row; count += 1 }
+        for _ in rows { count += 1 }
         XCTAssertEqual(count, 3)
     }
 

@@ -26,7 +26,7 @@ func referenceG(_ d: Double, precision p: Int) -> String {
     _ = withVaList([d]) { va in
         buf.withUnsafeMutableBufferPointer { vsnprintf($0.baseAddress, 64, p == 16 ? "%.16g" : "%.6g", va) }
     }
-    var s = String(cString: buf)
+    var s = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     if s.allSatisfy({ "0123456789-".contains($0) }) { s += ".0" }
     return s
 }

@@ -164,9 +164,9 @@ final class CBCDecryptor {
     }
 }
 
-/// The `InputStream` ``CBLSymmetricKey/decryptStream(_:)`` returns: decrypts as it is read.
-// @unchecked because an InputStream is read by one thread at a time (Foundation's contract); it is Sendable only to be handed over.
-final class DecryptingInputStream: InputStream, @unchecked Sendable {
+/// The `InputStream` ``CBLSymmetricKey/decryptStream(_:)`` returns: decrypts as it is read. Not
+/// `Sendable`, as Foundation's `InputStream` is not: read it on one thread at a time.
+final class DecryptingInputStream: InputStream {
     private let source: InputStream
     private let decryptor: CBCDecryptor
     private var buffer = Data()

@@ -29,7 +29,6 @@ package final class DataFilePool: @unchecked Sendable {
         self.writer = writer
         let registry = ReaderRegistry()
         let path = writer.connection.path
-        let readOnly = writer.isReadOnly
         pool = SQLiteConnectionPool(writer: writer.connection, maximumReaderCount: Self.readerConnectionLimit) {
             // Read-only: SQLite refuses any write on a reader, so a read can never take the
             // writer's place by mistake. An immutable writer (a read-only look at a checkpointed
