@@ -49,7 +49,12 @@ public struct DatabaseUpgrader: Sendable {
         // Work directory beside the target, so the final rename stays on one file system.
         let work = parent.appendingPathComponent(Self.workDirectoryPrefix(of: target) + UUID().uuidString, isDirectory: true)
         try fm.createDirectory(at: work, withIntermediateDirectories: true)
-        defer { try? fm.removeItem(at: work) }
+        // Held while this run works: a run of the same target started meanwhile leaves it alone.
+        let workLock = Self.lockWorkDirectory(work)
+        defer {
+            try? fm.removeItem(at: work)
+            if workLock >= 0 { close(workLock) }
+        }
 
         var report = UpgradeReport()
         report.source = source.path
@@ -147,13 +152,35 @@ public struct DatabaseUpgrader: Sendable {
     /// A killed run leaves its work directory (`.NAME.upgrading-<uuid>`) beside the target. It is
     /// never the source of truth (the source is only replaced by the install's renames, after
     /// the work is done), so the next run of the same target deletes it before starting.
+    /// One still locked by a live run (see ``lockWorkDirectory(_:)``) is left alone.
     private func removeStaleWorkDirectories(of target: URL) {
         let fm = FileManager.default
         let parent = target.deletingLastPathComponent()
         let prefix = Self.workDirectoryPrefix(of: target)
         for name in (try? fm.contentsOfDirectory(atPath: parent.path)) ?? [] where name.hasPrefix(prefix) {
-            try? fm.removeItem(at: parent.appendingPathComponent(name, isDirectory: true))
+            let directory = parent.appendingPathComponent(name, isDirectory: true)
+            let fd = open(directory.appendingPathComponent(Self.workLockName).path, O_RDWR | O_CLOEXEC)
+            if fd >= 0 {
+                defer { close(fd) }
+                // Another process holds it: that run is alive.
+                guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }
+            }
+            try? fm.removeItem(at: directory)
         }
+    }
+
+    private static let workLockName = ".lock"
+
+    /// Takes an advisory lock on a file in `work`, held (by the returned descriptor) until the
+    /// run ends or its process dies; -1 when it cannot be taken (the run goes on without it).
+    private static func lockWorkDirectory(_ work: URL) -> Int32 {
+        let fd = open(work.appendingPathComponent(workLockName).path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return -1 }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            close(fd)
+            return -1
+        }
+        return fd
     }
 
     static func size(of url: URL) -> Int64 {

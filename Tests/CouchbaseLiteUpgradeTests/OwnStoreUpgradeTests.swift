@@ -171,12 +171,22 @@ final class OwnStoreUpgradeTests: XCTestCase {
         try Data("not a finished database".utf8).write(to: halfBuilt.appendingPathComponent("db.sqlite3"))
         let otherName = ".other.cblite2.upgrading-\(UUID().uuidString)"
         try fm.createDirectory(at: folder.appendingPathComponent(otherName), withIntermediateDirectories: true)
+        // A run still working holds the lock file of its work directory: that one is not stale.
+        let liveName = ".\(made.bundle.lastPathComponent).upgrading-\(UUID().uuidString)"
+        let live = folder.appendingPathComponent(liveName)
+        try fm.createDirectory(at: live, withIntermediateDirectories: true)
+        let liveLock = open(live.appendingPathComponent(".lock").path, O_RDWR | O_CREAT, 0o600)
+        XCTAssertGreaterThanOrEqual(liveLock, 0)
+        XCTAssertEqual(flock(liveLock, LOCK_EX | LOCK_NB), 0)
+        defer { close(liveLock) }
 
         let report = try DatabaseUpgrader(source: made.bundle, destination: made.bundle, options: UpgradeOptions(inPlace: true)).run()
         XCTAssertEqual(report.documentsConverted, 9)
         XCTAssertEqual(report.tombstones, 1)
         XCTAssertFalse(fm.fileExists(atPath: stale.path), "the stale work directory is gone")
-        XCTAssertEqual(try fm.contentsOfDirectory(atPath: folder.path).sorted(), [otherName, "legacyapp.cblite2"].sorted())
+        XCTAssertEqual(try fm.contentsOfDirectory(atPath: folder.path).sorted(),
+                       [otherName, liveName, "legacyapp.cblite2"].sorted(), "another database's and a live run's are kept")
+        try fm.removeItem(at: live)
         let db = try Database(name: "legacyapp", config: DatabaseConfiguration(directory: folder.path))
         XCTAssertEqual(db.count, 8)
         XCTAssertEqual(db.document(withID: "plain-3")?.int(forKey: "n"), 3)
