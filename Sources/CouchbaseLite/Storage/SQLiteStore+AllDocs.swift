@@ -19,14 +19,8 @@ extension SQLiteStore {
         sql += " FROM revs, docs WHERE docs.doc_id = revs.doc_id AND current=1"
         if !includeDeleted { sql += " AND deleted=0" }
         var params: [SQLiteValue] = []
-        if let lower {
-            sql += lower.inclusive ? " AND docid >= ?" : " AND docid > ?"
-            params.append(.text(lower.value))
-        }
-        if let upper {
-            sql += upper.inclusive ? " AND docid <= ?" : " AND docid < ?"
-            params.append(.text(upper.value))
-        }
+        Self.appendRange(column: "docid", lower.map { ($0.inclusive, .text($0.value)) },
+                         upper.map { ($0.inclusive, .text($0.value)) }, to: &sql, params: &params)
         sql += descending ? " ORDER BY docid DESC" : " ORDER BY docid"
         sql += ", deleted ASC, revid DESC"
         let stmt = try connection.prepare(sql)
@@ -42,14 +36,8 @@ extension SQLiteStore {
         if withBodies { sql += ", json" }
         sql += " FROM revs, docs WHERE docs.doc_id = revs.doc_id AND current=1"
         var params: [SQLiteValue] = []
-        if let lower {
-            sql += lower.inclusive ? " AND sequence >= ?" : " AND sequence > ?"
-            params.append(.integer(lower.value))
-        }
-        if let upper {
-            sql += upper.inclusive ? " AND sequence <= ?" : " AND sequence < ?"
-            params.append(.integer(upper.value))
-        }
+        Self.appendRange(column: "sequence", lower.map { ($0.inclusive, .integer($0.value)) },
+                         upper.map { ($0.inclusive, .integer($0.value)) }, to: &sql, params: &params)
         sql += descending ? " ORDER BY sequence DESC" : " ORDER BY sequence"
         if let page {
             sql += " LIMIT ? OFFSET ?"
@@ -58,6 +46,20 @@ extension SQLiteStore {
         let stmt = try connection.prepare(sql)
         try stmt.bind(params)
         return CurrentRevisions(statement: stmt)
+    }
+
+    /// ` AND column >= ?` / `> ?` and ` AND column <= ?` / `< ?` for the bounds given, with their values.
+    private static func appendRange(column: String, _ lower: (inclusive: Bool, value: SQLiteValue)?,
+                                    _ upper: (inclusive: Bool, value: SQLiteValue)?,
+                                    to sql: inout String, params: inout [SQLiteValue]) {
+        if let lower {
+            sql += " AND \(column) \(lower.inclusive ? ">=" : ">") ?"
+            params.append(lower.value)
+        }
+        if let upper {
+            sql += " AND \(column) \(upper.inclusive ? "<=" : "<") ?"
+            params.append(upper.value)
+        }
     }
 
     /// A cursor over leaf revisions: ``step()`` moves to the next one, whose columns the
