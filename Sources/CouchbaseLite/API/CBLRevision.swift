@@ -85,7 +85,7 @@ public class CBLRevision: NSObject, CBLRevisionProperties, @unchecked Sendable {
 
 /// The data of a stored revision, shared by every `CBLSavedRevision` object for it and cached by
 /// its `CBLDocument`. It holds no reference to the document, so caching it creates no cycle.
-// @unchecked because the lazily loaded body (`state`) is only touched under its lock; the identity fields are lets.
+// @unchecked because the lazily loaded body (`state`) and the lazily made `1-<hex>` string are only touched under its lock; the identity fields are lets.
 final class RevisionBody: @unchecked Sendable {
     let docID: String
     let sequence: Int64
