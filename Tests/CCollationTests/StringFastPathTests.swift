@@ -169,7 +169,7 @@ final class StringFastPathTests: XCTestCase {
     /// The scanner reads up to 8 bytes at a time, near the end of the input by re-reading
     /// bytes before the current position: it must stay inside [start, start + length).
     func testNoReadsOutsideTheInput() {
-        let front = FrontGuardedBuffer(capacity: 4096), frontB = FrontGuardedBuffer(capacity: 4096)
+        let front = GuardedBuffer(capacity: 4096, guardPage: .before), frontB = GuardedBuffer(capacity: 4096, guardPage: .before)
         let back = GuardedBuffer(capacity: 4096), backB = GuardedBuffer(capacity: 4096)
         var rng = SplitMix64(seed: 99)
         for _ in 0..<5_000 {
@@ -188,36 +188,5 @@ final class StringFastPathTests: XCTestCase {
                 XCTAssertEqual(viaBack, plain)
             }
         }
-    }
-}
-
-/// Places the bytes at the very start of a readable region that follows a
-/// PROT_NONE guard page, so any read before the given start crashes the test.
-final class FrontGuardedBuffer {
-    private let base: UnsafeMutableRawPointer
-    private let mapped: Int
-    private let page: Int
-    private let capacity: Int
-
-    init(capacity: Int) {
-        page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let dataPages = (capacity + page - 1) / page
-        mapped = (dataPages + 1) * page
-        let p = mmap(nil, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-        precondition(p != MAP_FAILED, "mmap failed")
-        base = p!
-        self.capacity = dataPages * page
-        precondition(mprotect(base, page, PROT_NONE) == 0, "mprotect failed")
-    }
-
-    deinit { munmap(base, mapped) }
-
-    func with<T>(_ bytes: [UInt8], _ body: (UnsafeRawPointer, Int) -> T) -> T {
-        precondition(bytes.count <= capacity)
-        let start = base + page
-        bytes.withUnsafeBytes { src in
-            if let s = src.baseAddress { start.copyMemory(from: s, byteCount: bytes.count) }
-        }
-        return body(UnsafeRawPointer(start), bytes.count)
     }
 }

@@ -315,31 +315,42 @@ enum CompactJSON {
 // MARK: - Deterministic random numbers
 
 
-// MARK: - Input buffers that end right before an inaccessible page
+// MARK: - Input buffers next to an inaccessible page
 
-/// Places the bytes at the very end of a readable region followed by a
-/// PROT_NONE guard page, so any read past the given length crashes the test.
+/// Places the bytes against a PROT_NONE guard page: at the very end of the readable region when
+/// the guard follows it (any read past the given length crashes the test), or at its very start
+/// when the guard precedes it (any read before the given start crashes the test).
 final class GuardedBuffer {
+    /// Where the guard page is, relative to the bytes.
+    enum GuardPage {
+        case after
+        case before
+    }
+
     private let base: UnsafeMutableRawPointer
     private let capacity: Int
     private let mapped: Int
+    private let page: Int
+    private let guardPage: GuardPage
 
-    init(capacity: Int) {
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+    init(capacity: Int, guardPage: GuardPage = .after) {
+        page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        self.guardPage = guardPage
         let dataPages = (capacity + page - 1) / page
         mapped = (dataPages + 1) * page
         let p = mmap(nil, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
         precondition(p != MAP_FAILED, "mmap failed")
         base = p!
         self.capacity = dataPages * page
-        precondition(mprotect(base + self.capacity, page, PROT_NONE) == 0, "mprotect failed")
+        let guardStart = guardPage == .after ? base + self.capacity : base
+        precondition(mprotect(guardStart, page, PROT_NONE) == 0, "mprotect failed")
     }
 
     deinit { munmap(base, mapped) }
 
     func with<T>(_ bytes: [UInt8], _ body: (UnsafeRawPointer, Int) -> T) -> T {
         precondition(bytes.count <= capacity)
-        let start = base + (capacity - bytes.count)
+        let start = guardPage == .after ? base + (capacity - bytes.count) : base + page
         bytes.withUnsafeBytes { src in
             if let s = src.baseAddress { start.copyMemory(from: s, byteCount: bytes.count) }
         }
