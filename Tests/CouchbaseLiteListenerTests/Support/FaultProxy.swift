@@ -1,3 +1,4 @@
+import CBLTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -59,22 +60,11 @@ final class FaultProxy: @unchecked Sendable {
         self.upstreamPort = upstreamPort
         self.decideBlock = decide
         listenFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var yes: Int32 = 1
-        setsockopt(listenFD, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = 0
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listenFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        LoopbackSocket.reuseAddress(listenFD)
+        guard LoopbackSocket.bind(listenFD), listen(listenFD, 64) == 0 else {
+            throw HTTPClientError(description: "proxy bind/listen failed")
         }
-        guard bound == 0, listen(listenFD, 64) == 0 else { throw HTTPClientError(description: "proxy bind/listen failed") }
-        var out = sockaddr_in()
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &out) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listenFD, $0, &len) }
-        }
-        port = UInt16(bigEndian: out.sin_port)
+        port = LoopbackSocket.boundPort(listenFD)
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }

@@ -1,3 +1,4 @@
+import CBLTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -36,22 +37,10 @@ final class StandInSyncGateway: @unchecked Sendable {
         self.expectedLogin = expectedLogin
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = 0
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else { close(fd); throw POSIXError(.EADDRINUSE) }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
+        LoopbackSocket.reuseAddress(fd)
+        guard LoopbackSocket.bind(fd), listen(fd, 16) == 0 else { close(fd); throw POSIXError(.EADDRINUSE) }
         listenFD = fd
-        port = UInt16(bigEndian: addr.sin_port)
+        port = LoopbackSocket.boundPort(fd)
         let thread = Thread { [self] in serve() }
         thread.start()
     }
