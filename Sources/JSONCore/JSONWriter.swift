@@ -301,82 +301,242 @@ package struct JSONWriter: @unchecked Sendable {
                 try writeValue(value, sorted: sorted, depth: depth &+ 1)
             }
         } else {
-            // Sort (8-byte key prefix, dictionary index) pairs in a stack buffer; the full
-            // keys are compared only on a prefix tie. Nothing is copied out of the dictionary
-            // until it is written.
-            try withUnsafeTemporaryAllocation(of: SortEntry.self, capacity: count) { tmp in
-                let base = tmp.baseAddress!
-                var n = 0
-                var idx = dict.startIndex
-                let endIdx = dict.endIndex
-                while idx != endIdx {
-                    let key = dict.keys[idx]
-                    if !(skipping && skip(key)) {
-                        (base + n).initialize(to: SortEntry(prefix: sortPrefix(key), index: idx))
-                        n &+= 1
-                    }
-                    dict.formIndex(after: &idx)
-                }
-                let entries = UnsafeMutableBufferPointer(start: base, count: n)
-                JSONWriter.sortEntries(entries, dict)
-                for i in 0..<n {
-                    if i > 0 { put(UInt8(ascii: ",")) }
-                    let (key, value) = dict[entries[i].index]
-                    putString(key)
-                    put(UInt8(ascii: ":"))
-                    try writeValue(value, sorted: true, depth: depth &+ 1)
-                }
-            }
+            try writeSortedMembers(dict, depth: depth, skipping: skipping, skip: skip)
         }
         put(UInt8(ascii: "}"))
     }
 
     private static func neverSkip(_: String) -> Bool { false }
 
+    /// Writes the members of `dict` in canonical (UTF-16 key) order, between braces the caller
+    /// writes. Each `"key":value` is written once, in the dictionary's own order; then the
+    /// members are sorted by key (read back from the output) and their bytes moved into place:
+    /// one pass over the dictionary, no key strings compared or copied, no second lookup.
+    /// An object whose keys needed escaping (a quote, a backslash or a control character: the
+    /// bytes written are then not the key's) is rare; it is written again by index.
+    private mutating func writeSortedMembers(_ dict: [String: Any], depth: Int,
+                                             skipping: Bool, skip: (String) -> Bool) throws {
+        let regionStart = count
+        let capacity = dict.count
+        try withUnsafeTemporaryAllocation(of: WrittenMember.self, capacity: capacity) { membersBuffer in
+            try withUnsafeTemporaryAllocation(of: UInt64.self, capacity: capacity) { orderBuffer in
+                let members = membersBuffer.baseAddress!, order = orderBuffer.baseAddress!
+                var n = 0
+                var escaped = false
+                for (key, value) in dict {
+                    if skipping && skip(key) { continue }
+                    if n > 0 { put(UInt8(ascii: ",")) }
+                    let start = count
+                    if putString(key) { escaped = true }
+                    let keyEnd = count &- 1
+                    // The sort key: the key's prefix, its low byte replaced by the member's number.
+                    let prefix = sortPrefix(UnsafeBufferPointer(start: ptr + (start &+ 1), count: keyEnd &- start &- 1))
+                    (order + n).initialize(to: prefix & ~0xFF | UInt64(truncatingIfNeeded: n))
+                    put(UInt8(ascii: ":"))
+                    try writeValue(value, sorted: true, depth: depth &+ 1)
+                    (members + n).initialize(to: WrittenMember(start: start, keyEnd: keyEnd, end: count))
+                    n &+= 1
+                }
+                if escaped {
+                    count = regionStart
+                    try writeMembersByIndex(dict, depth: depth, skipping: skipping, skip: skip)
+                    return
+                }
+                let written = UnsafeMutableBufferPointer(start: members, count: n)
+                let sorted = UnsafeMutableBufferPointer(start: order, count: n)
+                if sortMembers(sorted, written) { moveMembers(written, into: sorted, regionStart: regionStart) }
+            }
+        }
+    }
+
+    /// Where one member's bytes are in the output: offsets, as the buffer moves when it grows.
+    private struct WrittenMember {
+        /// The key's opening quote.
+        var start: Int
+        /// The key's closing quote.
+        var keyEnd: Int
+        /// Just past the value.
+        var end: Int
+    }
+
+    /// The unescaped key of a member, as written.
+    @inline(__always)
+    private func keyBytes(_ m: WrittenMember) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: ptr + (m.start &+ 1), count: m.keyEnd &- m.start &- 1)
+    }
+
+    /// Sorts `order` (sort keys whose low byte is a member's number) into the members' numbers in
+    /// key order; false if the members were written in that order already. Sort keys that agree
+    /// above their low byte (keys sharing their first 7 bytes), and objects of more than 256
+    /// members, are ordered by comparing the keys themselves.
+    private func sortMembers(_ order: UnsafeMutableBufferPointer<UInt64>,
+                             _ members: UnsafeMutableBufferPointer<WrittenMember>) -> Bool {
+        let n = order.count
+        guard n <= 256 else { return sortMembersByKey(order, members) }
+        // Insertion sort: fastest for the handful of keys typical documents have.
+        var i = 1
+        while i < n {
+            let x = order[i]
+            var j = i
+            while j > 0 && x < order[j &- 1] {
+                order[j] = order[j &- 1]
+                j &-= 1
+            }
+            order[j] = x
+            i &+= 1
+        }
+        var moved = false
+        var previous: UInt64 = 0
+        i = 0
+        while i < n {
+            let x = order[i]
+            if i > 0 && (x ^ previous) < 0x100 { return sortMembersByKey(order, members) }
+            previous = x
+            order[i] = x & 0xFF
+            if x & 0xFF != UInt64(truncatingIfNeeded: i) { moved = true }
+            i &+= 1
+        }
+        return moved
+    }
+
+    /// `sortMembers` by comparing prefixes and then whole keys.
+    private func sortMembersByKey(_ order: UnsafeMutableBufferPointer<UInt64>,
+                                  _ members: UnsafeMutableBufferPointer<WrittenMember>) -> Bool {
+        for i in 0..<order.count { order[i] = UInt64(truncatingIfNeeded: i) }
+        var order = order
+        order.sort { a, b in
+            let ka = keyBytes(members[Int(truncatingIfNeeded: a)])
+            let kb = keyBytes(members[Int(truncatingIfNeeded: b)])
+            let pa = sortPrefix(ka), pb = sortPrefix(kb)
+            if pa != pb { return pa < pb }
+            return utf16Less(ka, kb)
+        }
+        return true
+    }
+
+    /// Rewrites the members (written from `regionStart` to the end, comma-separated) in `order`
+    /// (their numbers), through a copy of the region made past the end of the output.
+    private mutating func moveMembers(_ members: UnsafeMutableBufferPointer<WrittenMember>,
+                                      into order: UnsafeMutableBufferPointer<UInt64>, regionStart: Int) {
+        let length = count &- regionStart
+        reserve(length)
+        let copy = ptr + count
+        copy.update(from: ptr + regionStart, count: length)
+        var o = ptr + regionStart
+        for i in 0..<order.count {
+            if i > 0 {
+                o.pointee = UInt8(ascii: ",")
+                o += 1
+            }
+            let m = members[Int(truncatingIfNeeded: order[i])]
+            let size = m.end &- m.start
+            o.update(from: copy + (m.start &- regionStart), count: size)
+            o += size
+        }
+    }
+
+    /// The members of `dict` in canonical order, found by sorting (key prefix, dictionary index)
+    /// pairs and then looked up one by one: for objects whose keys need escaping.
+    private mutating func writeMembersByIndex(_ dict: [String: Any], depth: Int,
+                                              skipping: Bool, skip: (String) -> Bool) throws {
+        try withUnsafeTemporaryAllocation(of: SortEntry.self, capacity: dict.count) { tmp in
+            let base = tmp.baseAddress!
+            var n = 0
+            var idx = dict.startIndex
+            let endIdx = dict.endIndex
+            while idx != endIdx {
+                let key = dict.keys[idx]
+                if !(skipping && skip(key)) {
+                    (base + n).initialize(to: SortEntry(prefix: sortPrefix(key), index: idx))
+                    n &+= 1
+                }
+                dict.formIndex(after: &idx)
+            }
+            var entries = UnsafeMutableBufferPointer(start: base, count: n)
+            entries.sort { JSONWriter.less($0, $1, dict) }
+            for i in 0..<n {
+                if i > 0 { put(UInt8(ascii: ",")) }
+                let (key, value) = dict[entries[i].index]
+                putString(key)
+                put(UInt8(ascii: ":"))
+                try writeValue(value, sorted: true, depth: depth &+ 1)
+            }
+        }
+    }
+
     private struct SortEntry {
         var prefix: UInt64
         var index: Dictionary<String, Any>.Index
     }
 
-    @inline(__always)
     private static func less(_ a: SortEntry, _ b: SortEntry, _ dict: [String: Any]) -> Bool {
         if a.prefix != b.prefix { return a.prefix < b.prefix }
         return utf16Precedes(dict.keys[a.index], dict.keys[b.index])
     }
 
-    private static func sortEntries(_ e: UnsafeMutableBufferPointer<SortEntry>, _ dict: [String: Any]) {
-        var e = e
-        let n = e.count
-        if n <= 16 {
-            // Insertion sort: fastest for the handful of keys typical documents have.
-            var i = 1
-            while i < n {
-                let x = e[i]
-                var j = i
-                while j > 0 && less(x, e[j &- 1], dict) {
-                    e[j] = e[j &- 1]
-                    j &-= 1
-                }
-                e[j] = x
-                i &+= 1
-            }
-        } else {
-            e.sort { less($0, $1, dict) }
-        }
-    }
-
     // MARK: - Strings
 
-    @inline(__always)
-    private mutating func putString(_ s: String) {
-        let done: Void? = s.utf8.withContiguousStorageIfAvailable { putQuoted($0) }
-        if done == nil {
-            var copy = s
-            copy.withUTF8 { putQuoted($0) }
-        }
+    /// Writes `s` quoted and escaped; true if some character needed an escape.
+    @inline(__always) @discardableResult
+    private mutating func putString(_ s: String) -> Bool {
+        if let escaped = s.utf8.withContiguousStorageIfAvailable({ putQuoted($0) }) { return escaped }
+        var copy = s
+        return copy.withUTF8 { putQuoted($0) }
     }
 
-    private mutating func putQuoted(_ s: UnsafeBufferPointer<UInt8>) {
+    /// Writes `s` quoted and escaped; true if some byte needed an escape. The bytes are copied a
+    /// word at a time while checked for bytes to escape; only a string that has one (rare) is
+    /// written again by the escaping loop.
+    @discardableResult
+    private mutating func putQuoted(_ s: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = s.count
+        guard n > 0, let p = s.baseAddress else {
+            putLiteral("\"\"")
+            return false
+        }
+        reserve(n &+ 10)
+        let out = UnsafeMutableRawPointer(ptr + count)
+        out.storeBytes(of: UInt8(ascii: "\""), as: UInt8.self)
+        var special: UInt64
+        if n < 8 {
+            let word = JSONWriter.loadPartialWord(p, count: n)
+            out.storeBytes(of: word, toByteOffset: 1, as: UInt64.self)
+            special = JSONWriter.needsEscape(word)
+        } else {
+            special = 0
+            var i = 0
+            while i &+ 8 < n {
+                let word = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+                out.storeBytes(of: word, toByteOffset: i &+ 1, as: UInt64.self)
+                special |= JSONWriter.needsEscape(word)
+                i &+= 8
+            }
+            // The last 8 bytes, overlapping the previous word.
+            let last = UnsafeRawPointer(p + (n &- 8)).loadUnaligned(as: UInt64.self)
+            out.storeBytes(of: last, toByteOffset: n &- 7, as: UInt64.self)
+            special |= JSONWriter.needsEscape(last)
+        }
+        guard special == 0 else { return putQuotedEscaping(s) }
+        out.storeBytes(of: UInt8(ascii: "\""), toByteOffset: n &+ 1, as: UInt8.self)
+        count &+= n &+ 2
+        return false
+    }
+
+    /// The high bit of each byte of `word` (little-endian) that must be escaped: '"', '\\' or
+    /// below 0x20. The lowest flagged byte is always a true match.
+    @inline(__always)
+    private static func needsEscape(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let x = UInt64(littleEndian: word)
+        let q = x ^ (ones &* 0x22)
+        let b = x ^ (ones &* 0x5C)
+        return (((x &- ones &* 0x20) & ~x) | ((q &- ones) & ~q) | ((b &- ones) & ~b)) & (ones &* 0x80)
+    }
+
+    /// ``putQuoted(_:)`` for a string with bytes to escape.
+    @inline(never)
+    private mutating func putQuotedEscaping(_ s: UnsafeBufferPointer<UInt8>) -> Bool {
+        var escaped = false
         let n = s.count
         // Room for the unescaped string, both quotes and 8 bytes of slack for word stores;
         // escapes reserve more as needed.
@@ -385,21 +545,15 @@ package struct JSONWriter: @unchecked Sendable {
         ptr[o] = UInt8(ascii: "\"")
         o &+= 1
         if n > 0, let p = s.baseAddress {
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let highs: UInt64 = 0x8080_8080_8080_8080
             var i = 0
-            // Copy 8 bytes at a time while scanning them for bytes needing an escape
-            // ('"', '\\', < 0x20); the final partial word is padded with spaces (bytes past the
-            // end are overwritten later). The lowest flagged byte is always a true match.
+            // Copy 8 bytes at a time while scanning them for bytes needing an escape; the final
+            // partial word is padded with spaces (bytes past the end are overwritten later).
             while i < n {
                 let raw: UInt64 = i &+ 8 <= n
                     ? UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
                     : JSONWriter.loadPartialWord(p + i, count: n &- i)
                 UnsafeMutableRawPointer(ptr + o).storeBytes(of: raw, as: UInt64.self)
-                let x = UInt64(littleEndian: raw)
-                let q = x ^ (ones &* 0x22)
-                let b = x ^ (ones &* 0x5C)
-                let special = (((x &- ones &* 0x20) & ~x) | ((q &- ones) & ~q) | ((b &- ones) & ~b)) & highs
+                let special = JSONWriter.needsEscape(raw)
                 if special == 0 {
                     let k = Swift.min(8, n &- i)
                     i &+= k
@@ -410,6 +564,7 @@ package struct JSONWriter: @unchecked Sendable {
                 i &+= k
                 o &+= k
                 count = o
+                escaped = true
                 putEscape(p[i])
                 i &+= 1
                 reserve(n &- i &+ 10)
@@ -418,6 +573,7 @@ package struct JSONWriter: @unchecked Sendable {
         }
         ptr[o] = UInt8(ascii: "\"")
         count = o &+ 1
+        return escaped
     }
 
     /// The `count` (1...7) bytes at `p` as the first bytes of a word, the rest spaces (a string's

@@ -54,34 +54,37 @@ internal func utf16Precedes(_ a: String, _ b: String) -> Bool {
     return a.utf16.lexicographicallyPrecedes(b.utf16)
 }
 
-/// The first 8 UTF-8 bytes of `key`, big-endian, zero-padded, with the lead bytes 0xEE/0xEF
+/// The first 8 UTF-8 bytes of a key, big-endian, zero-padded, with the lead bytes 0xEE/0xEF
 /// remapped to 0xF8/0xF9 (never valid in UTF-8) so that they sort after 0xF0-0xF4 as in
 /// UTF-16. When two prefixes differ, their order is the keys' UTF-16 order; when equal, the
 /// full keys must be compared.
 @inline(__always)
-internal func sortPrefix(_ key: String) -> UInt64 {
-    @inline(__always) func make(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        #if _endian(little)
-        // ASCII (every key of most documents): the first 8 bytes, big-endian, are the prefix.
-        if let p = b.baseAddress, b.count > 0 {
-            let word = b.count >= 8 ? UnsafeRawPointer(p).loadUnaligned(as: UInt64.self) : loadShortWord(p, count: b.count)
-            if word & 0x8080_8080_8080_8080 == 0 { return word.byteSwapped }
-        }
-        #endif
-        var v: UInt64 = 0
-        let n = Swift.min(8, b.count)
-        var shift: UInt64 = 56
-        for i in 0..<n {
-            var c = b[i]
-            if c == 0xEE || c == 0xEF { c &+= 0x0A }
-            v |= UInt64(c) << shift
-            shift &-= 8
-        }
-        return v
+internal func sortPrefix(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    #if _endian(little)
+    // ASCII (every key of most documents): the first 8 bytes, big-endian, are the prefix.
+    if let p = b.baseAddress, b.count > 0 {
+        let word = b.count >= 8 ? UnsafeRawPointer(p).loadUnaligned(as: UInt64.self) : loadShortWord(p, count: b.count)
+        if word & 0x8080_8080_8080_8080 == 0 { return word.byteSwapped }
     }
-    if let v = key.utf8.withContiguousStorageIfAvailable(make) { return v }
+    #endif
+    var v: UInt64 = 0
+    let n = Swift.min(8, b.count)
+    var shift: UInt64 = 56
+    for i in 0..<n {
+        var c = b[i]
+        if c == 0xEE || c == 0xEF { c &+= 0x0A }
+        v |= UInt64(c) << shift
+        shift &-= 8
+    }
+    return v
+}
+
+/// ``sortPrefix(_:)-(UnsafeBufferPointer<UInt8>)`` of a key's UTF-8.
+@inline(__always)
+internal func sortPrefix(_ key: String) -> UInt64 {
+    if let v = key.utf8.withContiguousStorageIfAvailable(sortPrefix) { return v }
     var copy = key
-    return copy.withUTF8(make)
+    return copy.withUTF8(sortPrefix)
 }
 
 #if _endian(little)

@@ -86,6 +86,63 @@ final class KeyOrderTests: XCTestCase {
                        "{\"prefix_lon\":3,\"prefix_long_a\":2,\"prefix_long_b\":1,\"prefix_long_\u{1F600}\":4,\"prefix_long_\u{FF5E}\":5}")
     }
 
+    /// Objects of every size around the writer's limits (the 256 members its packed sort takes, keys
+    /// sharing their first 7 or 8 bytes, keys that need escaping, nested objects, skipped keys),
+    /// against an encoder written here: members sorted by `utf16` order and joined.
+    func testRandomObjectsMatchAReferenceEncoder() throws {
+        var rng = SplitMix64(seed: 20261202)
+        let plain: [String] = ["a", "b", "B", "_", "0", "~", "\u{E9}", "\u{FF5E}", "\u{1F600}", "key_", "key_l"]
+        let escaping: [String] = ["\"", "\\", "\n", "\u{1}"]
+        func randomKey(escapes: Bool) -> String {
+            var key = ""
+            for _ in 0..<Int(1 + rng.next() % 4) {
+                let pool = escapes && rng.next() % 8 == 0 ? escaping : plain
+                key += pool[Int(rng.next() % UInt64(pool.count))]
+            }
+            return key
+        }
+        func randomObject(members: Int, depth: Int, escapes: Bool) -> [String: Any] {
+            var object: [String: Any] = [:]
+            while object.count < members {
+                let key = randomKey(escapes: escapes)
+                switch rng.next() % 5 {
+                case 0 where depth < 3:
+                    object[key] = randomObject(members: Int(rng.next() % 6), depth: depth + 1, escapes: escapes)
+                case 1: object[key] = "v\(rng.next() % 100)"
+                case 2: object[key] = [Int(rng.next() % 9), "x"] as [Any]
+                default: object[key] = Int(rng.next() % 1000)
+                }
+            }
+            return object
+        }
+        func reference(_ value: Any, skip: (String) -> Bool = { _ in false }) throws -> String {
+            guard let object = value as? [String: Any] else {
+                if let array = value as? [Any] { return "[" + (try array.map { try reference($0) }).joined(separator: ",") + "]" }
+                return String(decoding: try JSON.canonicalData(value), as: UTF8.self)
+            }
+            let keys = object.keys.filter { !skip($0) }.sorted(by: ref)
+            return "{" + (try keys.map { canon($0) + ":" + (try reference(object[$0]!)) }).joined(separator: ",") + "}"
+        }
+        for members in [0, 1, 2, 7, 8, 16, 17, 255, 256, 257, 600] {
+            for escapes in [false, true] {
+                // Then short distinct keys (no two share 7 bytes: the packed sort alone orders them)
+                // or, every other size, long keys sharing their first 8 bytes.
+                var object = randomObject(members: min(members, 40), depth: 0, escapes: escapes)
+                var n = 0
+                while object.count < members {
+                    let tail = "\(n % 3 == 0 ? "\u{E9}" : "")\(n)"
+                    object[members % 2 == 0 ? "k" + tail : "prefix_long_" + tail] = n
+                    n += 1
+                }
+                XCTAssertEqual(canon(object), try reference(object), "\(members) members, escapes \(escapes)")
+                var writer = JSONWriter(capacity: 16)
+                let skip: (String) -> Bool = { $0.hasPrefix("_") || $0.hasPrefix("b") }
+                try writer.writeObject(object, skippingKey: skip)
+                XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), try reference(object, skip: skip))
+            }
+        }
+    }
+
     func testRandomStringsAgreeWithUTF16Reference() {
         var rng = SplitMix64(seed: 7)
         let alphabet: [Unicode.Scalar] = ["a", "b", "A", "_", "0", "\u{0}", "\u{7F}", "\u{E9}", "\u{3042}",

@@ -64,8 +64,8 @@ extension CBLDatabase {
 
     /// Any non-empty string not starting with `_`, or one starting with `_design/` (spec 3.1).
     static func isValidDocumentID(_ docID: String) -> Bool {
-        guard let first = docID.utf8.first else { return false }
-        if first == UInt8(ascii: "_") { return docID.hasPrefix("_design/") && docID.utf8.count > 8 }
+        guard !docID.isEmpty else { return false }
+        if startsWithUnderscore(docID) { return docID.hasPrefix("_design/") && docID.utf8.count > 8 }
         return true
     }
 }

@@ -111,7 +111,7 @@ extension CBLDatabase {
     /// Called when a revision of `docID` is noted: a design document change recompiles the validations.
     func designDocumentChanged(_ docID: String) {
         // Tested on the first byte first: this runs on every save.
-        guard docID.utf8.first == UInt8(ascii: "_"), docID.hasPrefix("_design/") else { return }
+        guard CBLDatabase.startsWithUnderscore(docID), docID.hasPrefix("_design/") else { return }
         lock.lock()
         designDocumentCache.validations = nil
         designDocumentCache.validateFunctionCount = nil
