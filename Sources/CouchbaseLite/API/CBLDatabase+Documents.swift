@@ -52,10 +52,17 @@ extension CBLDatabase {
     }
 
     private func sweepDocumentCache() {
-        // Rebuilt in place, keeping the table's capacity, so refilling it does not rehash.
-        let live = documentCache.filter { $0.value.document != nil }
+        // Most entries are dead by now (a bulk insert's documents, say): the live documents are
+        // collected by index, each weak reference read where it is, and the table is emptied
+        // keeping its capacity, so refilling it does not rehash.
+        var live: [CBLDocument] = []
+        var index = documentCache.startIndex
+        while index != documentCache.endIndex {
+            if let document = documentCache.values[index].document { live.append(document) }
+            documentCache.formIndex(after: &index)
+        }
         documentCache.removeAll(keepingCapacity: true)
-        for (docID, entry) in live { documentCache[docID] = entry }
+        for document in live { documentCache[document.documentID] = WeakDocument(document: document) }
         documentCacheSweepThreshold = max(256, documentCache.count * 2)
     }
 
