@@ -82,19 +82,25 @@ package struct JSONWriter: @unchecked Sendable {
         }
     }
 
-    /// Writes an object, omitting top-level keys for which `skip` returns true.
+    /// Writes an object, omitting top-level keys for which `skip` returns true (nil: none).
     /// If it throws, nothing is appended.
     package mutating func writeObject(_ dict: [String: Any], sortedKeys: Bool = true,
-                                     skippingKey skip: (String) -> Bool) throws {
+                                     skippingKey skip: ((String) -> Bool)?) throws {
         makeUnique()
         let mark = count
         do {
-            try writeDict(dict, sorted: sortedKeys, depth: 0, skipping: true, skip: skip)
+            if let skip {
+                try writeDict(dict, sorted: sortedKeys, depth: 0, skipping: true, skip: skip)
+            } else {
+                try writeDict(dict, sorted: sortedKeys, depth: 0, skipping: false, skip: JSONWriter.skipsNoKey)
+            }
         } catch {
             count = mark
             throw error
         }
     }
+
+    private static func skipsNoKey(_: String) -> Bool { false }
 
     /// Appends a quoted, escaped JSON string.
     package mutating func writeString(_ s: String) {

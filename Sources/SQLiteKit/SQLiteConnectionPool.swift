@@ -18,8 +18,9 @@ import Darwin
 ///   snapshot (it must not wait for a second reader while holding one).
 // @unchecked because its mutable state is only touched under `writerLock`/`condition`, and connections are handed to one thread at a time.
 package final class SQLiteConnectionPool: @unchecked Sendable {
-    /// The one connection that writes. Use it only inside ``write(_:)``.
-    package private(set) var writer: SQLiteConnection
+    /// The one connection that writes. Use it only inside ``write(_:)``. Replaced only by
+    /// ``reconnect(_:)``, which holds the writer: no access needs the runtime's exclusivity check.
+    @exclusivity(unchecked) package private(set) var writer: SQLiteConnection
     /// How many reader connections may be open at once.
     package let maximumReaderCount: Int
     private var openReader: () throws -> SQLiteConnection

@@ -35,8 +35,6 @@ extension CBLDatabase {
         return found
     }
 
-    static func skipsNoKey(_: String) -> Bool { false }
-
     /// `value as? String`, with the common case (a Swift `String`) tested without a dynamic cast.
     @inline(__always)
     static func stringValue(_ value: Any?) -> String? {
@@ -243,8 +241,11 @@ extension CBLDatabase {
         // one buffer; the body stored is what follows it.
         bodyWriter.writeRawByte(0)
         do {
-            try bodyWriter.writeObject(properties, sortedKeys: true,
-                                       skippingKey: hasSpecialKeys ? CBLDatabase.isStrippedKey : CBLDatabase.skipsNoKey)
+            if hasSpecialKeys {
+                try bodyWriter.writeObject(properties, sortedKeys: true, skippingKey: CBLDatabase.isStrippedKey)
+            } else {
+                try bodyWriter.writeObject(properties, sortedKeys: true, skippingKey: nil)
+            }
         } catch {
             return nil
         }
