@@ -92,15 +92,13 @@ package struct JSONWriter: @unchecked Sendable {
             if let skip {
                 try writeDict(dict, sorted: sortedKeys, depth: 0, skipping: true, skip: skip)
             } else {
-                try writeDict(dict, sorted: sortedKeys, depth: 0, skipping: false, skip: JSONWriter.skipsNoKey)
+                try writeDict(dict, sorted: sortedKeys, depth: 0, skipping: false, skip: JSONWriter.neverSkip)
             }
         } catch {
             count = mark
             throw error
         }
     }
-
-    private static func skipsNoKey(_: String) -> Bool { false }
 
     /// Appends a quoted, escaped JSON string.
     package mutating func writeString(_ s: String) {
