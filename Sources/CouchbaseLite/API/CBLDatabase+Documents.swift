@@ -51,16 +51,21 @@ extension CBLDatabase {
         return documentCache[docID]?.document
     }
 
-    private func sweepDocumentCache() {
-        // Most entries are dead by now (a bulk insert's documents, say): the live documents are
-        // collected by index, each weak reference read where it is, and the table is emptied
-        // keeping its capacity, so refilling it does not rehash.
+    /// The identity map's documents still alive, found by index with each weak reference read
+    /// where it is (no copy of an entry: most are dead after a bulk insert). Called under `lock`.
+    func liveCachedDocuments() -> [CBLDocument] {
         var live: [CBLDocument] = []
         var index = documentCache.startIndex
         while index != documentCache.endIndex {
             if let document = documentCache.values[index].document { live.append(document) }
             documentCache.formIndex(after: &index)
         }
+        return live
+    }
+
+    private func sweepDocumentCache() {
+        // Emptied keeping the table's capacity, so refilling it does not rehash.
+        let live = liveCachedDocuments()
         documentCache.removeAll(keepingCapacity: true)
         for document in live { documentCache[document.documentID] = WeakDocument(document: document) }
         documentCacheSweepThreshold = max(256, documentCache.count * 2)

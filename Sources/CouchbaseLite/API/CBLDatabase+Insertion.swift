@@ -241,11 +241,8 @@ extension CBLDatabase {
         // one buffer; the body stored is what follows it.
         bodyWriter.writeRawByte(0)
         do {
-            if hasSpecialKeys {
-                try bodyWriter.writeObject(properties, sortedKeys: true, skippingKey: CBLDatabase.isStrippedKey)
-            } else {
-                try bodyWriter.writeObject(properties, sortedKeys: true, skippingKey: nil)
-            }
+            try bodyWriter.writeObject(properties, sortedKeys: true,
+                                       skippingKey: hasSpecialKeys ? { CBLDatabase.isStrippedKey($0) } : nil)
         } catch {
             return nil
         }

@@ -89,11 +89,10 @@ extension CBLDatabase {
                 cachedDocument(changes.documentID(at: i)).map { ($0, changes.change(at: i)) }
             }
         }
+        let documents = liveCachedDocuments()
+        guard !documents.isEmpty else { return [] }
         var live: [String: CBLDocument] = [:]
-        for entry in documentCache.values {
-            if let document = entry.document { live[document.documentID] = document }
-        }
-        guard !live.isEmpty else { return [] }
+        for document in documents { live[document.documentID] = document }
         return (0..<changes.count).compactMap { i in
             live[changes.documentID(at: i)].map { ($0, changes.change(at: i)) }
         }
