@@ -15,6 +15,7 @@
 #include <unicode/ucol.h>
 #include <unicode/ucoleitr.h>
 #include <unicode/uset.h>
+#include <unicode/uversion.h>
 
 /* ---------------------------------------------------------------------------
  * Priority tables (spec 6.2). Position (1-based) in the sequence
@@ -372,4 +373,24 @@ int cbl_icu_strcoll_baseline(const char *a, size_t aLen, const char *b, size_t b
     UErrorCode status = U_ZERO_ERROR;
     UCollationResult r = ucol_strcollUTF8(coll, a, (int32_t)aLen, b, (int32_t)bLen, &status);
     return r == UCOL_LESS ? -1 : (r == UCOL_GREATER ? 1 : 0);
+}
+
+/* ICU's library version ("72.1") and the JSON collator's version ("153.120"), as CouchDB's
+ * `_node/_local/_versions` and a view's `_info` report them. */
+void cbl_collation_versions(char *library, char *collator, size_t size) {
+    UVersionInfo version;
+    char text[U_MAX_VERSION_STRING_LENGTH];
+    if (size == 0) return;
+    u_getVersion(version);
+    u_versionToString(version, text);
+    strncpy(library, text, size - 1);
+    library[size - 1] = 0;
+    collator[0] = 0;
+    const UCollator *coll = shared_collator();
+    if (coll) {
+        ucol_getVersion(coll, version);
+        u_versionToString(version, text);
+        strncpy(collator, text, size - 1);
+        collator[size - 1] = 0;
+    }
 }

@@ -15,6 +15,9 @@ public final class CBLJSViewCompiler: NSObject, CBLViewCompiler, @unchecked Send
         self.limits = limits
     }
 
+    /// The engine the functions run on (CouchDB's `_node/_local/_versions` `javascript_engine`).
+    public var engineName: String? { "javascriptcore" }
+
     /// How many documents this compiler's map functions threw on (each was skipped).
     public var mapFailureCount: Int { failures.value }
 
@@ -38,12 +41,23 @@ public final class CBLJSViewCompiler: NSObject, CBLViewCompiler, @unchecked Send
             do {
                 let arguments = try JSONBridge.text([keys, values, rereduce] as [Any])
                 guard let result = try sandbox.call(.reduce, json: arguments) else { return NSNull() }
+                // CouchDB's reduce_limit: an output over 4 KiB that is more than half the size of its input.
+                if result.count > Self.reduceLimitBytes && result.count * 2 > arguments.count {
+                    return CBLReduceFailure(error: CBLDesignFunctionError(.reduceOverflow,
+                        "Reduce output must shrink more rapidly: input size: \(arguments.count) output size: \(result.count)"))
+                }
                 return try JSONBridge.parse(result)
+            } catch JSFailure.stopped(let reason) {
+                return CBLReduceFailure(error: CBLDesignFunctionError(.stopped, "The reduce function was stopped: \(reason)"))
             } catch {
                 return CBLReduceFailure(error: CBLError(500, "The reduce function failed: \(error)"))
             }
         }
     }
+
+    /// The size a reduce's output may reach before it must be smaller than half its input
+    /// (CouchDB's query server, `reduce_limit = true`).
+    static let reduceLimitBytes = 4096
 
     /// A sandbox holding the compiled `source`; throws CouchDB-worded errors.
     static func sandbox(_ source: String, language: String, root: [String: Any], what: String,

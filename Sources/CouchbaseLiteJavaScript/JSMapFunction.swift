@@ -23,7 +23,7 @@ final class JSMapFunction: CBLJSONMapFunction, @unchecked Sendable {
             jsLogger.warning("map function threw on document \(Self.documentID(json)): \(message); the document is skipped")
             return nil
         } catch JSFailure.stopped(let reason) {
-            throw CBLError(500, "the map function was stopped on document \(Self.documentID(json)): \(reason)")
+            throw CBLDesignFunctionError(.stopped, "the map function was stopped on document \(Self.documentID(json)): \(reason)")
         } catch {
             throw CBLError(500, "the map function failed on document \(Self.documentID(json)): \(error)")
         }

@@ -3,7 +3,10 @@
 /// takes one JSON value and answers JSON text (or null), so each call crosses the boundary once.
 enum JSPrelude {
     static let source = #"""
-    var __rows = null, __fn = null, __root = {}, __cache = {};
+    var __rows = null, __fn = null, __root = {}, __cache = {}, __makeRequire, __compile;
+    // Only the prelude evaluates source text (compiling the function, CommonJS modules), through
+    // `evaluate`, which no other code can reach; the functions it runs cannot (CouchDB's
+    // sandbox: no eval, no Function constructor).
     function emit(key, value) {
       if (__rows === null) throw new Error('emit() is only available in map functions');
       __rows.push(key === undefined ? null : key, value === undefined ? null : value);
@@ -22,9 +25,10 @@ enum JSPrelude {
         return JSON.stringify(e);
       } catch (x) { return String(e); }
     }
+    (function (evaluate) {
     // CommonJS modules kept in the design document: ids are paths from its root
     // ('views/lib/foo'), or relative to the requiring module ('./foo', '../bar').
-    function __makeRequire(dir) {
+    __makeRequire = function (dir) {
       return function (id) {
         if (typeof id != 'string') throw new Error('require() needs a module path string');
         var segments = id.charAt(0) == '.' ? dir.slice() : [];
@@ -48,23 +52,38 @@ enum JSPrelude {
         if (typeof node != 'string') throw new Error("require('" + id + "'): '" + key + "' is not a JavaScript string");
         var module = { id: key, exports: {} };
         __cache[key] = module;
-        var body = (0, eval)('(function (module, exports, require) {' + node + '\n})');
+        var body = evaluate('(function (module, exports, require) {' + node + '\n})');
         try { body(module, module.exports, __makeRequire(segments.slice(0, -1))); }
         catch (e) { delete __cache[key]; throw e; }
         return module.exports;
       };
-    }
-    var require = __makeRequire([]);
-    function __compile(args) {
+    };
+    __compile = function (args) {
       __root = args[1]; __cache = {};
       var source = args[0].replace(/[\s;]+$/, '');
       var f;
-      try { f = (0, eval)('(' + source + '\n)'); }
+      try { f = evaluate('(' + source + '\n)'); }
       catch (e) { return 'Compilation failed: ' + __describe(e); }
       if (typeof f != 'function') return 'Expression does not eval to a function. (' + args[0] + ')';
       __fn = f;
       return null;
-    }
+    };
+    // The functions the prelude compiles cannot evaluate text: eval, Function and the
+    // constructors of generator and async functions refuse.
+    (function () {
+      function refuse() { throw new EvalError('Code generation from strings disallowed for this context'); }
+      var prototypes = [Function.prototype];
+      try { prototypes.push(Object.getPrototypeOf(function* () {})); } catch (e) {}
+      try { prototypes.push(Object.getPrototypeOf(evaluate('(async function () {})'))); } catch (e) {}
+      try { prototypes.push(Object.getPrototypeOf(evaluate('(async function* () {})'))); } catch (e) {}
+      for (var i = 0; i < prototypes.length; i++)
+        Object.defineProperty(prototypes[i], 'constructor', { value: refuse, writable: false, configurable: false });
+      refuse.prototype = Function.prototype;
+      Object.defineProperty(globalThis, 'Function', { value: refuse, writable: false, configurable: false });
+      Object.defineProperty(globalThis, 'eval', { value: refuse, writable: false, configurable: false });
+    })();
+    })((0, eval));
+    var require = __makeRequire([]);
     // The rows as one text: each key and value as JSON on its own line (JSON text never holds a
     // raw newline), so Swift takes them apart without parsing them.
     function __map(doc) {

@@ -126,7 +126,8 @@ extension RESTRouter {
     /// The option checks couch_mrview_util:validate_args makes before any row is read, as
     /// `400 query_parse_error` (parameters of the wrong type fail as they are read).
     func validateRowOptions(_ q: QueryParams, keys: [Any]?) throws {
-        if keys != nil, q["key"] != nil || q["startkey"] != nil || q["start_key"] != nil
+        // One key is a key range of its own (CouchDB lets the other options stand beside it).
+        if let keys, keys.count > 1, q["key"] != nil || q["startkey"] != nil || q["start_key"] != nil
             || q["endkey"] != nil || q["end_key"] != nil {
             throw RESTError.queryParse("`keys` is incompatible with `key`, `start_key` and `end_key`")
         }

@@ -63,7 +63,7 @@ extension RESTRouter {
         case "_doc_ids":
             if let ids = bodyDocIDs {
                 options.docIDs = ids
-            } else if let raw = try q.json("doc_ids", lenient: false) {
+            } else if let raw = try q.json("doc_ids") {
                 guard let list = raw as? [Any], let strings = list as? [String] else {
                     throw RESTError(400, "bad_request", "`doc_ids` filter parameter is not a list of doc ids.")
                 }

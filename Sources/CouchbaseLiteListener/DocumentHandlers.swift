@@ -15,13 +15,13 @@ extension SyncBodyOptions {
         localSeq = try q.bool("local_seq")
         attachments = try q.bool("attachments")
         revsLimit = try q.int("revs_limit")
-        if let since = try q.json("atts_since", lenient: false) {
+        if let since = try q.json("atts_since") {
             guard let list = since as? [String] else { throw RESTError.queryParse("atts_since must be an array of revision IDs") }
             attsSince = list
             // CouchDB: asking which attachments are newer than some revisions asks for them.
             attachments = true
         }
-        if let from = try q.json("revs_from", lenient: false) {
+        if let from = try q.json("revs_from") {
             guard let list = from as? [String] else { throw RESTError.queryParse("revs_from must be an array of revision IDs") }
             revsFrom = list
         }

@@ -252,6 +252,8 @@ struct RESTError: Error, Sendable {
             switch e.kind {
             case .compilation: return RESTError(400, "compilation_error", e.message)
             case .noCompiler: return RESTError(500, "unknown_query_language", e.message)
+            case .stopped: return RESTError(500, "os_process_error", e.message)
+            case .reduceOverflow: return RESTError(500, "reduce_overflow_error", e.message)
             }
         }
         if let e = error as? CBLError {
@@ -354,12 +356,12 @@ struct QueryParams {
         return n
     }
 
-    /// A JSON parameter; raw non-JSON text is taken as a string (1.x accepted `startkey=foo`).
-    func json(_ name: String, lenient: Bool = true) throws -> Any? {
+    /// A JSON parameter; text that is not JSON is CouchDB's 400 `bad_request` "invalid UTF-8 JSON"
+    /// (1.x's listener took `startkey=foo` as a string; CouchDB refuses it).
+    func json(_ name: String) throws -> Any? {
         guard let raw = values[name] else { return nil }
-        if let value = try? JSONText.parse(raw) { return value }
-        if lenient { return raw }
-        throw RESTError.queryParse("Invalid value for JSON parameter \(name): \(raw)")
+        guard let value = try? JSONText.parse(raw) else { throw RESTError(400, "bad_request", "invalid UTF-8 JSON") }
+        return value
     }
 }
 

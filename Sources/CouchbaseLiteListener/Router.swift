@@ -111,7 +111,12 @@ final class RESTRouter: Sendable {
                 guard s.count == 2 else { throw RESTError.missing }
                 return .response(try purge(db, request))
             case "_compact":
+                if s.count == 3 { return .response(try compactDesignIndexes(db, designDoc: s[2], request)) }
+                guard s.count == 2 else { throw RESTError.missing }
                 return .response(try compact(db, request))
+            case "_temp_view":
+                // CouchDB 2 dropped temporary views; its answer says so.
+                throw RESTError(410, "gone", "Temporary views are not supported in CouchDB")
             case "_ensure_full_commit":
                 try requireMethod(request, "POST")
                 return .response(ensureFullCommit())
@@ -154,7 +159,7 @@ final class RESTRouter: Sendable {
             return .response(try view(db, designDoc: String(docID.dropFirst(8)), view: rest[1], request))
         }
         if docID.hasPrefix("_design/"), let op = rest.first, op.hasPrefix("_") {
-            if op == "_info" { return .response(.json(200, ["name": String(docID.dropFirst(8)), "view_index": [:] as [String: Any]])) }
+            if op == "_info", rest.count == 1 { return .response(try designInfo(db, designDoc: String(docID.dropFirst(8)), request)) }
             throw RESTError(501, "not_implemented", "Design document handler '\(op)' is not supported")
         }
         if rest.isEmpty { return try document(db, docID: docID, request) }
@@ -200,6 +205,10 @@ final class RESTRouter: Sendable {
     }
 
     private func serverEndpoint(_ name: String, _ request: RESTRequest) throws -> RESTResponse {
+        // `_node/_local/_versions` (or this node's name, which CouchDB 3 accepts too).
+        if name == "_node", request.segments.count == 3, request.segments[2] == "_versions" {
+            return try nodeVersions(request)
+        }
         guard request.segments.count == 1 else { throw RESTError(404, "not_found", "missing") }
         switch name {
         case "_all_dbs":

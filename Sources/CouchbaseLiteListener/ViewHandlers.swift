@@ -13,26 +13,38 @@ extension RESTRouter {
         }
         let (params, q, keys) = try rowQueryParameters(request)
         let hasReduce = view.reduceBlock != nil
-        let group = try q.bool("group")
+        let group = params["group"] != nil ? try q.bool("group") : nil
         let groupLevel = try q.int("group_level")
         let reduceParam = params["reduce"] != nil ? try q.bool("reduce") : nil
         let includeDocs = try q.bool("include_docs")
-        if reduceParam == true && !hasReduce {
-            throw RESTError.queryParse("Reduce is invalid for map-only views.")
-        }
+        let conflicts = try q.bool("conflicts")
         let reducing = hasReduce && reduceParam != false
-        if (group || groupLevel != nil) && !reducing {
-            throw RESTError.queryParse(hasReduce ? "Invalid use of grouping when reduce=false."
-                                                 : "Invalid use of grouping on a map view.")
+        // The checks of CouchDB's couch_mrview_util:validate_args, in its order.
+        if !reducing {
+            if group == true || groupLevel != nil { throw RESTError.queryParse("Invalid use of grouping on a map view.") }
+            if reduceParam == true { throw RESTError.queryParse("Reduce is invalid for map-only views.") }
+        } else {
+            if group == false, let level = groupLevel, level > 0 {
+                throw RESTError.queryParse("Can't specify group=false and group_level>0 at the same time")
+            }
+            if let keys, keys.count > 1, group != true, groupLevel == nil {
+                throw RESTError.queryParse("Multi-key fetches for reduce views must use `group=true`")
+            }
+            if includeDocs { throw RESTError.queryParse("`include_docs` is invalid for reduce") }
+            if conflicts { throw RESTError.queryParse("`conflicts` is invalid for reduce views.") }
         }
-        if includeDocs && reducing {
-            throw RESTError.queryParse("`include_docs` is invalid for reduce")
+        if keys == nil, q["key"] == nil, let start = try q.json("startkey") ?? q.json("start_key"),
+           let end = try q.json("endkey") ?? q.json("end_key") {
+            let descending = try q.bool("descending")
+            if view.keyRangeIsReversed(start: start, end: end, descending: descending) {
+                throw RESTError.queryParse("No rows can match your key range, reverse your start_key and end_key or set descending=\(descending ? "false" : "true")")
+            }
         }
 
         let query = view.createQuery()
         query.mapOnly = !reducing
         if reducing {
-            if group { query.groupLevel = 9999 } else if let level = groupLevel { query.groupLevel = UInt(level) }
+            if group == true { query.groupLevel = 9999 } else if let level = groupLevel { query.groupLevel = UInt(level) }
         }
         query.prefetch = includeDocs
         let skip = try applyRowOptions(q, keys: keys, to: query)
@@ -43,43 +55,47 @@ extension RESTRouter {
         case nil, "false": query.indexUpdateMode = .before
         case "ok": query.indexUpdateMode = .never
         case "update_after": query.indexUpdateMode = .after
-        case let other?: throw RESTError.queryParse("Invalid value for stale: \(other)")
+        case _?: throw RESTError.queryParse("Invalid value for `stale`.")
         }
         if let update = q["update"] {
             switch update {
             case "true": query.indexUpdateMode = .before
             case "false": query.indexUpdateMode = .never
             case "lazy": query.indexUpdateMode = .after
-            default: throw RESTError.queryParse("Invalid value for update: \(update)")
+            default: throw RESTError.queryParse("Invalid value for `update`.")
             }
         }
 
+        query.countsOffset = !reducing
         let result = try query.run()
         var meta: [(String, Any)] = []
         if !reducing {
-            meta.append(("total_rows", query.indexUpdateMode == .before ? Int(view.totalRows) : Int(result.count) + skip))
-            // CouchDB's offset counts the index rows before the start key, plus those skipped.
-            var offset = skip
-            if keys == nil, let start = query.startKey {
-                let before = view.createQuery()
-                before.mapOnly = true
-                before.indexUpdateMode = .never
-                before.descending = query.descending
-                before.endKey = start
-                before.inclusiveEnd = false
-                offset += Int(try before.run().count)
-            }
-            meta.append(("offset", offset))
+            meta.append(("total_rows", view.indexedRowCount))
+            meta.append(("offset", result.offset ?? skip))
         }
         if try q.bool("update_seq") { meta.append(("update_seq", Int(result.sequenceNumber))) }
         // Rows are turned into JSON as the client reads them (RowListing).
         return RowListing.response(meta: meta) {
             guard let row = result.nextRow() else { return nil }
+            if let failure = row.reduceError {
+                return ["key": row.key ?? NSNull(), "error": RESTError.from(failure).error, "reason": failure.message]
+            }
             var out: [String: Any] = ["key": row.key ?? NSNull(), "value": row.value ?? NSNull()]
             if let id = row.sourceDocumentID { out["id"] = id }
-            if includeDocs { out["doc"] = row.documentProperties ?? NSNull() }
+            if includeDocs { out["doc"] = Self.rowDocument(db, row, conflicts: conflicts) ?? NSNull() }
             return out
         }
+    }
+
+    /// The document of a row for `include_docs` (the emitting revision, or the linked one), with
+    /// its `_conflicts` when `conflicts=true`.
+    static func rowDocument(_ db: CBLDatabase, _ row: CBLQueryRow, conflicts: Bool) -> [String: Any]? {
+        guard let doc = row.documentProperties else { return nil }
+        guard conflicts, let id = doc["_id"] as? String, let rev = doc["_rev"] as? String,
+              let revision = try? db.syncRevision(docID: id, revID: rev) else { return doc }
+        var options = SyncBodyOptions()
+        options.conflicts = true
+        return (try? db.syncDocumentBody(revision, options)) ?? doc
     }
 
     /// The parameters of an `_all_docs` or view request: the query string merged with a POST
@@ -91,14 +107,14 @@ extension RESTRouter {
             try requireJSONBody(request)
             let body = request.body.isEmpty ? [:] : try JSONText.parseObject(request.body)
             if let k = body["keys"] {
-                guard let array = k as? [Any] else { throw RESTError(400, "bad_request", "`keys` body member must be an array.") }
+                guard let array = k as? [Any] else { throw RESTError(400, "bad_request", "`keys` member must be an array.") }
                 keys = array
             }
             mergeBodyParameters(body, into: &params, except: "keys")
         }
         let q = QueryParams(values: params)
-        if keys == nil, let k = try q.json("keys", lenient: false) {
-            guard let array = k as? [Any] else { throw RESTError.queryParse("`keys` must be an array") }
+        if keys == nil, let k = try q.json("keys") {
+            guard let array = k as? [Any] else { throw RESTError.queryParse("`keys` must be an array of strings.") }
             keys = array
         }
         try validateRowOptions(q, keys: keys)

@@ -47,6 +47,10 @@ int cbl_sqlite_collate_revid(void *ctx, int aLen, const void *a, int bLen, const
 int cbl_collate_unicode_strings(const char *a, size_t aLen, const char *b, size_t bLen);
 
 
+/// ICU's version ("72.1") into `library` and the JSON collation's collator version
+/// ("153.120") into `collator` (empty when the collator cannot open); each at most size-1 bytes.
+void cbl_collation_versions(char *library, char *collator, size_t size);
+
 /// A LiteCore-style Unicode collator (2.x/3.x `COLLATE UNICODE`): ICU for `locale` ("" = root)
 /// with strength from the two sensitivities. NULL when ICU cannot open it.
 typedef struct cbl_unicode_collator cbl_unicode_collator;

@@ -11,12 +11,16 @@ public final class CBLQueryEnumerator: NSObject, Sequence, @unchecked Sendable {
     /// The database sequence the index was at when the query ran.
     public let sequenceNumber: Int64
     private let indexedSequence: Int64
+    /// CouchDB's `offset`: the index rows before the first row returned (skipped ones included);
+    /// set for map queries that asked for it (``CBLQuery/countsOffset``).
+    package let offset: Int?
 
-    init(database: CBLDatabase, rows: [CBLQueryRow], sequenceNumber: Int64) {
+    init(database: CBLDatabase, rows: [CBLQueryRow], sequenceNumber: Int64, offset: Int? = nil) {
         self.database = database
         self.rows = rows
         self.sequenceNumber = sequenceNumber
         self.indexedSequence = sequenceNumber
+        self.offset = offset
     }
 
     /// The number of rows.

@@ -105,9 +105,13 @@ public class CBLQueryRow: NSObject, @unchecked Sendable {
     /// Prefetched body of the emitting revision (`prefetch` / include_docs).
     let prefetchedBody: [UInt8]?
     let conflicts: [String]?
+    /// Why a reduced row has no value: its reduce function's output overflowed (CouchDB answers
+    /// such a group as a row with `error` and `reason` instead of failing the query).
+    package let reduceError: CBLDesignFunctionError?
 
     init(database: CBLDatabase, key: LazyJSONValue, value: LazyJSONValue?, sourceDocumentID: String?, sequence: Int64,
-         revisionID: String? = nil, prefetchedBody: [UInt8]? = nil, conflicts: [String]? = nil) {
+         revisionID: String? = nil, prefetchedBody: [UInt8]? = nil, conflicts: [String]? = nil,
+         reduceError: CBLDesignFunctionError? = nil) {
         self.database = database
         self.keyStorage = key
         self.valueStorage = value
@@ -116,6 +120,7 @@ public class CBLQueryRow: NSObject, @unchecked Sendable {
         self.emittingRevisionID = revisionID
         self.prefetchedBody = prefetchedBody
         self.conflicts = conflicts
+        self.reduceError = reduceError
     }
 
     /// The row's key.
@@ -153,19 +158,31 @@ public class CBLQueryRow: NSObject, @unchecked Sendable {
         documentID.flatMap(database.document(withID:))
     }
 
+    /// A linked document named by an object value (CouchDB's rule): `_id` names another document
+    /// (its current revision, or `_rev`'s), `_rev` alone a revision of the emitting document.
+    private var link: (documentID: String, revisionID: String?)? {
+        guard valueStorage?.isStar == false, let linked = value as? [String: Any] else { return nil }
+        let id = linked["_id"] as? String
+        let rev = linked["_rev"] as? String
+        guard id != nil || rev != nil, let documentID = id ?? sourceDocumentID else { return nil }
+        return (documentID, rev)
+    }
+
     /// The described document's revision ID.
     public var documentRevisionID: String? {
-        if let linked = value as? [String: Any], linked["_id"] is String {
-            return linked["_rev"] as? String ?? document?.currentRevisionID
+        if let link {
+            return link.revisionID ?? database.document(withID: link.documentID)?.currentRevisionID
         }
         return emittingRevisionID ?? documentProperties?["_rev"] as? String
     }
 
-    /// The described document's properties (prefetched when the query had `prefetch`).
+    /// The described document's properties (prefetched when the query had `prefetch`): the
+    /// emitting revision's, or a linked document's (see ``documentID``).
     public var documentProperties: [String: Any]? {
-        if let linked = value as? [String: Any], let id = linked["_id"] as? String, id != sourceDocumentID {
-            if let rev = linked["_rev"] as? String { return database.document(withID: id)?.revision(withID: rev)?.properties }
-            return database.document(withID: id)?.properties
+        if let link {
+            guard let document = database.document(withID: link.documentID) else { return nil }
+            if let rev = link.revisionID { return document.revision(withID: rev)?.properties }
+            if link.documentID != sourceDocumentID { return document.properties }
         }
         if let body = prefetchedBody, let props = emittingRevisionProperties(body: body) { return props }
         return document?.properties

@@ -8,6 +8,27 @@ public typealias CBLMapBlock = (_ doc: [String: Any], _ emit: @escaping CBLMapEm
 /// A reduce function: gets keys and values (or, when `rereduce`, earlier reduce results) and returns one value.
 public typealias CBLReduceBlock = (_ keys: [Any], _ values: [Any], _ rereduce: Bool) -> Any
 
+/// How a view's keys are ordered (1.x `CBLViewCollation`; a design document's
+/// `"options": {"collation": "raw"}`).
+public enum CBLViewCollation: Int, Sendable {
+    /// CouchDB's default view collation: types in JSON order, strings by Unicode (ICU) rules.
+    case unicode
+    /// CouchDB's `raw` collation: numbers < false < null < true < objects < arrays < strings,
+    /// strings by code point.
+    case raw
+    /// The JSON order of types, strings by ASCII (byte) order (1.x `kCBLViewCollationASCII`).
+    case ascii
+
+    /// The `COLLATE` clause of key comparisons in SQL (the index is in `JSON` order).
+    var sqlSuffix: String {
+        switch self {
+        case .unicode: return ""
+        case .raw: return " COLLATE JSON_RAW"
+        case .ascii: return " COLLATE JSON_ASCII"
+        }
+    }
+}
+
 /// A map/reduce view: an index of rows emitted by a map function over every document,
 /// stored in the 1.x schema (`views` row + `maps_N` table) and updated incrementally.
 // @unchecked because its mutable fields (map, reduce, version…) are only touched under `database.lock`.
@@ -24,6 +45,20 @@ public final class CBLView: NSObject, @unchecked Sendable {
     private var reduce: CBLReduceBlock?
     private var version: String?
     private var docType: String?
+    private var keyCollation: CBLViewCollation = .unicode
+    private var designOptions = DesignOptions()
+
+    /// What a design document's `options` ask of the views it defines (CouchDB).
+    package struct DesignOptions: Equatable, Sendable {
+        /// `include_design`: design documents are mapped too.
+        package var includeDesign = false
+        /// `local_seq`: a JavaScript map gets `_local_seq` (a Swift map always does, as in 1.x).
+        package var localSeq = false
+        package init(includeDesign: Bool = false, localSeq: Bool = false) {
+            self.includeDesign = includeDesign
+            self.localSeq = localSeq
+        }
+    }
 
     init(database: CBLDatabase, name: String) {
         self.database = database
@@ -52,6 +87,20 @@ public final class CBLView: NSObject, @unchecked Sendable {
     public var documentType: String? {
         get { database.lock.lock(); defer { database.lock.unlock() }; return docType }
         set { database.lock.lock(); defer { database.lock.unlock() }; docType = newValue }
+    }
+
+    /// How the view's keys are ordered when queried (default ``CBLViewCollation/unicode``). The
+    /// index is kept in the Unicode order; a query orders by this collation. Set from a design
+    /// document's `options.collation` for views compiled from one.
+    public var collation: CBLViewCollation {
+        get { database.lock.lock(); defer { database.lock.unlock() }; return keyCollation }
+        set { database.lock.lock(); defer { database.lock.unlock() }; keyCollation = newValue }
+    }
+
+    /// The design document options the view was compiled with (none for a view set in Swift).
+    package var designDocumentOptions: DesignOptions {
+        get { database.lock.lock(); defer { database.lock.unlock() }; return designOptions }
+        set { database.lock.lock(); defer { database.lock.unlock() }; designOptions = newValue }
     }
 
     /// Defines the view's map function. A different `version` than the stored one discards the index.
@@ -114,9 +163,14 @@ public final class CBLView: NSObject, @unchecked Sendable {
     /// The number of rows in the index (updating it first).
     public var totalRows: UInt {
         try? updateIndex()
+        return UInt(indexedRowCount)
+    }
+
+    /// The number of rows in the index as it is (no update first).
+    package var indexedRowCount: Int {
         guard let record else { return 0 }
-        if record.totalRows >= 0 { return UInt(record.totalRows) }
-        return UInt((try? database.read { try $0.countRows(record) }) ?? 0)
+        if record.totalRows >= 0 { return Int(record.totalRows) }
+        return Int((try? database.read { try $0.countRows(record) }) ?? 0)
     }
 
     /// Brings the index up to date with the database (and the other views of the same group).

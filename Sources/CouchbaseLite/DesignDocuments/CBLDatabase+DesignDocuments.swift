@@ -29,7 +29,7 @@ extension CBLDatabase {
         let reduceSource = (definition["reduce"] as? String).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         var reduce: CBLReduceBlock?
         if let reduceSource, reduceSource.hasPrefix("_") {
-            guard let builtin = CBLBuiltinReducer(rawValue: reduceSource) else {
+            guard let builtin = CBLBuiltinReducer(designDocumentSource: reduceSource) else {
                 throw CBLError(400, "Builtin reduce function '\(reduceSource)' of view '\(name)' is unknown (CouchDB offers _count, _sum, _stats, _approx_count_distinct)")
             }
             reduce = builtin.failingBlock
@@ -45,8 +45,16 @@ extension CBLDatabase {
         }
         // 1.x's rule: the version is derived from the definition, so editing a function (or the
         // library it requires) discards the index; a new revision that leaves them alone keeps it.
-        let definitionText = (try? JSON.data(["language": language, "view": definition, "lib": library] as [String: Any], sortedKeys: true)) ?? []
+        // The design document's `options` change what is indexed (`include_design`, `local_seq`), so
+        // they are part of the version when present.
+        let options = ddoc["options"] as? [String: Any]
+        var versioned: [String: Any] = ["language": language, "view": definition, "lib": library]
+        if let options { versioned["options"] = options }
+        let definitionText = (try? JSON.data(versioned, sortedKeys: true)) ?? []
         let version = Insecure.SHA1.hash(data: definitionText).map { String(format: "%02x", $0) }.joined()
+        view.collation = (options?["collation"] as? String) == "raw" ? .raw : .unicode
+        view.designDocumentOptions = CBLView.DesignOptions(includeDesign: options?["include_design"] as? Bool ?? false,
+                                                           localSeq: options?["local_seq"] as? Bool ?? false)
         guard view.setMap(map, reduce: reduce, version: version) else {
             throw CBLError(500, "View '\(name)' could not be registered")
         }

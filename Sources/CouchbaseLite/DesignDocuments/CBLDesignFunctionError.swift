@@ -1,8 +1,10 @@
 import Foundation
 
-/// A design-document function that cannot run: its source does not compile, or no compiler
-/// for its language is registered where one is required. The listener answers it in CouchDB's
-/// words (`compilation_error`, `unknown_query_language`) without reading the message.
+/// A design-document function that cannot run or did not finish: its source does not compile,
+/// no compiler for its language is registered where one is required, it was stopped at its time
+/// or memory limit, or its reduce output grows with its input. The listener answers it in CouchDB's
+/// words (`compilation_error`, `unknown_query_language`, `os_process_error`,
+/// `reduce_overflow_error`) without reading the message.
 public struct CBLDesignFunctionError: Error, CustomNSError, LocalizedError, CustomStringConvertible, Sendable, Equatable {
     /// Why the function cannot run.
     public enum Kind: Sendable, Equatable {
@@ -10,6 +12,11 @@ public struct CBLDesignFunctionError: Error, CustomNSError, LocalizedError, Cust
         case compilation
         /// No compiler is registered for the function's language (CouchDB's `unknown_query_language`, 500).
         case noCompiler
+        /// The function was stopped at its time or memory limit (CouchDB's `os_process_error`, 500).
+        case stopped
+        /// A reduce function's output does not shrink as its input grows (CouchDB's `reduce_limit`:
+        /// `reduce_overflow_error`, answered as the row's error).
+        case reduceOverflow
     }
 
     /// Why the function cannot run.

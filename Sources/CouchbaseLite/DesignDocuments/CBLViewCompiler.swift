@@ -12,6 +12,13 @@ public protocol CBLViewCompiler: AnyObject, Sendable {
     func compileDesignDocumentMap(_ mapSource: String, language: String, library: [String: Any]) throws -> CBLCompiledMap
     /// The reduce function of a design document's view; throws a ``CBLDesignFunctionError`` (`.compilation`) naming what failed to compile.
     func compileDesignDocumentReduce(_ reduceSource: String, language: String, library: [String: Any]) throws -> CBLReduceBlock
+    /// The name of the engine that runs the compiled functions (reported as CouchDB's
+    /// `javascript_engine`); nil by default.
+    var engineName: String? { get }
+}
+
+extension CBLViewCompiler {
+    public var engineName: String? { nil }
 }
 
 /// Compiles the source of replication/changes filter functions, as 1.x's `CBLFilterCompiler`

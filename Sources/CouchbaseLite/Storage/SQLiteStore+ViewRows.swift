@@ -9,8 +9,7 @@ extension SQLiteStore {
         /// The key's canonical JSON text.
         var key: String
         var inclusive: Bool
-        /// With an inclusive bound, the first (or last) document ID of the rows with that key
-        /// (`startkey_docid`/`endkey_docid`).
+        /// The first (or last) document ID of the rows with that key (`startkey_docid`/`endkey_docid`).
         var documentID: String?
     }
 
@@ -29,6 +28,8 @@ extension SQLiteStore {
         var withBodies = false
         /// `LIMIT`/`OFFSET` on the rows (a limit of -1 has none); nil when the caller filters first.
         var page: (limit: Int64, offset: Int64)?
+        /// The collation keys are compared and ordered with (the index itself is in `JSON` order).
+        var collation: CBLViewCollation = .unicode
     }
 
     /// Runs a view query. Repeated queries reuse their prepared statement (not `keys` ones: their
@@ -36,6 +37,7 @@ extension SQLiteStore {
     func viewRows(_ view: ViewRecord, _ request: ViewRowsRequest) throws -> ViewRows {
         let table = "'\(view.table)'"
         let lean = request.lean
+        let c = request.collation.sqlSuffix
         var sql = lean ? "SELECT key, value, sequence" : "SELECT key, value, docid, revs.sequence, revid"
         if request.withBodies { sql += ", json" }
         sql += lean ? " FROM \(table) WHERE 1" : " FROM \(table), revs, docs WHERE 1"
@@ -44,23 +46,26 @@ extension SQLiteStore {
             sql += " AND key IN (" + keys.map { _ in "?" }.joined(separator: ",") + ")"
             params += keys.map { .text($0) }
         }
-        // One bound at a time: the low side uses >, >=; the high side <, <= (spec 7.4).
+        // One bound at a time: the low side uses >, >=; the high side <, <= (spec 7.4). A bound with
+        // a document ID is the pair (key, docid), inclusive or not (CouchDB; 1.x used the document
+        // ID of inclusive bounds only).
         func add(_ bound: ViewKeyBound?, op: String) {
             guard let bound else { return }
-            sql += bound.inclusive ? " AND key \(op)= ?" : " AND key \(op) ?"
-            params.append(.text(bound.key))
-            if let docID = bound.documentID, bound.inclusive {
-                sql += " AND (key \(op) ? OR docid \(op)= ?)"
-                params += [.text(bound.key), .text(docID)]
+            if let docID = bound.documentID {
+                sql += " AND key \(op)= ?\(c) AND (key \(op) ?\(c) OR docid \(op)\(bound.inclusive ? "=" : "") ?)"
+                params += [.text(bound.key), .text(bound.key), .text(docID)]
+            } else {
+                sql += bound.inclusive ? " AND key \(op)= ?\(c)" : " AND key \(op) ?\(c)"
+                params.append(.text(bound.key))
             }
         }
         add(request.lowerBound, op: ">")
         add(request.upperBound, op: "<")
         if lean {
-            sql += request.descending ? " ORDER BY key DESC" : " ORDER BY key"
+            sql += request.descending ? " ORDER BY key\(c) DESC" : " ORDER BY key\(c)"
         } else {
             sql += " AND revs.sequence = \(table).sequence AND docs.doc_id = revs.doc_id"
-            sql += request.descending ? " ORDER BY key DESC, docid DESC" : " ORDER BY key, docid"
+            sql += request.descending ? " ORDER BY key\(c) DESC, docid DESC" : " ORDER BY key\(c), docid"
         }
         if let page = request.page {
             sql += " LIMIT ? OFFSET ?"
@@ -69,6 +74,31 @@ extension SQLiteStore {
         let stmt = request.keys == nil ? try connection.cached(sql) : try connection.prepare(sql)
         try stmt.bind(params)
         return ViewRows(statement: stmt, lean: lean)
+    }
+
+    /// How many index rows come before `start` in a query's order (CouchDB's `offset`): for an
+    /// ascending query the rows below the start key (and, with a start document ID, those with the
+    /// start key and a smaller document ID); for a descending one the rows above it.
+    func countViewRows(_ view: ViewRecord, before start: ViewKeyBound, descending: Bool,
+                       collation: CBLViewCollation) throws -> Int64 {
+        let c = collation.sqlSuffix
+        let table = "'\(view.table)'"
+        let op = descending ? ">" : "<"
+        if let docID = start.documentID {
+            // An inclusive start keeps its own document ID's row; an exclusive one skips it too.
+            let docOp = start.inclusive ? op : op + "="
+            let stmt = try connection.cached("""
+                SELECT count(*) FROM \(table), revs, docs WHERE (key \(op) ?\(c) OR (key = ?\(c) AND docid \(docOp) ?))
+                AND revs.sequence = \(table).sequence AND docs.doc_id = revs.doc_id
+                """)
+            defer { stmt.reset() }
+            try stmt.bind([.text(start.key), .text(start.key), .text(docID)])
+            return try stmt.step() ? stmt.int64(0) : 0
+        }
+        let stmt = try connection.cached("SELECT count(*) FROM \(table) WHERE key \(op)\(start.inclusive ? "" : "=") ?\(c)")
+        defer { stmt.reset() }
+        try stmt.bind([.text(start.key)])
+        return try stmt.step() ? stmt.int64(0) : 0
     }
 
     /// A cursor over a view query's rows: ``step()`` moves to the next row, whose columns the

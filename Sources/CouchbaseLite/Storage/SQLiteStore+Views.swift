@@ -83,3 +83,51 @@ extension SQLiteStore {
         try connection.scalarInt("SELECT COUNT(*) FROM 'maps_\(view.id)'") ?? 0
     }
 }
+
+/// The space a view's index takes (CouchDB's `sizes` of `_info`).
+extension SQLiteStore {
+    struct ViewIndexSizes {
+        /// Bytes of the pages the table and its indexes occupy.
+        var file: Int64 = 0
+        /// Of those, the bytes in use.
+        var active: Int64 = 0
+        /// The bytes of the keys and values themselves.
+        var external: Int64 = 0
+    }
+
+    /// Measures a view's table and indexes with SQLite's `dbstat` (where the library has it;
+    /// page sizes read as 0 otherwise).
+    func viewIndexSizes(_ view: ViewRecord) throws -> ViewIndexSizes {
+        var sizes = ViewIndexSizes()
+        for name in [view.table] + Schema.mapsIndexNames(viewID: view.id) {
+            guard let stmt = try? connection.prepare(
+                "SELECT coalesce(sum(pgsize), 0), coalesce(sum(pgsize - unused), 0) FROM dbstat WHERE name=? AND aggregate=1") else {
+                break
+            }
+            try stmt.bind([.text(name)])
+            if try stmt.step() {
+                sizes.file += stmt.int64(0)
+                sizes.active += stmt.int64(1)
+            }
+            stmt.reset()
+        }
+        sizes.external = try connection.scalarInt(
+            "SELECT coalesce(sum(length(key) + coalesce(length(value), 0)), 0) FROM '\(view.table)'") ?? 0
+        return sizes
+    }
+
+    /// Rewrites a view's table and rebuilds its indexes, so its pages are packed again after many
+    /// updates (CouchDB's view compaction). The rows, their order and the schema are unchanged.
+    func compactViewIndex(_ view: ViewRecord) throws {
+        try ensureMapsTable(view)
+        try connection.execute("CREATE TEMP TABLE cbl_compacting AS SELECT * FROM '\(view.table)'")
+        defer { try? connection.execute("DROP TABLE IF EXISTS temp.cbl_compacting") }
+        for index in Schema.mapsIndexNames(viewID: view.id) {
+            try connection.execute("DROP INDEX IF EXISTS '\(index)'")
+        }
+        try connection.execute("DELETE FROM '\(view.table)'")
+        try connection.execute("INSERT INTO '\(view.table)' SELECT * FROM temp.cbl_compacting ORDER BY rowid")
+        try createViewIndexes(view)
+        connection.clearStatementCache()
+    }
+}

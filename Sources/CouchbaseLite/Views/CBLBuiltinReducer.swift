@@ -19,6 +19,13 @@ public enum CBLBuiltinReducer: String, CaseIterable, Sendable {
         self.init(rawValue: name.hasPrefix("_") ? name : "_" + name)
     }
 
+    /// The reducer a design document's `reduce` source names: as CouchDB, a built-in is matched
+    /// by its name's prefix (`"_sum"`, `"_sumorama"`, `"_count\n"`), nil when none matches.
+    public init?(designDocumentSource source: String) {
+        guard let match = Self.allCases.first(where: { source.hasPrefix($0.rawValue) }) else { return nil }
+        self = match
+    }
+
     /// Reduces `values` (or, when `rereduce`, earlier results of this reducer). `_sum` and
     /// `_stats` need numbers, as in CouchDB: anything else is a `badRequest` naming the key.
     public func reduce(keys: [Any], values: [Any], rereduce: Bool) throws -> Any {
@@ -122,11 +129,12 @@ struct DistinctKeys {
 
 /// What a reduce block returns when its function failed: the query throws `error`.
 public struct CBLReduceFailure: Sendable {
-    /// Why the reduce failed (status and message as CouchDB would answer them).
-    public let error: CBLError
+    /// Why the reduce failed (a ``CBLError``, or a ``CBLDesignFunctionError`` for a function that
+    /// was stopped or whose output overflowed).
+    public let error: any Error & Sendable
 
     /// A failure carrying `error`.
-    public init(error: CBLError) { self.error = error }
+    public init(error: any Error & Sendable) { self.error = error }
 }
 
 private extension Array {

@@ -3,6 +3,17 @@ import Foundation
 import JSONCore
 import SQLiteKit
 
+extension CBLViewCollation {
+    /// The C collator's mode for this collation.
+    var cMode: CBLJSONCollationMode {
+        switch self {
+        case .unicode: return CBLCollationUnicode
+        case .raw: return CBLCollationRaw
+        case .ascii: return CBLCollationASCII
+        }
+    }
+}
+
 /// Executes view and all-documents queries (spec 7.4–7.6).
 struct QueryRunner {
     let database: CBLDatabase
@@ -50,6 +61,48 @@ struct QueryRunner {
 
     // MARK: View queries
 
+    /// One key range a view query reads: the whole query's, or one per key of `keys`.
+    private struct KeyRange {
+        var lower: SQLiteStore.ViewKeyBound?
+        var upper: SQLiteStore.ViewKeyBound?
+    }
+
+    /// The ranges to read, in output order. With `keys`, each key is its own range, in the
+    /// order given (a key listed twice is read twice, as CouchDB does), and the document-ID
+    /// bounds apply within each key.
+    private func keyRanges() throws -> [KeyRange] {
+        let b = bounds
+        if let keys = options.keys {
+            return try keys.map { key in
+                let text = String(decoding: try encodeKey(key), as: UTF8.self)
+                return KeyRange(lower: .init(key: text, inclusive: true, documentID: b.minDocID),
+                                upper: .init(key: text, inclusive: true, documentID: b.maxDocID))
+            }
+        }
+        func bound(_ key: Any?, inclusive: Bool, docID: String?) throws -> SQLiteStore.ViewKeyBound? {
+            guard let key else { return nil }
+            return .init(key: String(decoding: try encodeKey(key), as: UTF8.self), inclusive: inclusive, documentID: docID)
+        }
+        return [KeyRange(lower: try bound(b.min, inclusive: b.inclusiveMin, docID: b.minDocID),
+                         upper: try bound(b.max, inclusive: b.inclusiveMax, docID: b.maxDocID))]
+    }
+
+    /// `skip` and `limit` over the rows a query outputs (map rows, or reduced rows when reducing:
+    /// CouchDB, 1.x's ForestDB storage and .NET count grouped rows; spec 7.5).
+    private struct RowWindow {
+        var toSkip: Int
+        var remaining: Int
+        /// Whether the next output row is kept (and counts it).
+        mutating func admit() -> Bool {
+            if toSkip > 0 { toSkip -= 1; return false }
+            guard remaining > 0 else { return false }
+            remaining -= 1
+            return true
+        }
+        var isFull: Bool { remaining == 0 }
+        static let unbounded = RowWindow(toSkip: 0, remaining: .max)
+    }
+
     func runView(_ view: CBLView) throws -> CBLQueryEnumerator {
         let reduceBlock: ThrowingReduce? = options.builtinReducer.map { r in { try r.reduce(keys: $0, values: $1, rereduce: $2) } }
             ?? view.reduceBlock.map { block in
@@ -68,56 +121,61 @@ struct QueryRunner {
             }
             reduce = requested && (reduceBlock != nil || grouped)
         }
+        let collation = view.collation
         let usePostFilter = options.postFilter != nil
         return try database.read { store in
             guard let record = try store.viewRecord(named: view.name) else {
                 throw CBLError.notFound("View '\(view.name)' not found")
             }
+            let ranges = try keyRanges()
             let b = bounds
-            // A reduce needs neither document IDs nor their order: read the index table alone.
             var request = SQLiteStore.ViewRowsRequest()
+            // A reduce needs neither document IDs nor their order: read the index table alone.
             request.lean = reduce && b.minDocID == nil && b.maxDocID == nil && !options.prefetch
             request.withBodies = options.prefetch
             request.descending = options.descending
-            var keyTexts: [[UInt8]] = []
-            if let keys = options.keys {
-                keyTexts = try keys.map(encodeKey)
-                request.keys = keyTexts.map { String(decoding: $0, as: UTF8.self) }
+            request.collation = collation
+            // A post-filter takes skip and limit after filtering; one range of map rows pages in SQL.
+            var window = usePostFilter ? RowWindow.unbounded
+                : RowWindow(toSkip: Int(clamping: options.skip), remaining: Int(clamping: options.limit))
+            if !usePostFilter && !reduce && ranges.count == 1 {
+                request.page = pageClause
+                window = .unbounded
             }
-            func bound(_ key: Any?, inclusive: Bool, docID: String?) throws -> SQLiteStore.ViewKeyBound? {
-                guard let key else { return nil }
-                return .init(key: String(decoding: try encodeKey(key), as: UTF8.self), inclusive: inclusive, documentID: docID)
-            }
-            request.lowerBound = try bound(b.min, inclusive: b.inclusiveMin, docID: b.minDocID)
-            request.upperBound = try bound(b.max, inclusive: b.inclusiveMax, docID: b.maxDocID)
-            // iOS applies limit/skip to the map rows, also when reducing (spec 7.5).
-            if !usePostFilter { request.page = pageClause }
-            let stmt: SQLiteStore.ViewRows
-            do {
-                stmt = try store.viewRows(record, request)
-            } catch let e as SQLiteError {
-                throw CBLError.dbError("View '\(view.name)' index is unreadable: \(e.message)")
-            }
-            defer { stmt.reset() }
 
             var rows: [CBLQueryRow] = []
+            var reducer = GroupReducer(runner: self, block: reduceBlock, grouped: grouped,
+                                       collation: collation.cMode, store: store)
             do {
-                if reduce {
-                    rows = try reduceRows(stmt, store: store, reduceBlock: reduceBlock, grouped: grouped)
-                } else {
-                    // A small LIMIT (the common paged query) sizes the array once instead of growing it.
-                    if !usePostFilter, options.limit <= 256 { rows.reserveCapacity(Int(options.limit)) }
-                    while try stmt.step() {
-                        rows.append(mapRow(stmt))
+                for range in ranges where !window.isFull {
+                    request.lowerBound = range.lower
+                    request.upperBound = range.upper
+                    let stmt = try store.viewRows(record, request)
+                    defer { stmt.reset() }
+                    if reduce {
+                        try reducer.read(stmt, into: &rows, window: &window)
+                        if grouped { try reducer.finishGroup(into: &rows, window: &window) }
+                    } else {
+                        // A small LIMIT (the common paged query) sizes the array once instead of growing it.
+                        if ranges.count == 1, !usePostFilter, options.limit <= 256 { rows.reserveCapacity(Int(options.limit)) }
+                        while !window.isFull, try stmt.step() {
+                            if window.admit() { rows.append(mapRow(stmt)) }
+                        }
                     }
-                    stmt.reset()
-                    if !keyTexts.isEmpty { rows = regroup(rows, byKeys: keyTexts) }
                 }
+                if reduce && !grouped { try reducer.finishGroup(into: &rows, window: &window) }
             } catch let e as SQLiteError {
                 throw CBLError.dbError("View '\(view.name)' index is unreadable: \(e.message)")
             }
             if usePostFilter { rows = applyPostFilter(rows) }
-            return CBLQueryEnumerator(database: database, rows: rows, sequenceNumber: record.lastSequence)
+            var offset: Int?
+            if options.countsOffset, !reduce, options.keys == nil {
+                let start = options.descending ? ranges[0].upper : ranges[0].lower
+                let before = try start.map { try store.countViewRows(record, before: $0, descending: options.descending,
+                                                                       collation: collation) } ?? 0
+                offset = Int(before) + Int(clamping: options.skip)
+            }
+            return CBLQueryEnumerator(database: database, rows: rows, sequenceNumber: record.lastSequence, offset: offset)
         }
     }
 
@@ -131,19 +189,6 @@ struct QueryRunner {
         return CBLQueryRow(database: database, key: LazyJSONValue(text: stmt.key), value: value,
                            sourceDocumentID: stmt.documentID, sequence: stmt.sequence, revisionID: stmt.revisionID,
                            prefetchedBody: options.prefetch ? (stmt.body ?? []) : nil)
-    }
-
-    /// Orders rows by the position of their key in `keys` (rows per key in index order).
-    private func regroup(_ rows: [CBLQueryRow], byKeys keys: [[UInt8]]) -> [CBLQueryRow] {
-        var out: [CBLQueryRow] = []
-        var used = Set<ObjectIdentifier>()
-        for key in keys {
-            for row in rows where !used.contains(ObjectIdentifier(row)) && collate(row.keyStorage.jsonText, key, 0) == 0 {
-                used.insert(ObjectIdentifier(row))
-                out.append(row)
-            }
-        }
-        return out
     }
 
     private func applyPostFilter(_ rows: [CBLQueryRow]) -> [CBLQueryRow] {
@@ -186,64 +231,84 @@ struct QueryRunner {
         }
     }
 
-    private func reduceRows(_ stmt: SQLiteStore.ViewRows, store: SQLiteStore, reduceBlock: ThrowingReduce?,
-                            grouped: Bool) throws -> [CBLQueryRow] {
-        var output: [CBLQueryRow] = []
-        var reducer = Reducer(block: reduceBlock)
-        let arrayLimit = options.groupExact ? 0 : Int32(clamping: options.groupLevel)
+    /// Reduces map rows into output rows (spec 7.5): one row per group of keys equal to the
+    /// group's first key (to `groupLevel` array elements, under the view's collation), or one
+    /// row for everything read when not grouping. Rows skipped by the window are not reduced.
+    private struct GroupReducer {
+        let runner: QueryRunner
+        let grouped: Bool
+        let collation: CBLJSONCollationMode
+        let store: SQLiteStore
+        let arrayLimit: Int32
+        var reducer: Reducer
         var groupKeyText: [UInt8]?
-        var groupKey: Any?
         var sawRows = false
 
-        func emitGroup() throws {
-            var value = try reducer.finish()
+        init(runner: QueryRunner, block: ThrowingReduce?, grouped: Bool, collation: CBLJSONCollationMode, store: SQLiteStore) {
+            self.runner = runner
+            self.grouped = grouped
+            self.collation = collation
+            self.store = store
+            self.arrayLimit = runner.options.groupExact ? 0 : Int32(clamping: runner.options.groupLevel)
+            self.reducer = Reducer(block: block)
+        }
+
+        /// Reads the statement's rows, emitting each group it completes. Stops once the window is full.
+        mutating func read(_ stmt: SQLiteStore.ViewRows, into output: inout [CBLQueryRow], window: inout RowWindow) throws {
+            while !window.isFull, try stmt.step() {
+                sawRows = true
+                let keyText = stmt.key
+                if grouped {
+                    if let current = groupKeyText, runner.collate(keyText, current, arrayLimit, collation) != 0 {
+                        try finishGroup(into: &output, window: &window)
+                        if window.isFull { return }
+                    }
+                    if groupKeyText == nil { groupKeyText = keyText }
+                }
+                // A group the window skips is not reduced (the skip counts groups, at their end).
+                guard reducer.block != nil, !(grouped && window.toSkip > 0) else { continue }
+                let key = (try? JSON.parse(keyText)) ?? NSNull()
+                try reducer.add(key: key, value: runner.reduceValue(stmt, store: store))
+            }
+        }
+
+        /// Emits the group in progress (the whole reduce when not grouping), if it has rows.
+        mutating func finishGroup(into output: inout [CBLQueryRow], window: inout RowWindow) throws {
+            guard grouped ? groupKeyText != nil : sawRows else { return }
+            defer { groupKeyText = nil; sawRows = false; reducer = Reducer(block: reducer.block) }
+            guard window.admit() else { return }
+            var value: Any?
+            var overflow: CBLDesignFunctionError?
+            do {
+                value = try reducer.finish()
+            } catch let error as CBLDesignFunctionError where error.kind == .reduceOverflow {
+                overflow = error
+            }
             if let distinct = value as? DistinctKeys { value = distinct.count }
             if let value, !JSON.isValid(value) {
                 throw CBLError.dbError("Reduce function returned a value that is not JSON: \(type(of: value))")
             }
-            var key: Any? = grouped ? groupKey : nil
-            if grouped, !options.groupExact, let array = key as? [Any], array.count > Int(arrayLimit) {
-                key = Array(array.prefix(Int(arrayLimit)))
+            var key: Any?
+            if grouped, let text = groupKeyText {
+                key = (try? JSON.parse(text)) ?? NSNull()
+                if !runner.options.groupExact, let array = key as? [Any], array.count > Int(arrayLimit) {
+                    key = Array(array.prefix(Int(arrayLimit)))
+                }
             }
-            output.append(CBLQueryRow(database: database, key: LazyJSONValue(value: key),
-                                      value: LazyJSONValue(value: value ?? NSNull()), sourceDocumentID: nil, sequence: 0))
+            output.append(CBLQueryRow(database: runner.database, key: LazyJSONValue(value: key),
+                                      value: overflow == nil ? LazyJSONValue(value: value ?? NSNull()) : nil,
+                                      sourceDocumentID: nil, sequence: 0, reduceError: overflow))
         }
+    }
 
-        while try stmt.step() {
-            sawRows = true
-            let keyText = stmt.key
-            if grouped {
-                if let current = groupKeyText, collate(keyText, current, arrayLimit) != 0 {
-                    try emitGroup()
-                    groupKeyText = nil
-                }
-                if groupKeyText == nil {
-                    groupKeyText = keyText
-                    groupKey = (try? JSON.parse(keyText)) ?? NSNull()
-                }
-            }
-            guard reduceBlock != nil else { continue }
-            let key = (try? JSON.parse(keyText)) ?? NSNull()
-            let value: Any
-            if let bytes = stmt.value {
-                if bytes == [UInt8(ascii: "*")] {
-                    value = stmt.lean ? starValue(sequence: stmt.sequence, store: store)
-                        : starValue(docID: stmt.documentID, revID: stmt.revisionID, sequence: stmt.sequence, store: store)
-                } else {
-                    value = (try? JSON.parse(bytes)) ?? NSNull()
-                }
-            } else {
-                value = NSNull()
-            }
-            try reducer.add(key: key, value: value)
+    /// The value a map row contributes to a reduce: its JSON, or for `*` the emitting document.
+    private func reduceValue(_ stmt: SQLiteStore.ViewRows, store: SQLiteStore) -> Any {
+        guard let bytes = stmt.value else { return NSNull() }
+        if bytes == [UInt8(ascii: "*")] {
+            return stmt.lean ? starValue(sequence: stmt.sequence, store: store)
+                : starValue(docID: stmt.documentID, revID: stmt.revisionID, sequence: stmt.sequence, store: store)
         }
-        stmt.reset()
-        if grouped {
-            if groupKeyText != nil { try emitGroup() }
-        } else if sawRows {
-            try emitGroup()
-        }
-        return output
+        return (try? JSON.parse(bytes)) ?? NSNull()
     }
 
     /// `starValue` when only the sequence is known.
@@ -261,10 +326,10 @@ struct QueryRunner {
         return props
     }
 
-    private func collate(_ a: [UInt8], _ b: [UInt8], _ arrayLimit: Int32) -> Int32 {
+    fileprivate func collate(_ a: [UInt8], _ b: [UInt8], _ arrayLimit: Int32, _ mode: CBLJSONCollationMode) -> Int32 {
         a.withUnsafeBytes { pa in
             b.withUnsafeBytes { pb in
-                cbl_json_collate(CBLCollationUnicode, pa.baseAddress, pa.count, pb.baseAddress, pb.count, arrayLimit)
+                cbl_json_collate(mode, pa.baseAddress, pa.count, pb.baseAddress, pb.count, arrayLimit)
             }
         }
     }
@@ -364,5 +429,19 @@ struct QueryRunner {
                                     prefetchedBody: options.prefetch ? (stmt.body ?? []) : nil))
         }
         return rows
+    }
+}
+
+extension CBLView {
+    /// True when `start` comes after `end` in the query's direction under the view's collation,
+    /// so no row can match (CouchDB refuses such a query rather than answering no rows).
+    package func keyRangeIsReversed(start: Any, end: Any, descending: Bool) -> Bool {
+        guard let a = try? JSON.data(start, sortedKeys: true), let b = try? JSON.data(end, sortedKeys: true) else {
+            return false
+        }
+        let order = a.withUnsafeBytes { pa in
+            b.withUnsafeBytes { pb in cbl_json_collate(collation.cMode, pa.baseAddress, pa.count, pb.baseAddress, pb.count, 0) }
+        }
+        return descending ? order < 0 : order > 0
     }
 }

@@ -49,7 +49,8 @@ struct ViewIndexer {
                 view: view, record: record, totalRows: total, rows: try store.viewRowWriter(record)))
             mapTargets.append(ViewMapper.Target(name: view.name, map: map, jsonMap: view.jsonMapFunction,
                                                 lastSequence: record.lastSequence,
-                                                documentType: view.documentType))
+                                                documentType: view.documentType,
+                                                options: view.designDocumentOptions))
         }
         guard !targets.isEmpty else { return 0 }
         let minLast = targets.map(\.record.lastSequence).min()!
@@ -113,6 +114,8 @@ struct ViewIndexer {
     private func scanChanges(minLast: Int64, targets: [Target], map: (MapJob) throws -> Void,
                              onStaleRows: (Int64) throws -> Void) throws -> Int {
         let types = targets.compactMap { $0.view.documentType }
+        // Design documents are mapped only for views whose design document asks (`include_design`).
+        let mapsDesignDocuments = targets.contains { $0.view.designDocumentOptions.includeDesign }
         // Only when every view has a document type can the scan skip the other types.
         let changes = try store.changedLeaves(since: minLast, documentTypes: types.count == targets.count ? types : nil)
         let indexedLeaves = try store.indexedLeafLookup()
@@ -127,7 +130,7 @@ struct ViewIndexer {
         func flush() throws {
             guard var win = winner else { return }
             defer { winner = nil; conflicts = [] }
-            if currentDocID.hasPrefix("_design/") { return }
+            if !mapsDesignDocuments && currentDocID.hasPrefix("_design/") { return }
             if minLast > 0 {
                 // An older leaf indexed earlier may still win, or its rows must go (spec 7.3 step 5).
                 if let old = try indexedLeaves.leaf(documentNumericID: currentDocNumericID, atOrBefore: minLast) {

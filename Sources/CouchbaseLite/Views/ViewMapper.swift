@@ -24,7 +24,7 @@ struct EmittedRows: Sendable {
     var text = JSONWriter(capacity: 4096)
     var rows: [Row] = []
     /// Set when a map call failed; the rows before it are kept but the update must not commit.
-    var error: CBLError?
+    var error: (any Error & Sendable)?
 
     /// Calls `body(row, key, value)` for each row; the buffers are valid only inside `body`.
     func forEach(_ body: (Row, UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void) rethrows {
@@ -55,6 +55,7 @@ final class ViewMapper: @unchecked Sendable {
         let jsonMap: CBLJSONMapFunction?
         let lastSequence: Int64
         let documentType: String?
+        let options: CBLView.DesignOptions
     }
 
     private let targets: [Target]
@@ -79,19 +80,30 @@ final class ViewMapper: @unchecked Sendable {
             // Each form of the document is made once, when the first view needing it maps it.
             var properties: [String: Any]?
             var json: [UInt8]?
+            var jsonWithSequence: [UInt8]?
+            let isDesign = job.docID.hasPrefix("_design/")
             for i in targets.indices where targets[i].lastSequence < job.sequence {
                 if let type = targets[i].documentType, type != job.docType { continue }
+                if isDesign && !targets[i].options.includeDesign { continue }
                 target = i
                 if let jsonMap = targets[i].jsonMap {
-                    if json == nil {
-                        json = Self.documentJSON(job)
-                        if json == nil { out.error = unreadable(job); break }
+                    // CouchDB hands `_local_seq` only to the views of a design document with `local_seq`.
+                    let withSequence = targets[i].options.localSeq
+                    if (withSequence ? jsonWithSequence : json) == nil {
+                        guard let made = Self.documentJSON(job, localSequence: withSequence) else {
+                            out.error = unreadable(job); break
+                        }
+                        if withSequence { jsonWithSequence = made } else { json = made }
                     }
+                    let document = withSequence ? jsonWithSequence! : json!
                     do {
-                        guard let emitted = try json!.withUnsafeBytes({ try jsonMap.map(json: $0) }) else { continue }
+                        guard let emitted = try document.withUnsafeBytes({ try jsonMap.map(json: $0) }) else { continue }
                         try appendRows(emitted)
                     } catch let error as CBLError {
                         out.error = CBLError(error.code, "View '\(targets[i].name)': \(error.message)")
+                        break
+                    } catch let error as CBLDesignFunctionError {
+                        out.error = CBLDesignFunctionError(error.kind, "View '\(targets[i].name)': \(error.message)")
                         break
                     } catch {
                         out.error = CBLError(500, "View '\(targets[i].name)': map function emitted rows that are not JSON for document '\(job.docID)': \(error)")
@@ -139,9 +151,9 @@ final class ViewMapper: @unchecked Sendable {
     }
 
     /// The document as CouchDB hands it to a JavaScript map: `_id`, `_rev`, `_conflicts` when
-    /// there are any, then the stored body, whose attachments become stubs (`"stub": true`).
+    /// there are any, `_local_seq` when asked (`local_seq`), then the stored body, whose attachments become stubs (`"stub": true`).
     /// Built by splicing the stored JSON text: no parse unless the document has attachments.
-    static func documentJSON(_ job: MapJob) -> [UInt8]? {
+    static func documentJSON(_ job: MapJob, localSequence: Bool = false) -> [UInt8]? {
         var body = job.body ?? []
         if body.isEmpty { body = Array("{}".utf8) }
         guard body.first == UInt8(ascii: "{") else { return nil }
@@ -168,6 +180,10 @@ final class ViewMapper: @unchecked Sendable {
                 w.writeString(rev)
             }
             w.writeRaw(CollectionOfOne(UInt8(ascii: "]")))
+        }
+        if localSequence {
+            w.writeRaw(#","_local_seq":"#.utf8)
+            w.writeRaw(String(job.sequence).utf8)
         }
         if body.count > 2 { w.writeRaw(CollectionOfOne(UInt8(ascii: ","))) }
         w.writeRaw(body.dropFirst())
