@@ -34,7 +34,8 @@ extension RESTRouter {
             if let id = body["_id"] { try Self.validateDocumentID(id) }
             let docID = (body["_id"] as? String) ?? CBLDatabase.syncGenerateDocumentID()
             if request.query["batch"] == "ok" { return try batchSave(db, docID: docID, body: body) }
-            let (revID, status) = try saveDocument(db, docID: docID, body: body, request: request)
+            let (revID, status) = try saveDocument(db, docID: docID, body: body, request: request,
+                                                   memberOrder: JSONMemberOrder.unsorted(in: request.body))
             return .json(status, ["ok": true, "id": docID, "rev": revID],
                          headers: [("Location", state.absoluteURL(request, path: [name, docID])), ("ETag", "\"\(revID)\"")])
         default:
@@ -106,6 +107,8 @@ extension RESTRouter {
         }
         let allOrNothing = body["all_or_nothing"] as? Bool == true
         var bodies: [[String: Any]] = []
+        // Each document's members in the order the request lists them (nil where sorted).
+        let docsOrder = JSONMemberOrder.unsorted(in: request.body)?.member("docs")
         for item in docs {
             guard let doc = item as? [String: Any] else {
                 throw RESTError(400, "bad_request", "Document must be a JSON object")
@@ -117,16 +120,18 @@ extension RESTRouter {
         var results: [[String: Any]] = []
         var failed = false
         let saveAll = {
-            for doc in bodies {
+            for (index, doc) in bodies.enumerated() {
+                let memberOrder = docsOrder?.element(index)
                 let docID = (doc["_id"] as? String) ?? (newEdits ? CBLDatabase.syncGenerateDocumentID() : "")
                 do {
                     if docID.hasPrefix("_local/") {
                         results.append(["ok": true, "id": docID, "rev": try self.saveLocalDocument(db, docID: docID, body: doc)])
                     } else if newEdits {
-                        let (revID, _) = try self.saveDocument(db, docID: docID, body: doc, request: nil)
+                        let (revID, _) = try self.saveDocument(db, docID: docID, body: doc, request: nil,
+                                                               memberOrder: memberOrder)
                         results.append(["ok": true, "id": docID, "rev": revID])
                     } else {
-                        try self.insertWithHistory(db, docID: docID, body: doc)
+                        try self.insertWithHistory(db, docID: docID, body: doc, memberOrder: memberOrder)
                     }
                 } catch {
                     failed = true

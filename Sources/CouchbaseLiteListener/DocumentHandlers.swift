@@ -146,8 +146,10 @@ extension RESTRouter {
 
     /// A local edit (new_edits=true): the parent comes from `_rev`, `?rev=` or `If-Match`.
     /// Returns the new revision ID and the status to answer (201, or 202 with `batch=ok`).
+    /// `memberOrder`: the order of the body's members in the request text, which the stored body
+    /// keeps as CouchDB does (see ``JSONMemberOrder``).
     func saveDocument(_ db: CBLDatabase, docID: String, body: [String: Any],
-                      request: RESTRequest?) throws -> (String, Int) {
+                      request: RESTRequest?, memberOrder: JSONMemberOrder? = nil) throws -> (String, Int) {
         try validateForSave(docID: docID, body: body)
         var prevRevID = body["_rev"] as? String
         if let request {
@@ -163,19 +165,20 @@ extension RESTRouter {
         let deleting = body["_deleted"] as? Bool == true
         try checkStubRevpos(db, docID: docID, prevRevID: prevRevID, body: body)
         let (revID, _) = try db.syncPutRevision(docID: docID, prevRevID: prevRevID, properties: body,
-                                                deleting: deleting, allowConflict: false)
+                                                deleting: deleting, allowConflict: false, memberOrder: memberOrder)
         let batch = request?.query["batch"] == "ok"
         return (revID, batch ? 202 : 201)
     }
 
     /// new_edits=false: inserts the revision named by `_rev` with the history in `_revisions`.
     @discardableResult
-    func insertWithHistory(_ db: CBLDatabase, docID: String, body: [String: Any]) throws -> String {
+    func insertWithHistory(_ db: CBLDatabase, docID: String, body: [String: Any],
+                           memberOrder: JSONMemberOrder? = nil) throws -> String {
         try validateForSave(docID: docID, body: body)
         guard body["_rev"] is String else {
             throw RESTError(400, "bad_request", "new_edits=false requires a _rev")
         }
-        return try reportingMissingStub(docID: docID) { try db.syncInsertRevision(docID: docID, body: body) }
+        return try reportingMissingStub(docID: docID) { try db.syncInsertRevision(docID: docID, body: body, memberOrder: memberOrder) }
     }
 
     /// CouchDB's `412 missing_stub` for a replicated revision whose stub names an attachment the
@@ -200,12 +203,14 @@ extension RESTRouter {
         case "PUT":
             try Self.validateDocumentID(docID)
             var body: [String: Any]
+            var memberOrder: JSONMemberOrder?
             if let parts = request.relatedParts {
                 body = try MultipartUpload.documentWithStreamedAttachments(parts)
             } else if request.contentType == "multipart/related" {
                 body = try MultipartUpload.documentWithAttachments(request)
             } else {
                 body = try JSONText.parseObject(request.body, what: "Document")
+                memberOrder = JSONMemberOrder.unsorted(in: request.body)
             }
             let q = QueryParams(values: request.query)
             if request.query["batch"] == "ok", try q.bool("new_edits", default: true) {
@@ -214,10 +219,10 @@ extension RESTRouter {
             let revID: String
             let status: Int
             if try !q.bool("new_edits", default: true) {
-                revID = try insertWithHistory(db, docID: docID, body: body)
+                revID = try insertWithHistory(db, docID: docID, body: body, memberOrder: memberOrder)
                 status = 201
             } else {
-                (revID, status) = try saveDocument(db, docID: docID, body: body, request: request)
+                (revID, status) = try saveDocument(db, docID: docID, body: body, request: request, memberOrder: memberOrder)
             }
             return .response(.json(status, ["ok": true, "id": docID, "rev": revID],
                                    headers: [("ETag", "\"\(revID)\""),

@@ -33,8 +33,8 @@ extension RESTRouter {
             if includeDocs { throw RESTError.queryParse("`include_docs` is invalid for reduce") }
             if conflicts { throw RESTError.queryParse("`conflicts` is invalid for reduce views.") }
         }
-        if keys == nil, q["key"] == nil, let start = try q.json("startkey") ?? q.json("start_key"),
-           let end = try q.json("endkey") ?? q.json("end_key") {
+        if keys == nil, q["key"] == nil, let start = try q.viewKey("startkey") ?? q.viewKey("start_key"),
+           let end = try q.viewKey("endkey") ?? q.viewKey("end_key") {
             let descending = try q.bool("descending")
             if view.keyRangeIsReversed(start: start, end: end, descending: descending) {
                 throw RESTError.queryParse("No rows can match your key range, reverse your start_key and end_key or set descending=\(descending ? "false" : "true")")
@@ -106,16 +106,17 @@ extension RESTRouter {
         if request.method == "POST" {
             try requireJSONBody(request)
             let body = request.body.isEmpty ? [:] : try JSONText.parseObject(request.body)
+            let order = JSONMemberOrder.unsorted(in: request.body)
             if let k = body["keys"] {
                 guard let array = k as? [Any] else { throw RESTError(400, "bad_request", "`keys` member must be an array.") }
-                keys = array
+                keys = OrderedQueryKey.keeping(elementsOf: array, order?.member("keys"))
             }
-            mergeBodyParameters(body, into: &params, except: "keys")
+            mergeBodyParameters(body, into: &params, except: "keys", order: order)
         }
         let q = QueryParams(values: params)
         if keys == nil, let k = try q.json("keys") {
             guard let array = k as? [Any] else { throw RESTError.queryParse("`keys` must be an array of strings.") }
-            keys = array
+            keys = OrderedQueryKey.keeping(elementsOf: array, JSONMemberOrder.unsorted(in: Array(params["keys"]!.utf8)))
         }
         try validateRowOptions(q, keys: keys)
         return (params, q, keys)
@@ -131,12 +132,12 @@ extension RESTRouter {
         query.skip = UInt(skip)
         if let keys {
             query.keys = keys
-        } else if let key = try q.json("key") {
+        } else if let key = try q.viewKey("key") {
             query.startKey = key
             query.endKey = key
         } else {
-            query.startKey = try q.json("startkey") ?? q.json("start_key")
-            query.endKey = try q.json("endkey") ?? q.json("end_key")
+            query.startKey = try q.viewKey("startkey") ?? q.viewKey("start_key")
+            query.endKey = try q.viewKey("endkey") ?? q.viewKey("end_key")
         }
         return skip
     }

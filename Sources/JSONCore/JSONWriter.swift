@@ -100,6 +100,74 @@ package struct JSONWriter: @unchecked Sendable {
         }
     }
 
+    /// Writes an object with its members in the order `order` gives (the order of the text the
+    /// object was read from; see ``JSONMemberOrder``), at every level the order covers; members it
+    /// does not list, and values it has no order for, are written sorted. Omits top-level keys for
+    /// which `skip` returns true. If it throws, nothing is appended.
+    package mutating func writeObject(_ dict: [String: Any], order: JSONMemberOrder,
+                                     skippingKey skip: ((String) -> Bool)?) throws {
+        makeUnique()
+        let mark = count
+        do {
+            try writeOrdered(dict, order: order, depth: 0, skip: skip ?? JSONWriter.neverSkip)
+        } catch {
+            count = mark
+            throw error
+        }
+    }
+
+    /// Appends `value` as JSON with its objects' members in the order `order` gives (sorted
+    /// where it gives none). If it throws, nothing is appended.
+    package mutating func write(_ value: Any, order: JSONMemberOrder?) throws {
+        makeUnique()
+        let mark = count
+        do {
+            try writeOrdered(value, order: order, depth: 0, skip: JSONWriter.neverSkip)
+        } catch {
+            count = mark
+            throw error
+        }
+    }
+
+    private mutating func writeOrdered(_ value: Any, order: JSONMemberOrder?, depth: Int,
+                                       skip: (String) -> Bool) throws {
+        guard let order, depth < JSONWriter.maxDepth else {
+            try writeValue(value, sorted: true, depth: depth)
+            return
+        }
+        switch order {
+        case .object(let members):
+            guard let dict = value as? [String: Any] else { return try writeValue(value, sorted: true, depth: depth) }
+            put(UInt8(ascii: "{"))
+            var first = true
+            var written = Set<String>()
+            func member(_ key: String, _ value: Any, _ order: JSONMemberOrder?) throws {
+                if first { first = false } else { put(UInt8(ascii: ",")) }
+                putString(key)
+                put(UInt8(ascii: ":"))
+                try writeOrdered(value, order: order, depth: depth &+ 1, skip: JSONWriter.neverSkip)
+            }
+            for m in members where !skip(m.name) && !written.contains(m.name) {
+                guard let v = dict[m.name] else { continue }
+                written.insert(m.name)
+                try member(m.name, v, m.order)
+            }
+            for key in dict.keys.sorted(by: JSON.utf16Precedes) where !written.contains(key) && !skip(key) {
+                try member(key, dict[key]!, nil)
+            }
+            put(UInt8(ascii: "}"))
+        case .array(let elements):
+            guard let array = value as? [Any] else { return try writeValue(value, sorted: true, depth: depth) }
+            put(UInt8(ascii: "["))
+            for (i, element) in array.enumerated() {
+                if i > 0 { put(UInt8(ascii: ",")) }
+                try writeOrdered(element, order: i < elements.count ? elements[i] : nil, depth: depth &+ 1,
+                                 skip: JSONWriter.neverSkip)
+            }
+            put(UInt8(ascii: "]"))
+        }
+    }
+
     /// Appends a quoted, escaped JSON string.
     package mutating func writeString(_ s: String) {
         makeUnique()

@@ -77,10 +77,17 @@ extension CBLDatabase {
     }
 
     /// Encodes a body the way 1.x stores it: canonical JSON minus the special keys (spec 2.6).
-    static func storedBody(_ properties: [String: Any]) throws -> [UInt8] {
+    /// With a member order (a body that arrived as JSON text through the listener), the members are
+    /// written in that order, as CouchDB keeps them; the revision ID is still the digest of the
+    /// canonical (sorted) form.
+    static func storedBody(_ properties: [String: Any], order: JSONMemberOrder? = nil) throws -> [UInt8] {
         var writer = JSONWriter(capacity: 256)
         do {
-            try writer.writeObject(properties, sortedKeys: true, skippingKey: isStrippedKey)
+            if let order {
+                try writer.writeObject(properties, order: order, skippingKey: isStrippedKey)
+            } else {
+                try writer.writeObject(properties, sortedKeys: true, skippingKey: isStrippedKey)
+            }
         } catch let e as JSONError {
             throw CBLError.badJSON(e.message)
         } catch {
@@ -97,11 +104,14 @@ extension CBLDatabase {
     ///   - prevRevID: the parent revision; nil for a new document (or to resurrect a deleted one).
     ///   - allowConflict: allow a parent that is not a leaf, or a new branch.
     ///   - pendingAttachments: bodies set on an unsaved revision (nil value = removed).
+    ///   - memberOrder: the order of the members in the text the properties were read from; the
+    ///     stored body keeps it (the revision ID is computed over the canonical form all the same).
     func putRevision(docID: String, prevRevID: String?, properties inputProperties: [String: Any],
                      deleting: Bool, allowConflict: Bool,
                      pendingAttachments: [String: PendingAttachment?] = [:],
                      document knownDocument: CBLDocument? = nil,
-                     knownWithoutSpecialKeys: Bool = false) throws -> CBLSavedRevision {
+                     knownWithoutSpecialKeys: Bool = false,
+                     memberOrder: JSONMemberOrder? = nil) throws -> CBLSavedRevision {
         try checkWritable()
         guard CBLDatabase.isValidDocumentID(docID) else {
             throw CBLError.badID("Invalid document ID '\(docID)'")
@@ -113,7 +123,7 @@ extension CBLDatabase {
             throw CBLError.badRequest("Invalid revision ID '\(prevRevID)'")
         }
         // A first revision without attachments may be a brand-new document (see `insertNewDocument`).
-        let mayBeNewDocument = prevRevID == nil && !isDeletion && pendingAttachments.isEmpty
+        let mayBeNewDocument = prevRevID == nil && !isDeletion && pendingAttachments.isEmpty && memberOrder == nil
             && !(hasSpecialKeys && inputProperties["_attachments"] != nil)
 
         // Blob bodies go to the store first: content-addressed, so a failed save leaves only
@@ -151,8 +161,9 @@ extension CBLDatabase {
                 try finishAttachments(properties: &properties, newBlobs: newBlobs, generation: generation,
                                       parent: parent, store: store)
             }
-            let body = try CBLDatabase.storedBody(properties)
-            let revID = try RevisionID.generate(json: body, deleted: isDeletion, parent: parent?.revID)
+            let canonical = try CBLDatabase.storedBody(properties)
+            let revID = try RevisionID.generate(json: canonical, deleted: isDeletion, parent: parent?.revID)
+            let body = try memberOrder.map { try CBLDatabase.storedBody(properties, order: $0) } ?? canonical
 
             let document = try knownDocument ?? self.savedDocument(docID)
             if !validations.isEmpty {
@@ -298,7 +309,7 @@ extension CBLDatabase {
     /// - Parameter history: rev IDs newest first, starting with the revision's own ID.
     @discardableResult
     func forceInsert(docID: String, history: [String], properties inputProperties: [String: Any],
-                     source: String? = nil) throws -> CBLSavedRevision? {
+                     memberOrder: JSONMemberOrder? = nil, source: String? = nil) throws -> CBLSavedRevision? {
         try checkWritable()
         guard CBLDatabase.isValidDocumentID(docID) else { throw CBLError.badID("Invalid document ID '\(docID)'") }
         guard let revID = history.first, history.allSatisfy(RevisionID.isValid) else {
@@ -338,7 +349,7 @@ extension CBLDatabase {
                 try runValidations(validations, storedProperties: properties, document: self.savedDocument(docID),
                                    revID: revID, deleted: deleted, parent: try store.winningRevision(docID: docID))
             }
-            let body = try CBLDatabase.storedBody(properties)
+            let body = try CBLDatabase.storedBody(properties, order: memberOrder)
             let hasAttachments = (properties["_attachments"] as? [String: Any]).map { !$0.isEmpty } ?? false
             let (sequence, numericID) = try store.forceInsert(
                 docID: docID, revID: revID, history: history, deleted: deleted, body: body,

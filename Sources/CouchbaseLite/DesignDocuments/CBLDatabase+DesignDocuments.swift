@@ -52,7 +52,9 @@ extension CBLDatabase {
         if let options { versioned["options"] = options }
         let definitionText = (try? JSON.data(versioned, sortedKeys: true)) ?? []
         let version = Insecure.SHA1.hash(data: definitionText).map { String(format: "%02x", $0) }.joined()
-        view.collation = (options?["collation"] as? String) == "raw" ? .raw : .unicode
+        // A view's own `options.collation` (CouchDB's place for it), else the design document's.
+        let collation = (definition["options"] as? [String: Any])?["collation"] ?? options?["collation"]
+        view.collation = (collation as? String) == "raw" ? .raw : .unicode
         view.designDocumentOptions = CBLView.DesignOptions(includeDesign: options?["include_design"] as? Bool ?? false,
                                                            localSeq: options?["local_seq"] as? Bool ?? false)
         guard view.setMap(map, reduce: reduce, version: version) else {

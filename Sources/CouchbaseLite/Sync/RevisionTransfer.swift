@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// What a revision body sent to a peer carries besides its properties (CouchDB's `GET`
 /// options, `_bulk_get` options, and what the replicator's push sends).
@@ -159,10 +160,11 @@ extension CBLDatabase {
     /// `_revisions` (the revision alone when absent, allowed only for generation 1 by CouchDB but
     /// accepted here as 1.x did). Returns the revision ID; nothing changes when it was present.
     @discardableResult
-    package func syncInsertRevision(docID: String, body: [String: Any], source: String? = nil) throws -> String {
+    package func syncInsertRevision(docID: String, body: [String: Any], memberOrder: JSONMemberOrder? = nil,
+                                    source: String? = nil) throws -> String {
         var doc = body
         doc["_id"] = docID
-        return try syncInsert(IncomingRevision(json: doc), source: source)
+        return try syncInsert(IncomingRevision(json: doc, memberOrder: memberOrder), source: source)
     }
 
     /// Inserts a revision from a peer with its history (`new_edits=false`, spec 9.4), the one
@@ -176,7 +178,8 @@ extension CBLDatabase {
                             deleted: revision.deleted, docType: revision.docType, source: source)
         } else {
             try forceInsert(docID: revision.docID, history: revision.history,
-                            properties: try revision.insertionProperties(), source: source)
+                            properties: try revision.insertionProperties(), memberOrder: revision.memberOrder,
+                            source: source)
         }
         return revision.revID
     }

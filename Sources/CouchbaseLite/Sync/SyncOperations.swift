@@ -221,9 +221,9 @@ extension CBLDatabase {
 
     /// A local edit (spec 3.5): PUT/POST/DELETE of a document. Returns the new revision.
     package func syncPutRevision(docID: String, prevRevID: String?, properties: [String: Any], deleting: Bool,
-                                 allowConflict: Bool) throws -> (revID: String, sequence: Int64) {
+                                 allowConflict: Bool, memberOrder: JSONMemberOrder? = nil) throws -> (revID: String, sequence: Int64) {
         let saved = try putRevision(docID: docID, prevRevID: prevRevID, properties: properties,
-                                    deleting: deleting, allowConflict: allowConflict)
+                                    deleting: deleting, allowConflict: allowConflict, memberOrder: memberOrder)
         return (saved.revisionID ?? "", saved.sequence)
     }
 

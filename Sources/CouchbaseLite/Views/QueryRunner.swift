@@ -3,6 +3,20 @@ import Foundation
 import JSONCore
 import SQLiteKit
 
+/// A query key (`startKey`, `endKey`, an element of `keys`) whose objects' members keep the order
+/// of the JSON text it was read from (the listener's parameters): CouchDB's collation compares
+/// object keys member by member in order, so `{"b":2,"a":1}` finds only the rows emitted so.
+package struct OrderedQueryKey: @unchecked Sendable {
+    // @unchecked: `value` is an immutable JSON value (dictionaries, arrays, strings, numbers).
+    package let value: Any
+    package let order: JSONMemberOrder
+
+    package init(value: Any, order: JSONMemberOrder) {
+        self.value = value
+        self.order = order
+    }
+}
+
 extension CBLViewCollation {
     /// The C collator's mode for this collation.
     var cMode: CBLJSONCollationMode {
@@ -28,6 +42,9 @@ struct QueryRunner {
     /// arrays get `{}` appended (level 1) or their last element extended (deeper levels).
     static func prefixExtend(_ key: Any, level: UInt) -> Any {
         guard level > 0 else { return key }
+        if let ordered = key as? OrderedQueryKey {
+            return OrderedQueryKey(value: prefixExtend(ordered.value, level: level), order: ordered.order)
+        }
         if let s = key as? String { return s + "\u{FFFF}" }
         if let array = key as? [Any] {
             if level == 1 { return array + [[String: Any]()] }
@@ -39,8 +56,17 @@ struct QueryRunner {
         return key
     }
 
-    private func encodeKey(_ key: Any) throws -> [UInt8] {
+    private func encodeKey(_ key: Any) throws -> [UInt8] { try Self.keyText(key) }
+
+    /// A query key's JSON text as the index holds keys: canonical, objects' members sorted, or in
+    /// the order an ``OrderedQueryKey`` gives.
+    static func keyText(_ key: Any) throws -> [UInt8] {
         do {
+            if let ordered = key as? OrderedQueryKey {
+                var writer = JSONWriter(capacity: 64)
+                try writer.write(ordered.value, order: ordered.order)
+                return writer.bytes
+            }
             return try JSON.data(key, sortedKeys: true)
         } catch {
             throw CBLError.badRequest("Query key is not JSON: \(error)")
@@ -436,7 +462,7 @@ extension CBLView {
     /// True when `start` comes after `end` in the query's direction under the view's collation,
     /// so no row can match (CouchDB refuses such a query rather than answering no rows).
     package func keyRangeIsReversed(start: Any, end: Any, descending: Bool) -> Bool {
-        guard let a = try? JSON.data(start, sortedKeys: true), let b = try? JSON.data(end, sortedKeys: true) else {
+        guard let a = try? QueryRunner.keyText(start), let b = try? QueryRunner.keyText(end) else {
             return false
         }
         let order = a.withUnsafeBytes { pa in

@@ -205,7 +205,7 @@ final class ViewMapper: @unchecked Sendable {
 
     /// Appends the rows a JSON map function emitted (key and value JSON texts, one per line).
     /// Texts without an object are already canonical and are copied as they are; those with one
-    /// are re-encoded with sorted keys, as every index row is.
+    /// are re-encoded canonically, keeping the members in their emitted order.
     private func appendRows(_ emitted: [UInt8]) throws {
         let newline = UInt8(ascii: "\n"), brace = UInt8(ascii: "{")
         try emitted.withUnsafeBufferPointer { all in
@@ -239,7 +239,10 @@ final class ViewMapper: @unchecked Sendable {
 
     private func write(_ text: UnsafeBufferPointer<UInt8>, canonicalizing: Bool) throws {
         if canonicalizing {
-            try out.text.write(try JSON.parse(UnsafeRawBufferPointer(text)), sortedKeys: true)
+            // Objects keep the order their members were emitted in: CouchDB's collation compares
+            // them member by member in that order.
+            let order = JSONMemberOrder.unsorted(in: Array(text))
+            try out.text.write(try JSON.parse(UnsafeRawBufferPointer(text)), order: order)
         } else {
             out.text.writeRaw(text)
         }

@@ -16,11 +16,14 @@ package struct IncomingRevision: Sendable {
     package let hasRevisions: Bool
     /// `_attachments`, nil when absent.
     package var attachments: [String: IncomingAttachment]?
-    /// Every other member, as canonical JSON text (keys sorted): the stored body of a revision
-    /// without attachments.
+    /// Every other member, as canonical JSON text (keys sorted, or in ``memberOrder``): the
+    /// stored body of a revision without attachments.
     package let properties: [UInt8]
     /// The `type` property (the 1.x `docs.doc_type` column).
     package let docType: String?
+    /// The member order of the text the revision was read from, when it is not sorted: the
+    /// stored body keeps it (see ``JSONMemberOrder``).
+    package let memberOrder: JSONMemberOrder?
     /// Other `_`-prefixed members (`_conflicts`, `_revs_info`…, or unknown ones 1.x refuses):
     /// such a revision goes through the full insertion checks.
     package let specialKeys: [String]
@@ -32,7 +35,8 @@ package struct IncomingRevision: Sendable {
 
     /// Reads a parsed revision; 400 for a missing or invalid `_id`/`_rev`/`_revisions`
     /// (the checks `new_edits=false` makes, spec 9.4).
-    package init(json doc: [String: Any]) throws {
+    package init(json doc: [String: Any], memberOrder: JSONMemberOrder? = nil) throws {
+        self.memberOrder = memberOrder
         guard let docID = doc["_id"] as? String else { throw CBLError.badRequest("Revision without an _id") }
         guard let revID = doc["_rev"] as? String, RevisionID.generation(revID) > 0 else {
             throw CBLError.badRequest("new_edits=false requires a valid _rev")
@@ -60,7 +64,11 @@ package struct IncomingRevision: Sendable {
         }
         var writer = JSONWriter(capacity: 256)
         do {
-            try writer.writeObject(doc, sortedKeys: true, skippingKey: IncomingRevision.isOwnKey)
+            if let memberOrder {
+                try writer.writeObject(doc, order: memberOrder, skippingKey: IncomingRevision.isOwnKey)
+            } else {
+                try writer.writeObject(doc, sortedKeys: true, skippingKey: IncomingRevision.isOwnKey)
+            }
         } catch {
             throw CBLError.badJSON("\(error)")
         }

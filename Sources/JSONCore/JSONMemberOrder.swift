@@ -1,0 +1,159 @@
+/// The order in which a JSON text lists the members of its objects, where that order is not the
+/// sorted one: CouchDB keeps a document's members as they were written, and its view collation
+/// compares object keys member by member in that order (`{"b":2,"a":1}` sorts after `{"b":2}`).
+///
+/// A `[String: Any]` has no order, so a body written from one is sorted (1.x's canonical JSON).
+/// A writer that has the original text's member order writes the same members in that order
+/// instead (``JSONWriter/writeObject(_:order:skippingKey:)``). Only the parts of the text that
+/// differ from sorted order are kept: a text whose every object is sorted has no member order.
+package indirect enum JSONMemberOrder: Sendable, Equatable {
+    /// An object's member names in text order, each with the order inside its value (nil when
+    /// that value, and everything in it, is in sorted order or not a container).
+    case object([Member])
+    /// An array's elements' orders (nil entries as above).
+    case array([JSONMemberOrder?])
+
+    package struct Member: Sendable, Equatable {
+        package var name: String
+        package var order: JSONMemberOrder?
+    }
+
+    /// The member order of `text` (valid JSON), or nil when every object in it lists its members
+    /// in sorted (UTF-16) order, or the text cannot be read.
+    package static func unsorted(in text: [UInt8]) -> JSONMemberOrder? {
+        read(text, keepingSorted: false)
+    }
+
+    /// The member order of every object and array in `text` (valid JSON), sorted or not; nil for
+    /// a scalar or a text that cannot be read.
+    package static func complete(in text: [UInt8]) -> JSONMemberOrder? {
+        read(text, keepingSorted: true)
+    }
+
+    /// An object's member names in text order (empty for an array).
+    package var memberNames: [String] {
+        guard case .object(let members) = self else { return [] }
+        return members.map(\.name)
+    }
+
+    private static func read(_ text: [UInt8], keepingSorted: Bool) -> JSONMemberOrder? {
+        text.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return nil }
+            var scanner = Scanner(p: base, end: buffer.count, keepingSorted: keepingSorted)
+            // nil: unreadable; .some(nil): a scalar, or containers in sorted order throughout.
+            guard let order = try? scanner.value() else { return nil }
+            return order
+        }
+    }
+
+    /// The order of the value under `name` (for an object's member).
+    package func member(_ name: String) -> JSONMemberOrder? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.name == name }?.order
+    }
+
+    /// The order of the element at `index` (for an array).
+    package func element(_ index: Int) -> JSONMemberOrder? {
+        guard case .array(let elements) = self, elements.indices.contains(index) else { return nil }
+        return elements[index]
+    }
+
+    private struct Malformed: Error {}
+
+    /// A reader over JSON text that keeps only the structure of its containers.
+    private struct Scanner {
+        let p: UnsafePointer<UInt8>
+        let end: Int
+        /// Keeps containers in sorted order too (``complete(in:)``).
+        let keepingSorted: Bool
+        var pos = 0
+
+        mutating func skipWhitespace() {
+            while pos < end, p[pos] == 0x20 || p[pos] == 0x0A || p[pos] == 0x0D || p[pos] == 0x09 { pos += 1 }
+        }
+
+        /// Reads one value. Returns nil for a scalar, `.some(nil)` for a container in sorted
+        /// order throughout, `.some(order)` otherwise.
+        mutating func value() throws -> JSONMemberOrder?? {
+            skipWhitespace()
+            guard pos < end else { throw Malformed() }
+            switch p[pos] {
+            case UInt8(ascii: "{"): return .some(try object())
+            case UInt8(ascii: "["): return .some(try array())
+            case UInt8(ascii: "\""): _ = try string(); return nil
+            default:
+                while pos < end, !",]} \n\r\t".utf8.contains(p[pos]) { pos += 1 }
+                return nil
+            }
+        }
+
+        mutating func object() throws -> JSONMemberOrder? {
+            pos += 1
+            var members: [Member] = []
+            var sorted = true
+            var nested = false
+            skipWhitespace()
+            if pos < end, p[pos] == UInt8(ascii: "}") { pos += 1; return keepingSorted ? .object([]) : nil }
+            while true {
+                skipWhitespace()
+                guard pos < end, p[pos] == UInt8(ascii: "\"") else { throw Malformed() }
+                let name = try string()
+                if let last = members.last, !JSON.utf16Precedes(last.name, name) { sorted = false }
+                skipWhitespace()
+                guard pos < end, p[pos] == UInt8(ascii: ":") else { throw Malformed() }
+                pos += 1
+                let order = try value() ?? nil
+                if order != nil { nested = true }
+                members.append(Member(name: name, order: order))
+                skipWhitespace()
+                guard pos < end else { throw Malformed() }
+                if p[pos] == UInt8(ascii: ",") { pos += 1; continue }
+                guard p[pos] == UInt8(ascii: "}") else { throw Malformed() }
+                pos += 1
+                return sorted && !nested && !keepingSorted ? nil : .object(members)
+            }
+        }
+
+        mutating func array() throws -> JSONMemberOrder? {
+            pos += 1
+            var elements: [JSONMemberOrder?] = []
+            var nested = false
+            skipWhitespace()
+            if pos < end, p[pos] == UInt8(ascii: "]") { pos += 1; return keepingSorted ? .array([]) : nil }
+            while true {
+                let order = try value() ?? nil
+                if order != nil { nested = true }
+                elements.append(order)
+                skipWhitespace()
+                guard pos < end else { throw Malformed() }
+                if p[pos] == UInt8(ascii: ",") { pos += 1; continue }
+                guard p[pos] == UInt8(ascii: "]") else { throw Malformed() }
+                pos += 1
+                return nested || keepingSorted ? .array(elements) : nil
+            }
+        }
+
+        /// Reads a string token (at its opening quote) and returns its decoded text.
+        mutating func string() throws -> String {
+            let start = pos
+            pos += 1
+            var escaped = false
+            while pos < end {
+                let c = p[pos]
+                if c == UInt8(ascii: "\\") {
+                    escaped = true
+                    pos += 2
+                    continue
+                }
+                pos += 1
+                if c == UInt8(ascii: "\"") {
+                    let token = UnsafeBufferPointer(start: p + start, count: pos - start)
+                    if !escaped { return String(decoding: token.dropFirst().dropLast(), as: UTF8.self) }
+                    guard let decoded = try? JSON.parse(UnsafeRawBufferPointer(token)) as? String else { throw Malformed() }
+                    return decoded
+                }
+            }
+            throw Malformed()
+        }
+    }
+}
