@@ -3,7 +3,7 @@
 //   swift run -c release CBLBenchmarks            # 100k documents, 100k random reads
 //   swift run -c release CBLBenchmarks --quick    # 10k / 10k, for CI smoke runs
 //   options: --docs N  --reads N  --seed N  --keep (keep the temp directories)
-//            --only docs|views|collation|upgrade|readers|readers2x|replication|query2x|js|encryption|query-vs-litecore
+//            --only docs|views|collation|upgrade|readers|readers2x|replication|query2x|js|encryption|query-vs-litecore|js-vs-couchdb
 //                   (one group; comma-separated list allowed)
 //            --plans (print EXPLAIN QUERY PLAN of the view and query2x statements)
 //            --scale N (e.g. 1m: only the scale benchmark, see ScaleBenchmarks.swift)
@@ -87,12 +87,12 @@ struct Options {
                 let names = (it.next() ?? "").split(separator: ",").map(String.init)
                 let parsed = names.compactMap(BenchGroup.init(rawValue:))
                 guard !parsed.isEmpty, parsed.count == names.count else {
-                    FileHandle.standardError.write(Data("--only takes docs, views, collation, upgrade, readers, readers2x, replication, query2x, js, encryption or query-vs-litecore\n".utf8))
+                    FileHandle.standardError.write(Data("--only takes docs, views, collation, upgrade, readers, readers2x, replication, query2x, js, encryption, query-vs-litecore or js-vs-couchdb\n".utf8))
                     exit(2)
                 }
                 groups = Set(parsed)
             case "-h", "--help":
-                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|readers2x|replication|query2x|js|encryption|query-vs-litecore] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans] [--scale N] [--scale-rounds K]")
+                print("usage: CBLBenchmarks [--quick] [--only docs|views|collation|upgrade|readers|readers2x|replication|query2x|js|encryption|query-vs-litecore|js-vs-couchdb] [--docs N] [--reads N] [--insert-rounds N] [--seed N] [--keep] [--plans] [--scale N] [--scale-rounds K]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown option \(arg)\n".utf8))
@@ -114,6 +114,7 @@ struct Options {
 enum BenchGroup: String, CaseIterable, Sendable {
     case docs, views, collation, upgrade, readers, readers2x, replication, query2x, js, encryption
     case queryVsLiteCore = "query-vs-litecore"
+    case jsVsCouchDB = "js-vs-couchdb"
 }
 
 
@@ -496,6 +497,12 @@ do {
         let (jsRows, jsNotes) = try runJavaScriptBenchmarks(options: options, fresh: { fresh($0) })
         rows += jsRows
         notes += jsNotes
+    }
+
+    if options.groups.contains(.jsVsCouchDB) {
+        let (couchRows, couchNotes) = try runCouchDBViewBenchmarks(options: options, fresh: { fresh($0) })
+        rows += couchRows
+        notes += couchNotes
     }
 
     if options.groups.contains(.encryption) {

@@ -269,7 +269,15 @@ extension RESTRouter {
             response.headers.append(("ETag", etag))
             return response
         }
-        return .json(200, doc, headers: [("ETag", etag)])
+        return .json(200, doc, headers: [("ETag", etag)], order: Self.memberOrder(of: rev))
+    }
+
+    /// The order a revision's stored body lists its members in, when it is not the sorted one (a
+    /// body written through the listener keeps the client's order): `_id` and `_rev` first, as
+    /// CouchDB answers, then the body's members; nil for a sorted body.
+    static func memberOrder(of rev: SyncRevision) -> JSONMemberOrder? {
+        guard let body = rev.body, case .object(let members)? = JSONMemberOrder.unsorted(in: body) else { return nil }
+        return .object([.init(name: "_id", order: nil), .init(name: "_rev", order: nil)] + members)
     }
 
     /// The revision `revID` names (404 `missing` unless its body is kept), or with none the

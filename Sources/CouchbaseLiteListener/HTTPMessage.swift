@@ -189,11 +189,13 @@ struct RESTResponse: Sendable {
 
     /// A JSON response (`Content-Type: application/json`, newline-terminated like CouchDB's).
     /// A `Cache-Control` among `headers` replaces the default `must-revalidate` (CouchDB sends one).
-    static func json(_ status: Int, _ value: Any, headers: [(String, String)] = []) -> RESTResponse {
+    /// A JSON answer; `order` keeps the member order of its objects where given (a stored document).
+    static func json(_ status: Int, _ value: Any, headers: [(String, String)] = [],
+                     order: JSONMemberOrder? = nil) -> RESTResponse {
         let cacheControl = headers.contains { $0.0.lowercased() == "cache-control" } ? [] : [("Cache-Control", "must-revalidate")]
         return RESTResponse(status: status,
                             headers: [("Content-Type", "application/json")] + cacheControl + headers,
-                            body: JSONText.bytes(value) + [0x0A])
+                            body: JSONText.bytes(value, order: order) + [0x0A])
     }
 
     /// `304 Not Modified` for a matching `If-None-Match`: no body, `Content-Length: 0`.
@@ -283,8 +285,13 @@ enum JSONText {
     /// resource a client may spend).
     static let maxDepth = 256
 
-    static func bytes(_ value: Any) -> [UInt8] {
-        if let bytes = try? JSON.data(value, sortedKeys: true) { return bytes }
+    static func bytes(_ value: Any, order: JSONMemberOrder? = nil) -> [UInt8] {
+        if let order {
+            var writer = JSONWriter(capacity: 256)
+            if (try? writer.write(value, order: order)) != nil { return writer.bytes }
+        } else if let bytes = try? JSON.data(value, sortedKeys: true) {
+            return bytes
+        }
         return Array(#"{"error":"internal_server_error","reason":"unserializable response"}"#.utf8)
     }
 

@@ -80,7 +80,9 @@ extension RESTRouter {
             if let failure = row.reduceError {
                 return ["key": row.key ?? NSNull(), "error": RESTError.from(failure).error, "reason": failure.message]
             }
-            var out: [String: Any] = ["key": row.key ?? NSNull(), "value": row.value ?? NSNull()]
+            // Keys and values as the index holds them: objects keep their emitted member order.
+            var out: [String: Any] = ["key": JSONFragment(row.keyJSON),
+                                      "value": row.valueJSON.map(JSONFragment.init) ?? row.value ?? NSNull()]
             if let id = row.sourceDocumentID { out["id"] = id }
             if includeDocs { out["doc"] = Self.rowDocument(db, row, conflicts: conflicts) ?? NSNull() }
             return out

@@ -16,6 +16,10 @@ package indirect enum JSONMemberOrder: Sendable, Equatable {
     package struct Member: Sendable, Equatable {
         package var name: String
         package var order: JSONMemberOrder?
+        package init(name: String, order: JSONMemberOrder?) {
+            self.name = name
+            self.order = order
+        }
     }
 
     /// The member order of `text` (valid JSON), or nil when every object in it lists its members

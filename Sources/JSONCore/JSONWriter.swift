@@ -16,6 +16,13 @@ import Foundation
 ///
 /// The writer has value semantics (copy-on-write storage).
 // @unchecked because a copy-on-write value: its storage is copied before a shared one is written.
+/// JSON text written as it is where a value is expected (the caller vouches that it is valid JSON):
+/// a stored view key or value keeps its exact text, object member order included.
+package struct JSONFragment: Sendable {
+    package let bytes: [UInt8]
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
+}
+
 package struct JSONWriter: @unchecked Sendable {
     /// Containers nested deeper than this are rejected (guards against stack exhaustion),
     /// the same limit as the parser's.
@@ -242,6 +249,10 @@ package struct JSONWriter: @unchecked Sendable {
         // The common exact types are written from the opened existential (no classification
         // enum, no extra copy); everything else goes through the general classifier.
         if try writeExactType(value, sorted: sorted, depth: depth) { return }
+        if let fragment = value as? JSONFragment {
+            fragment.bytes.withUnsafeBufferPointer { put($0) }
+            return
+        }
         if type(of: value) is NSNumber.Type, let n = value as? NSNumber {
             try writeKind(ValueClassifier.classify(number: n), sorted: sorted, depth: depth)
             return

@@ -167,8 +167,10 @@ final class ListenerCouchDBDocumentAPITests: ListenerTestCase {
         expectError(try get("/db/_all_docs?skip=x"), 400, "query_parse_error")
         expectError(try get("/db/_all_docs?descending=maybe"), 400, "query_parse_error", "Invalid boolean parameter: \"maybe\"")
         expectError(try get("/db/_all_docs?include_docs=2"), 400, "query_parse_error")
-        expectError(try request("POST", "/db/_all_docs?key=%22a%22", json: ["keys": ["a"]]), 400, "query_parse_error",
+        expectError(try request("POST", "/db/_all_docs?key=%22a%22", json: ["keys": ["a", "b"]]), 400, "query_parse_error",
                     "`keys` is incompatible with `key`, `start_key` and `end_key`")
+        // One key is a range of its own: CouchDB 3.4 answers it beside `key`.
+        expect(try request("POST", "/db/_all_docs?key=%22a%22", json: ["keys": ["a"]]), 200)
         expectError(try get("/db/_all_docs?startkey=%22b%22&endkey=%22a%22"), 400, "query_parse_error",
                     "No rows can match your key range, reverse your start_key and end_key or set descending=true")
         expectError(try get("/db/_design/d/_view/v?limit=abc"), 400, "query_parse_error")

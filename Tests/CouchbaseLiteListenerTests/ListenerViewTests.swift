@@ -46,7 +46,9 @@ final class ListenerViewTests: ListenerTestCase {
         XCTAssertEqual(range.dict["offset"] as? Int, 1)   // "Books" comes before "C"
         XCTAssertEqual(try get("/db/_design/main/_view/listsByName?descending=true&startkey=%22C%22").dict["offset"] as? Int, 2)
         XCTAssertEqual(rows(try get("/db/_design/main/_view/listsByName?start_key=%22C%22&end_key=%22Groceries%22&inclusive_end=false")).count, 1)
-        XCTAssertEqual(rows(try get("/db/_design/main/_view/listsByName?startkey=Chores")).count, 2)   // raw key, as 1.x allowed
+        // CouchDB refuses a key that is not JSON (1.x took it as a string).
+        expectError(try get("/db/_design/main/_view/listsByName?startkey=Chores"), 400, "bad_request", "invalid UTF-8 JSON")
+        XCTAssertEqual(rows(try get("/db/_design/main/_view/listsByName?startkey=%22Chores%22")).count, 2)
         XCTAssertEqual(rows(try get("/db/_design/main/_view/listsByName?key=%22Books%22")).map { $0["id"] as? String ?? "" }, ["list2"])
         XCTAssertEqual(rows(try get("/db/_design/main/_view/listsByName?skip=1&limit=1")).map { $0["id"] as? String ?? "" }, ["list1"])
         let docs = rows(try get("/db/_design/main/_view/listsByName?include_docs=true&limit=1"))

@@ -126,6 +126,16 @@ public class CBLQueryRow: NSObject, @unchecked Sendable {
     /// The row's key.
     public var key: Any? { keyStorage.value }
 
+    /// The key's JSON text as the index holds it (object members in their emitted order).
+    package var keyJSON: [UInt8] { keyStorage.jsonText }
+
+    /// The value's JSON text as the index holds it; nil for a row without a value or whose value
+    /// is the whole document (`*`, expanded by ``value``).
+    package var valueJSON: [UInt8]? {
+        guard let valueStorage, !valueStorage.isStar else { return nil }
+        return valueStorage.jsonText
+    }
+
     /// The row's value; a value stored as `*` (the whole document) is expanded.
     public var value: Any? {
         guard let valueStorage else { return nil }

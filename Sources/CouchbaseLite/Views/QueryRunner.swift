@@ -314,14 +314,16 @@ struct QueryRunner {
             if let value, !JSON.isValid(value) {
                 throw CBLError.dbError("Reduce function returned a value that is not JSON: \(type(of: value))")
             }
-            var key: Any?
+            // The group's key: its first row's key text (object members in emitted order), an
+            // array cut to the group level.
+            var key = LazyJSONValue(value: nil)
             if grouped, let text = groupKeyText {
-                key = (try? JSON.parse(text)) ?? NSNull()
-                if !runner.options.groupExact, let array = key as? [Any], array.count > Int(arrayLimit) {
-                    key = Array(array.prefix(Int(arrayLimit)))
+                key = LazyJSONValue(text: text)
+                if !runner.options.groupExact, let array = key.value as? [Any], array.count > Int(arrayLimit) {
+                    key = LazyJSONValue(value: Array(array.prefix(Int(arrayLimit))))
                 }
             }
-            output.append(CBLQueryRow(database: runner.database, key: LazyJSONValue(value: key),
+            output.append(CBLQueryRow(database: runner.database, key: key,
                                       value: overflow == nil ? LazyJSONValue(value: value ?? NSNull()) : nil,
                                       sourceDocumentID: nil, sequence: 0, reduceError: overflow))
         }
