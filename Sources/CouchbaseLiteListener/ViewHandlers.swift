@@ -11,7 +11,7 @@ extension RESTRouter {
         guard let view = try designView(db, name: fullName) else {
             throw try missingViewError(db, designDoc: designDoc, view: viewName)
         }
-        let (params, q, keys) = try rowQueryParameters(request)
+        let (params, q, keys) = try rowQueryParameters(request, keysMustBeArray: "`keys` member must be an array.")
         let hasReduce = view.reduceBlock != nil
         let group = params["group"] != nil ? try q.bool("group") : nil
         let groupLevel = try q.int("group_level")
@@ -101,8 +101,11 @@ extension RESTRouter {
     }
 
     /// The parameters of an `_all_docs` or view request: the query string merged with a POST
-    /// body's members, and `keys` from the body or the query string.
-    func rowQueryParameters(_ request: RESTRequest) throws -> (params: [String: String], q: QueryParams, keys: [Any]?) {
+    /// body's members, and `keys` from the body or the query string. `keysMustBeArray`: the
+    /// reason of the 400 for a body `keys` that is not an array (CouchDB words it differently for
+    /// `_all_docs` and views).
+    func rowQueryParameters(_ request: RESTRequest, keysMustBeArray: String = "`keys` body member must be an array.")
+        throws -> (params: [String: String], q: QueryParams, keys: [Any]?) {
         var params = request.query
         var keys: [Any]?
         if request.method == "POST" {
@@ -110,7 +113,7 @@ extension RESTRouter {
             let body = request.body.isEmpty ? [:] : try JSONText.parseObject(request.body)
             let order = JSONMemberOrder.unsorted(in: request.body)
             if let k = body["keys"] {
-                guard let array = k as? [Any] else { throw RESTError(400, "bad_request", "`keys` member must be an array.") }
+                guard let array = k as? [Any] else { throw RESTError(400, "bad_request", keysMustBeArray) }
                 keys = OrderedQueryKey.keeping(elementsOf: array, order?.member("keys"))
             }
             mergeBodyParameters(body, into: &params, except: "keys", order: order)

@@ -82,9 +82,10 @@ public class CBLQuery: NSObject, @unchecked Sendable {
     /// a view's stored index (whose app closure is not available). Its errors (a `_sum` of
     /// non-numbers) make `run()` throw.
     package var builtinReducer: CBLBuiltinReducer? { get { get(\.builtinReducer) } set { set(\.builtinReducer, newValue) } }
-    /// Counts the index rows before the first row returned (the result's `offset`, as CouchDB
-    /// reports it); costs one counting query, so only the listener asks.
-    package var countsOffset: Bool { get { get(\.countsOffset) } set { set(\.countsOffset, newValue) } }
+    /// Counts the index rows before the first row returned, into the result's
+    /// ``CBLQueryEnumerator/offset`` (CouchDB's `offset`, for paging); costs one counting query
+    /// per run, so it is off by default. Map queries without `keys` only.
+    public var countsOffset: Bool { get { get(\.countsOffset) } set { set(\.countsOffset, newValue) } }
     /// When to update the view index.
     public var indexUpdateMode: CBLIndexUpdateMode { get { get(\.indexUpdateMode) } set { set(\.indexUpdateMode, newValue) } }
     /// Filters rows after the index lookup (`NSPredicate(block: { row, _ in … })`); limit/skip then apply to the filtered rows.

@@ -12,8 +12,8 @@ public final class CBLQueryEnumerator: NSObject, Sequence, @unchecked Sendable {
     public let sequenceNumber: Int64
     private let indexedSequence: Int64
     /// CouchDB's `offset`: the index rows before the first row returned (skipped ones included);
-    /// set for map queries that asked for it (``CBLQuery/countsOffset``).
-    package let offset: Int?
+    /// set for map queries that asked for it (``CBLQuery/countsOffset``), nil otherwise.
+    public let offset: Int?
 
     init(database: CBLDatabase, rows: [CBLQueryRow], sequenceNumber: Int64, offset: Int? = nil) {
         self.database = database

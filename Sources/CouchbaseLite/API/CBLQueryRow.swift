@@ -107,7 +107,7 @@ public class CBLQueryRow: NSObject, @unchecked Sendable {
     let conflicts: [String]?
     /// Why a reduced row has no value: its reduce function's output overflowed (CouchDB answers
     /// such a group as a row with `error` and `reason` instead of failing the query).
-    package let reduceError: CBLDesignFunctionError?
+    public let reduceError: CBLDesignFunctionError?
 
     init(database: CBLDatabase, key: LazyJSONValue, value: LazyJSONValue?, sourceDocumentID: String?, sequence: Int64,
          revisionID: String? = nil, prefetchedBody: [UInt8]? = nil, conflicts: [String]? = nil,
