@@ -1,7 +1,8 @@
 // JavaScript views over HTTP against CouchDB (`--only js-vs-couchdb`): the same --docs documents
 // (100k by default) and the same design document with two JavaScript views, served by our
 // listener (what `cbl serve` runs, in this process on 127.0.0.1) and by a real CouchDB named by
-// `COUCHDB_URL` (e.g. http://adm:pass@127.0.0.1:5984; skipped when unset). A round times a full
+// `COUCHDB_URL` (e.g. http://adm:pass@127.0.0.1:5984; skipped when unset); `CBL_URL` puts a
+// `cbl serve` started elsewhere in place of ours. A round times a full
 // index build of both views: a new design document (a changed map source, so both servers drop
 // their index) and the first `_view` query, which waits for the build. The sides alternate
 // within each round; the verdict is the median of the rounds' ours/CouchDB ratios, budget 0.2.
@@ -77,16 +78,11 @@ private func designDocument(round: Int) -> [String: Any] {
     ]
 }
 
+/// The `js` benchmark's todo documents, with their IDs.
 private func todoDocument(_ i: Int) -> [String: Any] {
-    [
-        "_id": String(format: "doc-%06d", i),
-        "type": i % 4 == 0 ? "list" : "task",
-        "title": "Item \(i)",
-        "created_at": String(format: "2013-05-%02dT10:%02d:00Z", 1 + i % 28, i % 60),
-        "list_id": "list-\(i / 100)",
-        "done": i % 3 == 0,
-        "tags": ["home", "t\(i % 7)"],
-    ]
+    var doc = todoProperties(i)
+    doc["_id"] = String(format: "doc-%06d", i)
+    return doc
 }
 
 func runCouchDBViewBenchmarks(options: Options, fresh: (String) -> URL) throws -> ([BenchRow], [String]) {
@@ -96,13 +92,15 @@ func runCouchDBViewBenchmarks(options: Options, fresh: (String) -> URL) throws -
     CBLView.setCompiler(CBLJSViewCompiler())
     defer { CBLView.setCompiler(previous) }
 
+    // `CBL_URL` measures a `cbl serve` started elsewhere (another build, to compare two versions).
+    let external = ProcessInfo.processInfo.environment["CBL_URL"] ?? ""
     let manager = try CBLManager(directory: fresh("js-couchdb").path)
     let listener = CBLListener(manager: manager, port: 0)
     listener.bindAddress = "127.0.0.1"
-    try listener.start()
+    if external.isEmpty { try listener.start() }
     defer { listener.stop(); manager.close() }
 
-    var servers = [try ViewServer(name: "ours", url: "http://127.0.0.1:\(listener.port)")]
+    var servers = [try ViewServer(name: "ours", url: external.isEmpty ? "http://127.0.0.1:\(listener.port)" : external)]
     let couchURL = ProcessInfo.processInfo.environment["COUCHDB_URL"] ?? ""
     if !couchURL.isEmpty { servers.append(try ViewServer(name: "CouchDB", url: couchURL)) }
     let db = "/cbl_bench_views"

@@ -8,7 +8,7 @@ import Foundation
 import JSONCore
 
 /// A PhoneGap-era todo app's documents: lists and tasks with ISO 8601 timestamps.
-private func todoProperties(_ i: Int) -> [String: Any] {
+func todoProperties(_ i: Int) -> [String: Any] {
     let day = 1 + i % 28, minute = i % 60
     return [
         "type": i % 4 == 0 ? "list" : "task",

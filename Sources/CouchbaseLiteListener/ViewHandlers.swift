@@ -78,7 +78,7 @@ extension RESTRouter {
         return RowListing.response(meta: meta) {
             guard let row = result.nextRow() else { return nil }
             if let failure = row.reduceError {
-                return ["key": row.key ?? NSNull(), "error": RESTError.from(failure).error, "reason": failure.message]
+                return ["key": JSONFragment(row.keyJSON), "error": RESTError.from(failure).error, "reason": failure.message]
             }
             // Keys and values as the index holds them: objects keep their emitted member order.
             var out: [String: Any] = ["key": JSONFragment(row.keyJSON),

@@ -15,8 +15,6 @@ extension SQLiteStore {
 
     /// What a view query reads.
     struct ViewRowsRequest {
-        /// Only rows with one of these keys (canonical JSON texts).
-        var keys: [String]?
         /// The low end of the range (the start key, or the end key when descending).
         var lowerBound: ViewKeyBound?
         var upperBound: ViewKeyBound?
@@ -32,8 +30,8 @@ extension SQLiteStore {
         var collation: CBLViewCollation = .unicode
     }
 
-    /// Runs a view query. Repeated queries reuse their prepared statement (not `keys` ones: their
-    /// SQL varies with the number of keys).
+    /// Runs a view query (one key range; a `keys` query runs one per key). Repeated queries reuse
+    /// their prepared statement.
     func viewRows(_ view: ViewRecord, _ request: ViewRowsRequest) throws -> ViewRows {
         let table = "'\(view.table)'"
         let lean = request.lean
@@ -42,10 +40,6 @@ extension SQLiteStore {
         if request.withBodies { sql += ", json" }
         sql += lean ? " FROM \(table) WHERE 1" : " FROM \(table), revs, docs WHERE 1"
         var params: [SQLiteValue] = []
-        if let keys = request.keys {
-            sql += " AND key IN (" + keys.map { _ in "?" }.joined(separator: ",") + ")"
-            params += keys.map { .text($0) }
-        }
         // One bound at a time: the low side uses >, >=; the high side <, <= (spec 7.4). A bound with
         // a document ID is the pair (key, docid), inclusive or not (CouchDB; 1.x used the document
         // ID of inclusive bounds only).
@@ -71,7 +65,7 @@ extension SQLiteStore {
             sql += " LIMIT ? OFFSET ?"
             params += [.integer(page.limit), .integer(page.offset)]
         }
-        let stmt = request.keys == nil ? try connection.cached(sql) : try connection.prepare(sql)
+        let stmt = try connection.cached(sql)
         try stmt.bind(params)
         return ViewRows(statement: stmt, lean: lean)
     }
