@@ -75,25 +75,45 @@ final class CompareCommandTests: XCTestCase {
         try checkInHeadlessChromium(htmlFile, expect: ["1 difference, 0 unexplained", "highlighted rows"])
     }
 
-    /// Renders the page in headless Chromium (Debian's package) and checks the DOM it built;
-    /// skips where Chromium is not installed.
+    /// Renders the page in headless Chromium (Debian's package; `.ci/run` installs it) and checks
+    /// what a person sees: the DOM the page's script built, and a screenshot of the window size
+    /// with far more drawn on it than on a blank page. Skips where Chromium is not installed.
     private func checkInHeadlessChromium(_ page: URL, expect: [String]) throws {
         let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/headless_shell"]
         guard let chromium = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw XCTSkip("Chromium is not installed (apt install chromium); the HTML was checked as text only")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: chromium)
-        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.absoluteString]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let dom = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        func runChromium(_ arguments: [String]) throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: chromium)
+            process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"] + arguments
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text
+        }
+        let dom = try runChromium(["--dump-dom", page.absoluteString])
         for text in expect { XCTAssertTrue(dom.contains(text), "Chromium's DOM lacks '\(text)'") }
         // The script ran: it wrote the count of highlighted rows (the moved row on each side).
         XCTAssertTrue(dom.contains("2 highlighted rows, 0 unexplained"), dom)
+
+        // The screenshot: a PNG of the window's size, with the report drawn on it.
+        func screenshot(_ url: String, _ name: String) throws -> (width: UInt32, height: UInt32, bytes: Int) {
+            let file = page.deletingLastPathComponent().appendingPathComponent(name)
+            _ = try runChromium(["--window-size=1100,800", "--screenshot=\(file.path)", url])
+            let png = try Data(contentsOf: file)
+            XCTAssertEqual(png.prefix(8), Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), "\(name) is a PNG")
+            func be32(_ at: Int) -> UInt32 { png[at..<(at + 4)].reduce(0) { $0 << 8 | UInt32($1) } }
+            return (be32(16), be32(20), png.count)
+        }
+        let report = try screenshot(page.absoluteString, "report.png")
+        XCTAssertEqual(report.width, 1100)
+        XCTAssertEqual(report.height, 800)
+        let blank = try screenshot("about:blank", "blank.png")
+        XCTAssertGreaterThan(report.bytes, 4 * blank.bytes, "the report's screenshot shows little more than a blank page")
     }
 
     func testSuggestProposesAVerifiedQuery() throws {
