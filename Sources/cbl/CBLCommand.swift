@@ -19,7 +19,7 @@ struct CBLCommand: ParsableCommand {
             """,
         version: CBLVersion(),
         subcommands: [Demo.self, Info.self, Dump.self, ViewQuery.self, N1QL.self, Compare.self, Compact.self, Check.self,
-                      Serve.self, Upgrade.self, Replicate.self],
+                      Serve.self, Upgrade.self, Replicate.self, Doctor.self],
         defaultSubcommand: Demo.self
     )
 }
@@ -108,7 +108,7 @@ struct Serve: ParsableCommand {
         abstract: "Serve the databases of a directory over CouchDB's REST API (1.x CBLListener) until interrupted.",
         discussion: """
             Prints "Serving <directory> at <URL>" once listening; stops cleanly on SIGINT/SIGTERM. \
-            Without JavaScriptCore (Debian: libjavascriptcoregtk-4.1-0) it warns \
+            Without JavaScriptCore (Debian: libjavascriptcoregtk-4.1-0; see `cbl doctor`) it warns \
             once at start, serves as usual, and answers JavaScript views, filters and \
             validate_doc_update with 500 unknown_query_language.
 

@@ -1,11 +1,13 @@
 import CBLTestSupport
 import CouchbaseLiteJavaScript
 import Foundation
+import SQLiteKit
 import XCTest
 
 /// JavaScriptCore is loaded at run time: `cbl serve` on a machine without it (simulated with
 /// `CBL_JAVASCRIPTCORE_LOAD` naming a missing file) serves as usual and answers JavaScript design
-/// documents with CouchDB's `unknown_query_language`, naming the Debian package.
+/// documents with CouchDB's `unknown_query_language`, naming the Debian package; `cbl doctor` says
+/// which optional libraries are installed and which package enables what.
 final class ListenerJavaScriptCommandLineTests: XCTestCase {
     static let missingLibrary = "/nonexistent/libjavascriptcoregtk.so"
     static let withoutJavaScriptCore = ["CBL_JAVASCRIPTCORE_LOAD": missingLibrary]
@@ -84,5 +86,42 @@ final class ListenerJavaScriptCommandLineTests: XCTestCase {
         // JavaScript was not asked for: nothing to warn about.
         let text = try String(contentsOf: log, encoding: .utf8)
         XCTAssertFalse(text.contains("warning"), text)
+    }
+
+    func testDoctorNamesEachOptionalLibraryAndItsPackage() throws {
+        guard let cbl = BuiltExecutable.find("cbl") else { throw XCTSkip("cbl executable not found; build with `swift build --build-tests`") }
+        func doctor(_ environment: [String: String]) throws -> [String] {
+            let run = try runChildProcess(cbl, ["doctor"], timeout: 60, environment: environment)
+            XCTAssertFalse(run.timedOut)
+            XCTAssertEqual(run.status, 0, run.output)
+            return run.output.split(separator: "\n").map(String.init)
+        }
+
+        XCTAssertEqual(try doctor(["CBL_JAVASCRIPTCORE_LOAD": Self.missingLibrary,
+                                   "CBL_SQLCIPHER_LIBRARY": "/nonexistent/libsqlcipher.so.0"]), [
+            "JavaScriptCore: not found; install libjavascriptcoregtk-4.1-0 to run JavaScript design documents "
+                + "(/nonexistent/libjavascriptcoregtk.so: cannot open shared object file: No such file or directory)",
+            "SQLCipher: not found; install libsqlcipher0 to open encrypted databases "
+                + "(/nonexistent/libsqlcipher.so.0: cannot open shared object file: No such file or directory)",
+        ])
+        // A library that loads but is not JavaScriptCore.
+        XCTAssertEqual(try doctor(["CBL_JAVASCRIPTCORE_LOAD": "libz.so.1"]).first,
+                       "JavaScriptCore: not found; install libjavascriptcoregtk-4.1-0 to run JavaScript design documents "
+                           + "(libz.so.1 is not a usable JavaScriptCore library: JSContextGroupCreate is missing)")
+
+        // This machine's own libraries (the test process has loaded them too, if they are installed).
+        let installed = try doctor([:])
+        XCTAssertEqual(installed.count, 2, "\(installed)")
+        if CBLJSRuntime.isAvailable {
+            let line = installed.first ?? ""
+            let pattern = #"^JavaScriptCore: found (libjavascriptcoregtk-4\.1\.so\.0|libjavascriptcoregtk-4\.0\.so\.18) at (/\S+); JavaScript design documents run$"#
+            let match = try XCTUnwrap(line.wholeMatch(of: try Regex(pattern)), line)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: String(try XCTUnwrap(match.output[2].substring))), line)
+        }
+        if SQLiteLibrary.isSQLCipherAvailable {
+            let line = installed.last ?? ""
+            let match = try XCTUnwrap(line.wholeMatch(of: try Regex(#"^SQLCipher: found libsqlcipher\.so\.0 at (/\S+); encrypted databases open$"#)), line)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: String(try XCTUnwrap(match.output[1].substring))), line)
+        }
     }
 }
