@@ -35,9 +35,6 @@ let package = Package(
         // System libraries (Debian: libsqlite3-dev, zlib1g-dev).
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
-        // JavaScriptCore (Debian: libjavascriptcoregtk-4.1-dev), for JavaScript design documents.
-        .systemLibrary(name: "CJavaScriptCore", pkgConfig: "javascriptcoregtk-4.1",
-                       providers: [.apt(["libjavascriptcoregtk-4.1-dev"])]),
 
         // Collation: the 1.x JSON and REVID collations over raw text, and the 2.x/3.x Unicode
         // collator. ICU headers stay in the .c files.
@@ -58,6 +55,10 @@ let package = Package(
         // The SQLite C functions as a table, for the system libsqlite3 or SQLCipher (Debian: libsqlcipher0,
         // loaded at run time with RTLD_LOCAL|RTLD_DEEPBIND, only for encrypted databases).
         .target(name: "CSQLiteAPI", dependencies: ["CSQLite"], linkerSettings: [.linkedLibrary("dl")]),
+
+        // The JavaScriptCore C functions as a table, loaded at run time (Debian: libjavascriptcoregtk-4.1-0)
+        // on the first JavaScript design-document function: building needs no JavaScriptCore package.
+        .target(name: "CJavaScriptCoreAPI", linkerSettings: [.linkedLibrary("dl")]),
 
         // Thin Swift layer over the SQLite C API: the only code that calls sqlite3_*.
         .target(name: "SQLiteKit", dependencies: ["CSQLite", "CSQLiteAPI"]),
@@ -126,7 +127,7 @@ let package = Package(
         // JavaScript view, filter and validation compilers for design documents (1.x's CBLJSViewCompiler).
         .target(
             name: "CouchbaseLiteJavaScript",
-            dependencies: ["CouchbaseLite", "CJavaScriptCore", "JSONCore",
+            dependencies: ["CouchbaseLite", "CJavaScriptCoreAPI", "JSONCore",
                            .product(name: "Logging", package: "swift-log")]
         ),
 

@@ -46,6 +46,11 @@ const csqlite_api *csqlite_system_api(void) {
 static csqlite_api cipher_api;
 static const csqlite_api *cipher_result;
 static char cipher_error[512];
+/* For reports (cbl doctor): the name dlopen was given, the file it resolved, and why loading failed
+   in the loader's own words (cipher_error adds the advice). */
+static const char *cipher_name;
+static char cipher_path[4096];
+static char cipher_cause[512];
 static pthread_once_t cipher_once = PTHREAD_ONCE_INIT;
 
 typedef int (*prepare_v2_fn)(sqlite3 *, const char *, int, sqlite3_stmt **, const char **);
@@ -74,6 +79,7 @@ static int cipher_enable_fts3_tokenizer(sqlite3 *db) {
 static void load_cipher_api(void) {
     const char *path = getenv("CBL_SQLCIPHER_LIBRARY");
     if (path == NULL || *path == 0) path = "libsqlcipher.so.0";
+    cipher_name = path;
     /* RTLD_LOCAL keeps SQLCipher's sqlite3_* names out of the global scope (the package's own calls
        still reach the system libsqlite3), and RTLD_DEEPBIND makes SQLCipher's calls to its own
        exported functions bind to itself rather than to the system library loaded first.
@@ -87,6 +93,7 @@ static void load_cipher_api(void) {
         : dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
     if (lib == NULL) {
         const char *why = dlerror();
+        snprintf(cipher_cause, sizeof cipher_cause, "%s", why ? why : path);
         snprintf(cipher_error, sizeof cipher_error,
                  "SQLCipher is not available (%s): install Debian's libsqlcipher0 to open encrypted databases",
                  why ? why : path);
@@ -109,10 +116,12 @@ static void load_cipher_api(void) {
     }
     if (missing) {
         snprintf(cipher_error, sizeof cipher_error, "%s is not a usable SQLCipher library: %s is missing", path, missing_name);
+        snprintf(cipher_cause, sizeof cipher_cause, "%s", cipher_error);
         return;
     }
     if (!used("SQLITE_HAS_CODEC") && !used("HAS_CODEC")) {
         snprintf(cipher_error, sizeof cipher_error, "%s is a SQLite library without encryption (no SQLITE_HAS_CODEC)", path);
+        snprintf(cipher_cause, sizeof cipher_cause, "%s", cipher_error);
         return;
     }
     void *v3 = dlsym(lib, "sqlite3_prepare_v3");
@@ -129,6 +138,10 @@ static void load_cipher_api(void) {
     }
     cipher_api.enable_fts3_tokenizer = cipher_enable_fts3_tokenizer;
     cipher_api.is_sqlcipher = 1;
+    Dl_info info;
+    if (dladdr(*(void **)(&cipher_api.open_v2), &info) != 0 && info.dli_fname != NULL) {
+        snprintf(cipher_path, sizeof cipher_path, "%s", info.dli_fname);
+    }
     cipher_result = &cipher_api;
 }
 
@@ -139,4 +152,19 @@ const csqlite_api *csqlite_sqlcipher_api(char *error, size_t error_size) {
         error[error_size - 1] = 0;
     }
     return cipher_result;
+}
+
+const char *csqlite_sqlcipher_library_name(void) {
+    pthread_once(&cipher_once, load_cipher_api);
+    return cipher_result != NULL ? cipher_name : NULL;
+}
+
+const char *csqlite_sqlcipher_library_path(void) {
+    pthread_once(&cipher_once, load_cipher_api);
+    return cipher_result != NULL && cipher_path[0] != 0 ? cipher_path : NULL;
+}
+
+const char *csqlite_sqlcipher_load_cause(void) {
+    pthread_once(&cipher_once, load_cipher_api);
+    return cipher_result != NULL ? "" : cipher_cause;
 }

@@ -65,8 +65,10 @@ public final class CBLJSViewCompiler: NSObject, CBLViewCompiler, @unchecked Send
         guard language == "javascript" else {
             throw CBLError(501, "The \(what) function is written in '\(language)'; only JavaScript is supported")
         }
+        // Without JavaScriptCore no query server exists: CouchDB's unknown_query_language, naming the package.
+        let jsc = try CBLJSRuntime.loadedFunctions()
         do {
-            return try JSSandbox(source: source, root: root, limits: limits)
+            return try JSSandbox(jsc: jsc, source: source, root: root, limits: limits)
         } catch JSFailure.threw(let reason) {
             // Only the source's own syntax or evaluation error is CouchDB's compilation_error.
             throw CBLDesignFunctionError(.compilation, "Compilation of the \(what) function failed: \(reason)")

@@ -1,4 +1,4 @@
-import CJavaScriptCore
+import CJavaScriptCoreAPI
 import CouchbaseLite
 import Foundation
 import Logging
@@ -33,6 +33,8 @@ final class JSSandbox: @unchecked Sendable {
     }
 
     private let lock = NSLock()
+    /// JavaScriptCore's functions (``CBLJSRuntime``), copied in so a call costs no lookup.
+    private let jsc: cjsc_api
     private let group: JSContextGroupRef
     private let context: JSGlobalContextRef
     private let watchdog: Watchdog
@@ -42,14 +44,15 @@ final class JSSandbox: @unchecked Sendable {
     private var scratch: [CChar] = []
     let limits: CBLJSLimits
 
-    /// Compiles `source` (a function expression) with `root` reachable through `require`; throws
-    /// `JSFailure.threw` with CouchDB's wording when it does not compile.
-    init(source: String, root: [String: Any], limits: CBLJSLimits) throws {
+    /// Compiles `source` (a function expression) with `root` reachable through `require`, on the
+    /// loaded JavaScriptCore `jsc`; throws `JSFailure.threw` with CouchDB's wording when it does not compile.
+    init(jsc: cjsc_api, source: String, root: [String: Any], limits: CBLJSLimits) throws {
+        self.jsc = jsc
         self.limits = limits
-        group = JSContextGroupCreate()
-        context = JSGlobalContextCreateInGroup(group, nil)
-        watchdog = Watchdog(group: group, limits: limits)
-        JSContextGroupSetExecutionTimeLimit(group, Watchdog.tick, watchdogCallback, Unmanaged.passUnretained(watchdog).toOpaque())
+        group = jsc.JSContextGroupCreate()
+        context = jsc.JSGlobalContextCreateInGroup(group, nil)
+        watchdog = Watchdog(jsc: jsc, group: group, limits: limits)
+        jsc.JSContextGroupSetExecutionTimeLimit(group, Watchdog.tick, watchdogCallback, Unmanaged.passUnretained(watchdog).toOpaque())
         installLog()
         _ = try evaluate(JSPrelude.source)
         for entry in EntryPoint.allCases { entryPoints[entry] = try global(entry.rawValue) }
@@ -62,9 +65,9 @@ final class JSSandbox: @unchecked Sendable {
     }
 
     deinit {
-        JSContextGroupClearExecutionTimeLimit(group)
-        JSGlobalContextRelease(context)
-        JSContextGroupRelease(group)
+        jsc.JSContextGroupClearExecutionTimeLimit(group)
+        jsc.JSGlobalContextRelease(context)
+        jsc.JSContextGroupRelease(group)
     }
 
     /// Calls an entry point with one JSON value; answers its JSON text, or nil for null.
@@ -90,21 +93,21 @@ final class JSSandbox: @unchecked Sendable {
         let text: JSStringRef = scratch.withUnsafeMutableBufferPointer { buffer in
             if json.count > 0 { memcpy(buffer.baseAddress!, json.baseAddress!, json.count) }
             buffer[json.count] = 0
-            return JSStringCreateWithUTF8CString(buffer.baseAddress!)
+            return jsc.JSStringCreateWithUTF8CString(buffer.baseAddress!)
         }
-        defer { JSStringRelease(text) }
-        guard let argument = JSValueMakeFromJSONString(context, text) else {
+        defer { jsc.JSStringRelease(text) }
+        guard let argument = jsc.JSValueMakeFromJSONString(context, text) else {
             throw JSFailure.internalError("the argument is not JSON")
         }
         var exception: JSValueRef?
         watchdog.begin()
         let result = withUnsafePointer(to: Optional(argument)) { arguments in
-            JSObjectCallAsFunction(context, function, nil, 1, arguments, &exception)
+            jsc.JSObjectCallAsFunction(context, function, nil, 1, arguments, &exception)
         }
         let stopped = watchdog.end()
         if let stopped { throw JSFailure.stopped(stopped) }
         if let exception { throw JSFailure.threw(describe(exception)) }
-        guard let result, !JSValueIsNull(context, result), !JSValueIsUndefined(context, result) else { return nil }
+        guard let result, !jsc.JSValueIsNull(context, result), !jsc.JSValueIsUndefined(context, result) else { return nil }
         return utf8(result)
     }
 
@@ -112,38 +115,38 @@ final class JSSandbox: @unchecked Sendable {
         guard let describeFunction else { return utf8(exception).map { String(decoding: $0, as: UTF8.self) } ?? "exception" }
         var nested: JSValueRef?
         let text = withUnsafePointer(to: Optional(exception)) { arguments in
-            JSObjectCallAsFunction(context, describeFunction, nil, 1, arguments, &nested)
+            jsc.JSObjectCallAsFunction(context, describeFunction, nil, 1, arguments, &nested)
         }
         return text.flatMap(utf8).map { String(decoding: $0, as: UTF8.self) } ?? "exception"
     }
 
     /// The value converted to a string, as UTF-8 bytes.
     private func utf8(_ value: JSValueRef) -> [UInt8]? {
-        guard let string = JSValueToStringCopy(context, value, nil) else { return nil }
-        defer { JSStringRelease(string) }
-        let capacity = JSStringGetMaximumUTF8CStringSize(string)
+        guard let string = jsc.JSValueToStringCopy(context, value, nil) else { return nil }
+        defer { jsc.JSStringRelease(string) }
+        let capacity = jsc.JSStringGetMaximumUTF8CStringSize(string)
         return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
             let written = buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: capacity) {
-                JSStringGetUTF8CString(string, $0, capacity)
+                jsc.JSStringGetUTF8CString(string, $0, capacity)
             }
             count = max(0, written - 1)   // without the NUL
         }
     }
 
     private func evaluate(_ script: String) throws -> JSValueRef? {
-        let text = JSStringCreateWithUTF8CString(script)
-        defer { JSStringRelease(text) }
+        let text = jsc.JSStringCreateWithUTF8CString(script)
+        defer { jsc.JSStringRelease(text) }
         var exception: JSValueRef?
-        let result = JSEvaluateScript(context, text, nil, nil, 1, &exception)
+        let result = jsc.JSEvaluateScript(context, text, nil, nil, 1, &exception)
         if let exception { throw JSFailure.threw(utf8(exception).map { String(decoding: $0, as: UTF8.self) } ?? "exception") }
         return result
     }
 
     private func global(_ name: String) throws -> JSObjectRef {
-        let key = JSStringCreateWithUTF8CString(name)
-        defer { JSStringRelease(key) }
-        let value = JSObjectGetProperty(context, JSContextGetGlobalObject(context), key, nil)
-        guard let value, JSValueIsObject(context, value), let object = JSValueToObject(context, value, nil) else {
+        let key = jsc.JSStringCreateWithUTF8CString(name)
+        defer { jsc.JSStringRelease(key) }
+        let value = jsc.JSObjectGetProperty(context, jsc.JSContextGetGlobalObject(context), key, nil)
+        guard let value, jsc.JSValueIsObject(context, value), let object = jsc.JSValueToObject(context, value, nil) else {
             throw JSFailure.internalError("the prelude defines no \(name)")
         }
         return object
@@ -151,20 +154,22 @@ final class JSSandbox: @unchecked Sendable {
 
     /// `__nativeLog(message)`: what `log()` writes ends up in the process log, as CouchDB's does.
     private func installLog() {
-        let name = JSStringCreateWithUTF8CString("__nativeLog")
-        defer { JSStringRelease(name) }
-        let function = JSObjectMakeFunctionWithCallback(context, name) { context, _, _, count, arguments, _ in
-            if count > 0, let arguments, let value = arguments[0], let string = JSValueToStringCopy(context, value, nil) {
-                let capacity = JSStringGetMaximumUTF8CStringSize(string)
+        let name = jsc.JSStringCreateWithUTF8CString("__nativeLog")
+        defer { jsc.JSStringRelease(name) }
+        let function = jsc.JSObjectMakeFunctionWithCallback(context, name) { context, _, _, count, arguments, _ in
+            // A C callback captures nothing: the table again (loaded, since this context exists).
+            guard let jsc = CBLJSRuntime.functions else { return nil }
+            if count > 0, let arguments, let value = arguments[0], let string = jsc.JSValueToStringCopy(context, value, nil) {
+                let capacity = jsc.JSStringGetMaximumUTF8CStringSize(string)
                 var buffer = [CChar](repeating: 0, count: capacity)
-                JSStringGetUTF8CString(string, &buffer, capacity)
-                JSStringRelease(string)
+                _ = jsc.JSStringGetUTF8CString(string, &buffer, capacity)
+                jsc.JSStringRelease(string)
                 let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 jsLogger.info("\(message)")
             }
-            return JSValueMakeUndefined(context)
+            return jsc.JSValueMakeUndefined(context)
         }
-        JSObjectSetProperty(context, JSContextGetGlobalObject(context), name, function, JSPropertyAttributes(kJSPropertyAttributeNone), nil)
+        jsc.JSObjectSetProperty(context, jsc.JSContextGetGlobalObject(context), name, function, JSPropertyAttributes(kJSPropertyAttributeNone), nil)
     }
 }
 

@@ -1,4 +1,4 @@
-import CJavaScriptCore
+import CJavaScriptCoreAPI
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -12,6 +12,7 @@ final class Watchdog: @unchecked Sendable {
     /// How often a running script is checked (JSC rounds it to its own timer granularity).
     static let tick = 0.05
 
+    let jsc: cjsc_api
     let group: JSContextGroupRef
     let limits: CBLJSLimits
     // Set by `begin` on the calling thread, read by the callback, which JSC runs on that thread
@@ -20,7 +21,8 @@ final class Watchdog: @unchecked Sendable {
     private var startResident = 0
     private var reason: String?
 
-    init(group: JSContextGroupRef, limits: CBLJSLimits) {
+    init(jsc: cjsc_api, group: JSContextGroupRef, limits: CBLJSLimits) {
+        self.jsc = jsc
         self.group = group
         self.limits = limits
     }
@@ -57,7 +59,7 @@ final class Watchdog: @unchecked Sendable {
             return true
         }
         // The watchdog fires once per arming: arm it again for the next tick.
-        JSContextGroupSetExecutionTimeLimit(group, Self.tick, watchdogCallback, Unmanaged.passUnretained(self).toOpaque())
+        jsc.JSContextGroupSetExecutionTimeLimit(group, Self.tick, watchdogCallback, Unmanaged.passUnretained(self).toOpaque())
         return false
     }
 

@@ -44,3 +44,25 @@ package struct SQLCipherUnavailable: Error, CustomStringConvertible, Sendable {
     package let message: String
     package var description: String { message }
 }
+
+/// Whether SQLCipher, which encrypted databases need (Debian's `libsqlcipher0`), can be loaded: what
+/// `cbl doctor` reports.
+package struct SQLCipherStatus: Sendable {
+    /// The Debian package that provides SQLCipher.
+    package static let debianPackage = "libsqlcipher0"
+    /// The name it was loaded by (`libsqlcipher.so.0`, or `CBL_SQLCIPHER_LIBRARY`'s value); nil when not loaded.
+    package let libraryName: String?
+    /// The file the dynamic loader found; nil when not loaded or unknown.
+    package let libraryPath: String?
+    /// Why it cannot be loaded, in the dynamic loader's words; nil when it is loaded.
+    package let cause: String?
+
+    /// Where SQLCipher was loaded from, or why it cannot be (loading it if not yet tried).
+    package static var current: SQLCipherStatus {
+        guard let name = csqlite_sqlcipher_library_name() else {
+            return SQLCipherStatus(libraryName: nil, libraryPath: nil, cause: String(cString: csqlite_sqlcipher_load_cause()))
+        }
+        return SQLCipherStatus(libraryName: String(cString: name),
+                               libraryPath: csqlite_sqlcipher_library_path().map { String(cString: $0) }, cause: nil)
+    }
+}

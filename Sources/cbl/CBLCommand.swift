@@ -19,7 +19,7 @@ struct CBLCommand: ParsableCommand {
             """,
         version: CBLVersion(),
         subcommands: [Demo.self, Info.self, Dump.self, ViewQuery.self, N1QL.self, Compare.self, Compact.self, Check.self,
-                      Serve.self, Upgrade.self, Replicate.self],
+                      Serve.self, Upgrade.self, Replicate.self, Doctor.self],
         defaultSubcommand: Demo.self
     )
 }
@@ -107,7 +107,10 @@ struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve the databases of a directory over CouchDB's REST API (1.x CBLListener) until interrupted.",
         discussion: """
-            Prints "Serving <directory> at <URL>" once listening; stops cleanly on SIGINT/SIGTERM.
+            Prints "Serving <directory> at <URL>" once listening; stops cleanly on SIGINT/SIGTERM. \
+            Without JavaScriptCore (Debian: libjavascriptcoregtk-4.1-0; see `cbl doctor`) it warns \
+            once at start, serves as usual, and answers JavaScript views, filters and \
+            validate_doc_update with 500 unknown_query_language.
 
             EXAMPLES:
               cbl serve --directory ./dbs --port 5984
@@ -172,7 +175,13 @@ struct Serve: ParsableCommand {
     }
 
     func run() throws {
-        if javascript { CBLRegisterJSViewCompiler() }
+        if javascript {
+            CBLRegisterJSViewCompiler()
+            // Serving goes on without it: plain databases and Swift views need no JavaScript.
+            if let reason = CBLJSRuntime.unavailableReason {
+                FileHandle.standardError.write(Data("cbl serve: warning: \(reason)\n".utf8))
+            }
+        }
         let keys = try encryptionKeys()
         var options = CBLManagerOptions(readOnly: readonly, fileProtection: [])
         let manager = try CBLManager(directory: directory, options: &options)

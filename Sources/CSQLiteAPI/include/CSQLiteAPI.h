@@ -90,4 +90,12 @@ const csqlite_api * _Nonnull csqlite_system_api(void);
 /// cannot be loaded; then `error` (if not NULL) holds why, NUL-terminated, truncated to `error_size`.
 const csqlite_api * _Nullable csqlite_sqlcipher_api(char * _Nullable error, size_t error_size);
 
+/// For reports (`cbl doctor`), each loading SQLCipher on first use: the name it was loaded by
+/// (CBL_SQLCIPHER_LIBRARY or libsqlcipher.so.0) and the file the dynamic loader found, NULL when it
+/// is not loaded (the path also when unknown); and why it could not be, in the loader's words
+/// without `csqlite_sqlcipher_api`'s advice ("" when it was loaded).
+const char * _Nullable csqlite_sqlcipher_library_name(void);
+const char * _Nullable csqlite_sqlcipher_library_path(void);
+const char * _Nonnull csqlite_sqlcipher_load_cause(void);
+
 #endif

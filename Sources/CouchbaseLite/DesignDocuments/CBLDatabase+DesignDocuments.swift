@@ -184,6 +184,10 @@ extension CBLDatabase {
                     if let validate = try compiler.compileValidateDocUpdate(source, language: language, designDocument: whole) {
                         compiled.append((id, validate))
                     }
+                } catch let error as CBLDesignFunctionError where error.kind == .noCompiler {
+                    // The compiler cannot run at all here (JavaScriptCore is not installed): every
+                    // write is refused with its reason, as with no compiler, not as a bad source.
+                    compiled.append((id, { _, _, _, _ in throw error }))
                 } catch {
                     // A validation that does not compile refuses every write but to design
                     // documents (so it can be fixed); CouchDB refuses to save it in the first place.

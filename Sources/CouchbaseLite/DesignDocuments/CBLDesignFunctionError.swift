@@ -10,7 +10,8 @@ public struct CBLDesignFunctionError: Error, CustomNSError, LocalizedError, Cust
     public enum Kind: Sendable, Equatable {
         /// The source does not compile (CouchDB's `compilation_error`, 400).
         case compilation
-        /// No compiler is registered for the function's language (CouchDB's `unknown_query_language`, 500).
+        /// No compiler is registered for the function's language, or its engine is not installed (CouchDB's
+        /// `unknown_query_language`, 500).
         case noCompiler
         /// The function was stopped at its time or memory limit (CouchDB's `os_process_error`, 500).
         case stopped

@@ -1,12 +1,17 @@
 import Foundation
 
 /// Runs a program to completion (bounded): its exit status and what it printed (stdout, and
-/// stderr unless kept apart). A program still running at the deadline is terminated.
+/// stderr unless kept apart). A program still running at the deadline is terminated. `environment`
+/// is added to this process's.
 func runChildProcess(_ executable: URL, _ arguments: [String], timeout: TimeInterval,
-                     includeStandardError: Bool = true) throws -> (status: Int32, output: String, timedOut: Bool) {
+                     includeStandardError: Bool = true,
+                     environment: [String: String] = [:]) throws -> (status: Int32, output: String, timedOut: Bool) {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let out = Pipe()
     process.standardOutput = out
     if includeStandardError { process.standardError = out }

@@ -5,14 +5,19 @@ import XCTest
 /// `cbl serve` run as a separate process by the command-line tests: started on a free port over
 /// `directory/dbs`, its URL read from the "Serving …" line it prints, stopped with SIGINT.
 enum ServeProcess {
-    /// Starts `cbl serve` with `extra` options; returns the process, the URL it serves and its log file.
-    static func start(_ extra: [String], directory: URL) throws -> (process: Process, url: URL, log: URL) {
+    /// Starts `cbl serve` with `extra` options (and `environment` added to this process's); returns
+    /// the process, the URL it serves and its log file.
+    static func start(_ extra: [String], directory: URL,
+                      environment: [String: String] = [:]) throws -> (process: Process, url: URL, log: URL) {
         guard let cbl = BuiltExecutable.find("cbl") else { throw XCTSkip("cbl executable not found; build with `swift build --build-tests`") }
         let log = directory.appendingPathComponent("serve-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = cbl
         process.arguments = ["serve", "--port", "0", "--directory", directory.appendingPathComponent("dbs").path] + extra
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
         process.standardError = handle
