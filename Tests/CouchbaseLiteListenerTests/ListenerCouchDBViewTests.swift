@@ -294,6 +294,13 @@ final class ListenerCouchDBViewTests: ListenerTestCase {
         XCTAssertNotEqual((try get("/db/_design/info/_info").dict["view_index"] as? [String: Any])?["signature"] as? String,
                           index["signature"] as? String)
 
+        // A design document whose view does not compile still has its information (no index yet).
+        try put("/db/_design/broken", ["views": ["v": ["map": "function(doc) { emit(doc._id"]]])
+        let broken = try get("/db/_design/broken/_info")
+        expect(broken, 200)
+        XCTAssertEqual((broken.dict["view_index"] as? [String: Any])?["update_seq"] as? Int, 0)
+        expectError(try get("/db/_design/broken/_view/v"), 400, "compilation_error")
+
         let versions = try get("/_node/_local/_versions").dict
         XCTAssertEqual((versions["javascript_engine"] as? [String: Any])?["name"] as? String, "javascriptcore")
         let collation = versions["collation_driver"] as? [String: Any]
