@@ -84,7 +84,7 @@ package indirect enum JSONMemberOrder: Sendable, Equatable {
             switch p[pos] {
             case UInt8(ascii: "{"): return .some(try object())
             case UInt8(ascii: "["): return .some(try array())
-            case UInt8(ascii: "\""): _ = try string(); return nil
+            case UInt8(ascii: "\""): _ = try stringToken(); return nil
             default:
                 while pos < end, !",]} \n\r\t".utf8.contains(p[pos]) { pos += 1 }
                 return nil
@@ -93,7 +93,10 @@ package indirect enum JSONMemberOrder: Sendable, Equatable {
 
         mutating func object() throws -> JSONMemberOrder? {
             pos += 1
-            var members: [Member] = []
+            // Names stay byte ranges of the text until the object turns out to be kept: a sorted
+            // object (what 1.x and replicated bodies hold) costs no string.
+            var names: [Token] = []
+            var orders: [JSONMemberOrder?] = []
             var sorted = true
             var nested = false
             skipWhitespace()
@@ -101,20 +104,22 @@ package indirect enum JSONMemberOrder: Sendable, Equatable {
             while true {
                 skipWhitespace()
                 guard pos < end, p[pos] == UInt8(ascii: "\"") else { throw Malformed() }
-                let name = try string()
-                if let last = members.last, !JSON.utf16Precedes(last.name, name) { sorted = false }
+                let name = try stringToken()
+                if sorted, let last = names.last, !(try precedes(last, name)) { sorted = false }
                 skipWhitespace()
                 guard pos < end, p[pos] == UInt8(ascii: ":") else { throw Malformed() }
                 pos += 1
                 let order = try value() ?? nil
                 if order != nil { nested = true }
-                members.append(Member(name: name, order: order))
+                names.append(name)
+                orders.append(order)
                 skipWhitespace()
                 guard pos < end else { throw Malformed() }
                 if p[pos] == UInt8(ascii: ",") { pos += 1; continue }
                 guard p[pos] == UInt8(ascii: "}") else { throw Malformed() }
                 pos += 1
-                return sorted && !nested && !keepingSorted ? nil : .object(members)
+                if sorted && !nested && !keepingSorted { return nil }
+                return .object(try zip(names, orders).map { Member(name: try text(of: $0), order: $1) })
             }
         }
 
@@ -137,9 +142,16 @@ package indirect enum JSONMemberOrder: Sendable, Equatable {
             }
         }
 
-        /// Reads a string token (at its opening quote) and returns its decoded text.
-        mutating func string() throws -> String {
-            let start = pos
+        /// A string token: its bytes between the quotes, and whether it has escapes.
+        struct Token {
+            var start: Int
+            var end: Int
+            var escaped: Bool
+        }
+
+        /// Reads a string token (at its opening quote).
+        mutating func stringToken() throws -> Token {
+            let start = pos + 1
             pos += 1
             var escaped = false
             while pos < end {
@@ -150,14 +162,26 @@ package indirect enum JSONMemberOrder: Sendable, Equatable {
                     continue
                 }
                 pos += 1
-                if c == UInt8(ascii: "\"") {
-                    let token = UnsafeBufferPointer(start: p + start, count: pos - start)
-                    if !escaped { return String(decoding: token.dropFirst().dropLast(), as: UTF8.self) }
-                    guard let decoded = try? JSON.parse(UnsafeRawBufferPointer(token)) as? String else { throw Malformed() }
-                    return decoded
-                }
+                if c == UInt8(ascii: "\"") { return Token(start: start, end: pos - 1, escaped: escaped) }
             }
             throw Malformed()
+        }
+
+        /// The decoded text of a token.
+        func text(of token: Token) throws -> String {
+            let raw = UnsafeBufferPointer(start: p + token.start, count: token.end - token.start)
+            if !token.escaped { return String(decoding: raw, as: UTF8.self) }
+            let quoted = UnsafeRawBufferPointer(start: p + token.start - 1, count: token.end - token.start + 2)
+            guard let decoded = try? JSON.parse(quoted) as? String else { throw Malformed() }
+            return decoded
+        }
+
+        /// Whether `a` sorts strictly before `b` (UTF-16 order), comparing the bytes in place when
+        /// neither has escapes.
+        func precedes(_ a: Token, _ b: Token) throws -> Bool {
+            if a.escaped || b.escaped { return JSON.utf16Precedes(try text(of: a), try text(of: b)) }
+            return utf16Less(UnsafeBufferPointer(start: p + a.start, count: a.end - a.start),
+                             UnsafeBufferPointer(start: p + b.start, count: b.end - b.start))
         }
     }
 }
