@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "CivilDate"),
 
         // Fast JSON reader and canonical (1.x) JSON writer shared by every layer.
-        .target(name: "JSONCore"),
+        .target(name: "JSONCore", dependencies: [.product(name: "OrderedCollections", package: "swift-collections")]),
 
         // The SQLite C functions as a table, for the system libsqlite3 or SQLCipher (Debian: libsqlcipher0,
         // loaded at run time with RTLD_LOCAL|RTLD_DEEPBIND, only for encrypted databases).

@@ -700,3 +700,77 @@ package struct JSONWriter: @unchecked Sendable {
         count &+= n
     }
 }
+
+// MARK: - JSONValue
+
+extension JSONWriter {
+    /// Writes a ``JSONValue``: with `sortedKeys` members in canonical (UTF-16) order at every level,
+    /// the 1.x canonical form; without, in the object's own member order.
+    package mutating func write(_ value: JSONValue, sortedKeys: Bool) throws {
+        try writeJSONValue(value, sorted: sortedKeys, depth: 0)
+    }
+
+    /// Writes an object's members, skipping those `skip` names (`_id`, `_rev`… that a caller writes
+    /// itself); `sortedKeys` as in ``write(_:sortedKeys:)``.
+    package mutating func writeObject(_ object: JSONObject, sortedKeys: Bool, skippingKey skip: (String) -> Bool = { _ in false }) throws {
+        try writeJSONObject(object, sorted: sortedKeys, depth: 0, skip: skip)
+    }
+
+    private mutating func writeJSONValue(_ value: JSONValue, sorted: Bool, depth: Int) throws {
+        switch value {
+        case .null: putLiteral("null")
+        case .bool(let b): putLiteral(b ? "true" : "false")
+        case .int(let i): putInt(i)
+        case .uint(let u):
+            reserve(NumberFormat.maxLength)
+            count &+= NumberFormat.formatUInt(u, into: ptr + count)
+        case .double(let d): try putFloatingPoint(d, precision: 16)
+        case .string(let s): putString(s)
+        case .array(let items):
+            guard depth < JSONWriter.maxDepth else { throw JSONError("nesting deeper than \(JSONWriter.maxDepth) levels") }
+            put(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { put(UInt8(ascii: ",")) }
+                try writeJSONValue(item, sorted: sorted, depth: depth &+ 1)
+            }
+            put(UInt8(ascii: "]"))
+        case .object(let object):
+            try writeJSONObject(object, sorted: sorted, depth: depth, skip: JSONWriter.neverSkip)
+        }
+    }
+
+    private mutating func writeJSONObject(_ object: JSONObject, sorted: Bool, depth: Int, skip: (String) -> Bool) throws {
+        guard depth < JSONWriter.maxDepth else { throw JSONError("nesting deeper than \(JSONWriter.maxDepth) levels") }
+        put(UInt8(ascii: "{"))
+        var first = true
+        func member(_ key: String, _ value: JSONValue, _ w: inout JSONWriter) throws {
+            if skip(key) { return }
+            if !first { w.put(UInt8(ascii: ",")) }
+            first = false
+            w.putString(key)
+            w.put(UInt8(ascii: ":"))
+            try w.writeJSONValue(value, sorted: sorted, depth: depth &+ 1)
+        }
+        if sorted && !object.isSorted {
+            for (k, v) in object.sortedMembers { try member(k, v, &self) }
+        } else {
+            for (k, v) in object { try member(k, v, &self) }
+        }
+        put(UInt8(ascii: "}"))
+    }
+}
+
+extension JSON {
+    /// A ``JSONValue`` as compact JSON bytes: canonical (members sorted by UTF-16 code units, 1.x's
+    /// number forms) with `sortedKeys`, else in each object's member order.
+    package static func data(_ value: JSONValue, sortedKeys: Bool) throws -> [UInt8] {
+        var w = JSONWriter(capacity: 256)
+        try w.write(value, sortedKeys: sortedKeys)
+        return w.bytes
+    }
+
+    /// A ``JSONValue`` as compact JSON text (see ``data(_:sortedKeys:)-(JSONValue,_)``).
+    package static func string(_ value: JSONValue, sortedKeys: Bool) throws -> String {
+        String(decoding: try data(value, sortedKeys: sortedKeys), as: UTF8.self)
+    }
+}
