@@ -286,7 +286,7 @@ extension RESTRouter {
         try requireJSONBody(request)
         let offers: [RevsDiff.Offer]
         do {
-            offers = try RevsDiff.decodeRequest(json: try JSONText.parseObject(request.body))
+            offers = try RevsDiff.decodeRequest(json: try JSONText.object(request.body))
         } catch let e as CBLError {
             throw RESTError(400, "bad_request", e.message)
         }

@@ -185,3 +185,29 @@ package indirect enum JSONMemberOrder: Sendable, Equatable {
         }
     }
 }
+
+extension JSONMemberOrder {
+    /// The member order of a typed value, where it is not the sorted one (as ``unsorted(in:)``
+    /// finds it in text): a dictionary-based writer given it writes the value's members in its order.
+    package init?(unsortedIn value: JSONValue) {
+        switch value {
+        case .object(let object):
+            var members: [Member] = []
+            members.reserveCapacity(object.count)
+            var anyInner = false
+            for (key, inner) in object {
+                let order = JSONMemberOrder(unsortedIn: inner)
+                if order != nil { anyInner = true }
+                members.append(Member(name: key, order: order))
+            }
+            guard anyInner || !object.isSorted else { return nil }
+            self = .object(members)
+        case .array(let items):
+            let orders = items.map { JSONMemberOrder(unsortedIn: $0) }
+            guard orders.contains(where: { $0 != nil }) else { return nil }
+            self = .array(orders)
+        default:
+            return nil
+        }
+    }
+}

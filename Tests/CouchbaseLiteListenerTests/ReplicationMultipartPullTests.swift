@@ -184,7 +184,7 @@ final class ReplicationMultipartPullTests: ReplicationTestCase {
             let type = try XCTUnwrap(answer.header("content-type"))
             XCTAssertTrue(type.hasPrefix("multipart/related"), type)
             let items = try MultipartDocument.items(body: answer.body, contentType: type, answering: .document)
-            guard case .document(let doc)? = items.first else { return XCTFail("\(items)") }
+            guard case .document(let related)? = items.first, case let doc = related.foundation else { return XCTFail("\(items)") }
             let meta = try XCTUnwrap((doc["_attachments"] as? [String: [String: Any]])?["z.txt"])
             let data = try XCTUnwrap(meta["data"] as? Data)
             if gzipParts {

@@ -26,7 +26,7 @@ final class ReplicationMultipartReaderTests: XCTestCase {
             let contentType = try XCTUnwrap(exchange.responseHeaders["Content-Type"])
             let items = try MultipartDocument.items(body: exchange.responseBody, contentType: contentType)
             XCTAssertEqual(items.count, 1, exchange.label)
-            guard case .document(let doc)? = items.first else { return XCTFail("not a document: \(exchange.label)") }
+            guard case .document(let relatedItem)? = items.first, case let doc = relatedItem.foundation else { return XCTFail("not a document: \(exchange.label)") }
 
             // The document asked for, with its history.
             let docID = try XCTUnwrap(exchange.route.split(separator: "/").last.map(String.init))
@@ -76,7 +76,7 @@ final class ReplicationMultipartReaderTests: XCTestCase {
         for exchange in try recordedOpenRevsAnswers() {
             let items = try MultipartDocument.items(body: exchange.responseBody,
                                                     contentType: try XCTUnwrap(exchange.responseHeaders["Content-Type"]))
-            guard case .document(let doc)? = items.first else { return XCTFail(exchange.label) }
+            guard case .document(let related)? = items.first, case let doc = related.foundation else { return XCTFail(exchange.label) }
             try db.syncInsertRevision(docID: try XCTUnwrap(doc["_id"] as? String), body: doc)
         }
         let text = try XCTUnwrap(db.existingDocument(withID: "doc01")?.currentRevision?.attachmentNamed("file0"))
@@ -182,11 +182,11 @@ final class ReplicationMultipartReaderTests: XCTestCase {
         XCTAssertEqual(items.count, 6)
         guard items.count == 6 else { return }
 
-        guard case .document(let plain) = items[0] else { return XCTFail("\(items[0])") }
+        guard case .document(let plainDocument) = items[0], case let plain = plainDocument.foundation else { return XCTFail("\(items[0])") }
         XCTAssertEqual(plain["_id"] as? String, "plain")
         XCTAssertEqual(plain["n"] as? Int, 1)
 
-        guard case .document(let doc) = items[1] else { return XCTFail("\(items[1])") }
+        guard case .document(let related) = items[1], case let doc = related.foundation else { return XCTFail("\(items[1])") }
         XCTAssertEqual(doc["_rev"] as? String, "2-b", "the gzip-encoded JSON part is inflated")
         let atts = try XCTUnwrap(doc["_attachments"] as? [String: [String: Any]])
         XCTAssertEqual(atts["a.txt"]?["data"] as? Data, text, "a gzip part is inflated when the metadata has no encoding")
@@ -198,8 +198,8 @@ final class ReplicationMultipartReaderTests: XCTestCase {
         XCTAssertNil(atts["old.txt"]?["data"])
 
         guard case .peerError(let error) = items[2] else { return XCTFail("\(items[2])") }
-        XCTAssertEqual(error["id"] as? String, "gone")
-        XCTAssertEqual(error["status"] as? Int, 404)
+        XCTAssertEqual(error["id"]?.stringValue, "gone")
+        XCTAssertEqual(error["status"]?.intValue, 404)
 
         guard case .unreadable(let badID, let badRev, let mismatch) = items[3] else { return XCTFail("\(items[3])") }
         XCTAssertEqual([badID, badRev], ["bad", "1-c"])

@@ -86,20 +86,20 @@ final class ProtocolMessageTests: XCTestCase {
     }
 
     func testSequencesStayOpaque() {
-        let couch = RemoteSequence(jsonValue: "26-g1AAAABPeJzL")!
+        let couch = RemoteSequence(json: "26-g1AAAABPeJzL")!
         XCTAssertEqual(couch.checkpointString, "26-g1AAAABPeJzL")
         XCTAssertEqual(RemoteSequence(checkpoint: couch.checkpointString), couch)
-        let number = RemoteSequence(jsonValue: 42)!
+        let number = RemoteSequence(json: 42)!
         XCTAssertEqual(number.checkpointString, "42")
         XCTAssertEqual(RemoteSequence(checkpoint: "42"), number)
-        XCTAssertEqual(number.jsonValue as? Int64, 42)
-        let array = RemoteSequence(jsonValue: [7, "g1AAAA"] as [Any])!
+        XCTAssertEqual(number.json, .int(42))
+        let array = RemoteSequence(json: [7, "g1AAAA"])!
         XCTAssertEqual(array.checkpointString, #"[7,"g1AAAA"]"#)
         XCTAssertEqual(RemoteSequence(checkpoint: array.checkpointString), array)
         var writer = JSONWriter()
         array.encode(into: &writer)
         XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), #"[7,"g1AAAA"]"#)
-        XCTAssertNil(RemoteSequence(jsonValue: NSNull()))
+        XCTAssertNil(RemoteSequence(json: .null))
     }
 
     func testRevsDiffRoundTrip() throws {
@@ -151,7 +151,7 @@ final class ProtocolMessageTests: XCTestCase {
         XCTAssertNil(doc00.attachments)
         XCTAssertTrue(doc00.specialKeys.isEmpty)
         // The stored body: the properties alone, canonical.
-        XCTAssertEqual(String(decoding: doc00.properties, as: UTF8.self),
+        XCTAssertEqual(String(decoding: try doc00.storedBody(), as: UTF8.self),
                        #"{"n":0,"nested":{"ok":true,"v":null},"tags":["a",0],"text":""}"#)
     }
 
@@ -177,7 +177,7 @@ final class ProtocolMessageTests: XCTestCase {
         result.encode(into: &writer)
         XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self),
                        #"{"id":"d","docs":[{"error":{"id":"d","rev":"1-x","error":"not_found","reason":"missing"}}]}"#)
-        let decoded = BulkGetResult(json: try JSON.parseObject(writer.bytes))
+        let decoded = BulkGetResult(json: try JSON.object(writer.bytes))
         guard case .failure(let back)? = decoded.docs.first else { return XCTFail("not a failure") }
         XCTAssertEqual(back, failure)
     }
@@ -188,10 +188,10 @@ final class ProtocolMessageTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(bulkDocs.count, 4)
         var count = 0
         for exchange in bulkDocs {
-            let request = try JSON.parseObject(try XCTUnwrap(exchange.requestBody))
-            for case let doc as [String: Any] in request["docs"] as? [Any] ?? [] {
+            let request = try JSON.object(try XCTUnwrap(exchange.requestBody))
+            for case .object(let doc) in request["docs"]?.arrayValue ?? [] {
                 let revision = try IncomingRevision(json: doc)
-                XCTAssertEqual(try canonical(revision.encoded), try canonical(try JSON.data(doc, sortedKeys: true)))
+                XCTAssertEqual(try canonical(revision.encoded), try canonical(try JSON.data(.object(doc), sortedKeys: true)))
                 XCTAssertEqual(revision.history.first, revision.revID)
                 count += 1
             }

@@ -53,8 +53,8 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
         var continuous = false
         var createTarget = false
         var filter: String?
-        /// The app's filter parameters as canonical JSON text (``JSONObjectText``).
-        var filterParams: JSONObjectText?
+        /// The app's filter parameters, typed (`Sendable`, unlike the `[String: Any]` the app gives).
+        var filterParams: JSONObject?
         var channels: [String]?
         var documentIDs: [String]?
         var headers: [String: String] = [:]
@@ -133,11 +133,11 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
 
     /// Parameters passed to the filter.
     public var filterParams: [String: Any]? {
-        get { config(\.filterParams)?.object }
+        get { config(\.filterParams)?.foundation }
         set {
-            let text = JSONObjectText(newValue)
-            if newValue != nil && text == nil { CBLLog.warning("Sync", "\(self): filterParams are not JSON; ignored") }
-            setConfig(\.filterParams, text)
+            let typed = newValue.flatMap { try? JSONObject(foundation: $0) }
+            if newValue != nil && typed == nil { CBLLog.warning("Sync", "\(self): filterParams are not JSON; ignored") }
+            setConfig(\.filterParams, typed)
         }
     }
 
@@ -356,7 +356,7 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
                                                            includeDocs: false) else { return [] }
         var ids = Set<String>()
         let filterBlock = configuration.filter.flatMap { try? localDatabase.filterNamedOrCompiled($0) }
-        let params = configuration.filterParams?.object   // parsed once, not per change
+        let params = configuration.filterParams?.foundation   // converted once, not per change
         for change in changes {
             if let filterBlock {
                 guard let rev = localDatabase.existingDocument(withID: change.docID)?.revision(withID: change.winnerRevID),
@@ -479,7 +479,7 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
 
     func checkpointSpec(_ configuration: Configuration) -> CheckpointSpec {
         var filter = configuration.filter
-        var params = configuration.filterParams.map { $0.object.mapValues { "\($0)" } }
+        var params = configuration.filterParams.map { $0.foundation.mapValues { "\($0)" } }
         if pull, filter == nil, let channels = configuration.channels {
             filter = "sync_gateway/bychannel"
             params = ["channels": channels.joined(separator: ",")]
@@ -629,17 +629,3 @@ final class ReplicationRegistry: Sendable {
     }
 }
 
-/// A JSON object held as its canonical text: what lets a replication's configuration (the
-/// app's filter parameters) cross to the replication's tasks as a `Sendable` value.
-struct JSONObjectText: Sendable {
-    let bytes: [UInt8]
-
-    /// Nil for nil, or for an object JSON cannot hold.
-    init?(_ object: [String: Any]?) {
-        guard let object, let bytes = try? JSON.canonicalData(object) else { return nil }
-        self.bytes = bytes
-    }
-
-    /// The object, parsed again (a fresh copy for each reader).
-    var object: [String: Any] { (try? JSON.parseObject(bytes)) ?? [:] }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// Multipart answers to the pull's fetches (spec 9.4 "Multipart responses"): Sync Gateway
 /// answers `_bulk_get` only as `multipart/mixed`, CouchDB 1.x (no `_bulk_get`) answers a
@@ -42,12 +43,12 @@ extension Puller {
         for item in items {
             switch item {
             case .document(let doc):
-                guard let id = doc["_id"] as? String, let rev = doc["_rev"] as? String else { continue }
+                guard let id = doc.json["_id"]?.stringValue, let rev = doc.json["_rev"]?.stringValue else { continue }
                 byKey[key(id, rev)] = revision(doc, docID: id, revID: rev)
             case .peerError(let error):
-                guard let rev = error["rev"] as? String else { continue }
+                guard let rev = error["rev"]?.stringValue else { continue }
                 // CouchDB's error parts may name the revision alone.
-                let id = error["id"] as? String ?? {
+                let id = error["id"]?.stringValue ?? {
                     let candidates = batch.filter { $0.revID == rev && byKey[key($0.docID, rev)] == nil }
                     return candidates.count == 1 ? candidates[0].docID : nil
                 }()
@@ -76,10 +77,10 @@ extension Puller {
         }
         for item in items {
             switch item {
-            case .document(var doc) where doc["_rev"] as? String == wanted.revID:
-                if doc["_id"] == nil { doc["_id"] = wanted.docID }
+            case .document(var doc) where doc.json["_rev"]?.stringValue == wanted.revID:
+                if doc.json["_id"] == nil { doc.json["_id"] = .string(wanted.docID) }
                 return revision(doc, docID: wanted.docID, revID: wanted.revID)
-            case .peerError(let error) where (error["rev"] as? String ?? wanted.revID) == wanted.revID:
+            case .peerError(let error) where (error["rev"]?.stringValue ?? wanted.revID) == wanted.revID:
                 return failure(wanted.docID, wanted.revID, BulkGetResult.Failure(json: error))
             case .unreadable(_, let rev, let error) where (rev ?? wanted.revID) == wanted.revID:
                 return .failed(Replicator.documentError(502, wanted.docID, wanted.revID, error.message))

@@ -107,40 +107,40 @@ struct Puller {
 
     private func readChanges(since: String?, feed: String) async throws -> ([ChangesRow], RemoteSequence?) {
         var query: [(String, String)] = [("feed", feed), ("style", "all_docs")]
-        var body: [String: Any] = ["feed": feed, "style": "all_docs"]
+        var body: JSONObject = ["feed": .string(feed), "style": "all_docs"]
         if let since {
             let sequence = RemoteSequence(checkpoint: since)
             query.append(("since", sequence.checkpointString))
-            body["since"] = sequence.jsonValue
+            body["since"] = sequence.json
         }
         query.append(("limit", String(tuning.changesPageSize)))
-        body["limit"] = tuning.changesPageSize
+        body["limit"] = .int(Int64(tuning.changesPageSize))
         if feed == "longpoll" {
             let ms = Int(tuning.longpollTimeout / .milliseconds(1))
             query.append(("timeout", String(ms)))
-            body["timeout"] = ms
+            body["timeout"] = .int(Int64(ms))
         }
         var filter = configuration.filter
-        var params: [String: Any] = configuration.filterParams?.object ?? [:]
+        var params = configuration.filterParams ?? [:]
         if filter == nil, let channels = configuration.channels {
             filter = "sync_gateway/bychannel"
-            params = ["channels": channels.joined(separator: ",")]
+            params = ["channels": .string(channels.joined(separator: ","))]
         }
         if let docIDs = configuration.documentIDs {
             filter = "_doc_ids"
-            body["doc_ids"] = docIDs
+            body["doc_ids"] = .array(docIDs.map(JSONValue.string))
         }
         if let filter {
             query.append(("filter", filter))
-            body["filter"] = filter
-            for (key, value) in params.sorted(by: { $0.key < $1.key }) {
-                let text = (value as? String) ?? ((try? JSON.string(value, sortedKeys: true)) ?? "\(value)")
+            body["filter"] = .string(filter)
+            for (key, value) in params.sortedMembers {
+                let text = value.stringValue ?? ((try? JSON.string(value, sortedKeys: true)) ?? "")
                 query.append((key, text))
                 body[key] = value
             }
         }
         let timeout = feed == "longpoll" ? tuning.longpollTimeout + tuning.requestTimeout : tuning.requestTimeout
-        let bytes = try JSON.canonicalData(body)
+        let bytes = try JSON.data(.object(body), sortedKeys: true)
         var response = try await remote.send(.POST, "_changes", query: query, body: .bytes(bytes),
                                              contentType: "application/json", timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))))
         if response.status == 405 || response.status == 415 {
@@ -445,9 +445,14 @@ struct Puller {
     }
 
     /// A revision read from an answer, or its failure.
-    static func revision(_ doc: [String: Any], docID: String, revID: String) -> FetchResult {
+    static func revision(_ doc: JSONObject, docID: String, revID: String) -> FetchResult {
+        revision(MultipartDocument.RelatedDocument(json: doc, bodies: [:]), docID: docID, revID: revID)
+    }
+
+    /// A revision read from a multipart answer (its attachments' bodies alongside), or its failure.
+    static func revision(_ doc: MultipartDocument.RelatedDocument, docID: String, revID: String) -> FetchResult {
         do {
-            return .document(try IncomingRevision(json: doc))
+            return .document(try doc.revision())
         } catch {
             let e = CBLReplication.asCBLError(error)
             return .failed(Replicator.documentError(e.code, docID, revID, e.message))
@@ -469,8 +474,8 @@ struct Puller {
         switch response.status {
         case 200..<300:
             if let result = Puller.multipartResult(response, for: wanted) { return result }
-            var doc = try response.jsonObject()
-            if doc["_id"] == nil { doc["_id"] = wanted.docID }
+            var doc = try response.typedObject()
+            if doc["_id"] == nil { doc["_id"] = .string(wanted.docID) }
             return Puller.revision(doc, docID: wanted.docID, revID: wanted.revID)
         case 403, 404, 410:
             return .skipped(Replicator.documentError(response.status, wanted.docID, wanted.revID,

@@ -108,11 +108,11 @@ struct Pusher {
     private func filteredCandidates(_ changes: [SyncChange]) async throws -> [Candidate] {
         let db = replicator.db
         let filterName = configuration.filter
-        // The app's parameters cross to the database queue as JSON text (Sendable), not as `Any`.
-        let paramsJSON = configuration.filterParams?.bytes
+        // The app's parameters cross to the database queue typed (Sendable), not as `Any`.
+        let typedParams = configuration.filterParams
         return try await replicator.onDatabase {
             var out: [Candidate] = []
-            let params = try paramsJSON.map { try JSON.parseObject($0) }
+            let params = typedParams?.foundation
             let block: CBLFilterBlock?
             if let filterName {
                 // A design document's filter (`design/filter`) when the database has a filter compiler.
@@ -186,17 +186,17 @@ struct Pusher {
         body += Array(#"],"new_edits":false}"#.utf8)
         let response = try await remote.send(.POST, "_bulk_docs", body: .bytes(body), contentType: "application/json")
         guard response.status < 300 else { throw RemoteDatabase.error(response, "_bulk_docs failed") }
-        let items = (try? response.json() as? [Any]) ?? []
-        var errors: [String: [String: Any]] = [:]
-        for case let item as [String: Any] in items where item["error"] != nil {
-            if let id = item["id"] as? String { errors[id] = item }
+        let items = (try? JSON.value(response.body))?.arrayValue ?? []
+        var errors: [String: JSONObject] = [:]
+        for case .object(let item) in items where item["error"] != nil {
+            if let id = item["id"]?.stringValue { errors[id] = item }
         }
         var outcome = BulkOutcome(count: candidates.count)
         for candidate in candidates {
             guard let item = errors[candidate.docID] else { continue }
             let status = Pusher.status(item)
             let error = Replicator.documentError(status, candidate.docID, candidate.revID,
-                                                 item["reason"] as? String ?? item["error"] as? String ?? "error")
+                                                 item["reason"]?.stringValue ?? item["error"]?.stringValue ?? "error")
             if status == 401 || status == 403 {
                 outcome.rejected = error
             } else {
@@ -206,9 +206,9 @@ struct Pusher {
         return outcome
     }
 
-    static func status(_ item: [String: Any]) -> Int {
-        if let status = item["status"] as? Int, status >= 400 { return status }
-        switch item["error"] as? String {
+    static func status(_ item: JSONObject) -> Int {
+        if let status = item["status"]?.intValue, status >= 400 { return status }
+        switch item["error"]?.stringValue {
         case "unauthorized": return 401
         case "forbidden": return 403
         case "conflict": return 409

@@ -11,21 +11,20 @@ struct RemoteResponse: Sendable {
     let headers: HTTPHeaders
     let body: [UInt8]
 
-    /// The body parsed as JSON (a 502-style error when the peer sent something else).
-    func json() throws -> Any {
+    /// The body read as a typed JSON object (a 502-style error when the peer sent something else).
+    func typedObject() throws -> JSONObject {
+        let value: JSONValue
         do {
-            return try JSON.parse(body)
+            value = try JSON.value(body)
         } catch {
             throw CBLError(502, "The remote sent invalid JSON (status \(status)): \(error)")
         }
-    }
-
-    func jsonObject() throws -> [String: Any] {
-        guard let object = try json() as? [String: Any] else {
+        guard case .object(let object) = value else {
             throw CBLError(502, "The remote sent a JSON value where an object was expected (status \(status))")
         }
         return object
     }
+
 }
 
 /// A request body: bytes in memory, or a stream of chunks with a known length (multipart
@@ -332,8 +331,8 @@ final class RemoteDatabase: Sendable {
 
     /// CouchDB's `reason` (or `error`) member of an error body.
     static func reason(_ response: RemoteResponse) -> String? {
-        guard let object = try? JSON.parseObject(response.body) else { return nil }
-        return (object["reason"] as? String) ?? (object["error"] as? String)
+        guard let object = try? JSON.object(response.body) else { return nil }
+        return object["reason"]?.stringValue ?? object["error"]?.stringValue
     }
 
     /// A CBLError carrying the response's status and reason.

@@ -57,7 +57,7 @@ extension CBLDatabase {
             let id = spec.checkpointID(localUUID: uuid)
             if let seq = try store.info(CBLDatabase.checkpointInfoKey(id)) { return (id, seq, false) }
             if let (_, body) = try store.localDocument("_local/CBL_LocalCheckpoint"),
-               let imported = (try? JSON.parseObject(body))?["localUUID"] as? String, imported != uuid {
+               let imported = (try? JSON.value(body))?["localUUID"]?.stringValue, imported != uuid {
                 let importedID = spec.checkpointID(localUUID: imported)
                 if let seq = try store.info(CBLDatabase.checkpointInfoKey(importedID)) { return (id, seq, true) }
             }
@@ -111,7 +111,7 @@ actor RemoteCheckpoint {
             let response = try await remote.send(.PUT, path, body: .bytes(doc.encoded), contentType: "application/json")
             switch response.status {
             case 200..<300:
-                doc.rev = try response.jsonObject()["rev"] as? String
+                doc.rev = try response.typedObject()["rev"]?.stringValue
                 document = doc
                 return
             case 404 where attempt < 2:

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import JSONCore
 
 /// Parsing and generating 1.x revision IDs (`<generation>-<suffix>`, spec 3.2 and 3.3).
 enum RevisionID {
@@ -112,6 +113,19 @@ enum RevisionID {
     }
 
     /// Parses `_revisions` back into full rev IDs, newest first. Nil when malformed.
+    static func history(fromRevisions revisions: JSONObject) -> [String]? {
+        guard case .array(let items)? = revisions["ids"] else { return nil }
+        var ids: [String] = []
+        ids.reserveCapacity(items.count)
+        for item in items {
+            guard let id = item.stringValue else { return nil }
+            ids.append(id)
+        }
+        guard let start = revisions["start"]?.intValue else { return ids }
+        guard start >= ids.count else { return nil }
+        return ids.enumerated().map { "\(start - $0.offset)-\($0.element)" }
+    }
+
     static func history(fromRevisions revisions: [String: Any]) -> [String]? {
         guard let ids = revisions["ids"] as? [String] else { return nil }
         guard let start = revisions["start"] as? Int else { return ids }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// An attachment body arriving from a peer, streamed into the blob store as it comes (never
 /// held whole in memory): `append` each chunk, then `finish` installs it under its SHA-1.
@@ -36,9 +37,10 @@ extension CBLDatabase {
     package func syncAncestorAttachments(docID: String, history: [String]) throws -> [String: IncomingAttachment]? {
         for revID in history {
             guard let rev = try syncRevision(docID: docID, revID: revID) else { continue }
-            guard rev.body != nil else { continue }
+            guard let body = rev.body else { continue }
             var out: [String: IncomingAttachment] = [:]
-            for (name, meta) in rev.properties?["_attachments"] as? [String: Any] ?? [:] {
+            let attachments = body.isEmpty ? nil : (try? JSON.value(body))?["_attachments"]?.objectValue
+            for (name, meta) in attachments ?? [:] {
                 out[name] = try? IncomingAttachment(json: meta, name: name)
             }
             return out

@@ -10,12 +10,12 @@ import JSONCore
 package enum MultipartDocument {
     /// One revision of a `multipart/mixed` answer.
     package enum Item {
-        /// The document, each `follows` attachment's body as inline `data` (`Data`, stored
-        /// bytes: still gzip-compressed when the metadata says `"encoding":"gzip"`).
-        case document([String: Any])
+        /// The document and its `follows` attachments' bodies by name (stored bytes: still
+        /// gzip-compressed when the metadata says `"encoding":"gzip"`).
+        case document(RelatedDocument)
         /// The peer's per-revision error (`{"id","rev","error","reason"[,"status"]}`, or CouchDB's
         /// `open_revs` `{"missing": rev}` turned into `not_found`).
-        case peerError([String: Any])
+        case peerError(JSONObject)
         /// A part this side cannot accept (digest mismatch, missing or corrupt body, bad JSON),
         /// with the revision it names when that could be read.
         case unreadable(docID: String?, revID: String?, MultipartError)
@@ -41,32 +41,60 @@ package enum MultipartDocument {
         return parts.map(item)
     }
 
+    /// A document of a `multipart/related` body: its JSON part, read once, and the bodies of the
+    /// attachments that `follow` it. The metadata of an attachment with a body here has no
+    /// `follows` and no `digest` (the store computes its own from the bytes).
+    package struct RelatedDocument: Sendable {
+        package var json: JSONObject
+        package var bodies: [String: Data]
+
+        /// The document as the dictionary-based API spells it: each body as inline `data` (`Data`).
+        package var foundation: [String: Any] {
+            var doc = json.foundation
+            guard !bodies.isEmpty, var attachments = doc["_attachments"] as? [String: Any] else { return doc }
+            for (name, body) in bodies {
+                guard var meta = attachments[name] as? [String: Any] else { continue }
+                meta["data"] = body
+                attachments[name] = meta
+            }
+            doc["_attachments"] = attachments
+            return doc
+        }
+
+        /// The document as a revision to insert, bodies attached.
+        package func revision() throws -> IncomingRevision {
+            var revision = try IncomingRevision(json: json)
+            for (name, body) in bodies { revision.attachments?[name]?.data = .bytes(body) }
+            return revision
+        }
+    }
+
     /// One part of a `multipart/mixed` answer.
     package static func item(_ part: MIMEPart) -> Item {
         if let related = part.parts { return item(related: related, headers: part) }
-        let object: [String: Any]
+        let object: JSONObject
         do {
             object = try json(part)
         } catch {
             return .unreadable(docID: part.header("x-doc-id"), revID: part.header("x-rev-id"), error)
         }
-        if object["_id"] is String { return item(related: [part], headers: part, parsed: object) }
-        if let missing = object["missing"] as? String {
-            return .peerError(["rev": missing, "error": "not_found", "reason": "missing"])
+        if object["_id"]?.stringValue != nil { return item(related: [part], headers: part, parsed: object) }
+        if let missing = object["missing"]?.stringValue {
+            return .peerError(["rev": .string(missing), "error": "not_found", "reason": "missing"])
         }
         if object["error"] != nil { return .peerError(object) }
         return .unreadable(docID: part.header("x-doc-id"), revID: part.header("x-rev-id"),
                            MultipartError(.badContent, "A multipart answer part is neither a document nor an error"))
     }
 
-    private static func item(related parts: [MIMEPart], headers: MIMEPart?, parsed: [String: Any]? = nil) -> Item {
+    private static func item(related parts: [MIMEPart], headers: MIMEPart?, parsed: JSONObject? = nil) -> Item {
         var docID = headers?.header("x-doc-id")
         var revID = headers?.header("x-rev-id")
         do {
             guard let first = parts.first else { throw MultipartError(.malformed, "Empty multipart/related part") }
-            var doc = try parsed ?? json(first)
-            docID = doc["_id"] as? String ?? docID
-            revID = doc["_rev"] as? String ?? revID
+            var doc = RelatedDocument(json: try parsed ?? json(first), bodies: [:])
+            docID = doc.json["_id"]?.stringValue ?? docID
+            revID = doc.json["_rev"]?.stringValue ?? revID
             try attachFollowingBodies(&doc, parts: parts.dropFirst())
             return .document(doc)
         } catch let error as MultipartError {
@@ -80,9 +108,9 @@ package enum MultipartDocument {
     /// attachments' bodies as inline `data`. Throws ``MultipartError``.
     package static func document(related parts: [MIMEPart]) throws -> [String: Any] {
         guard let first = parts.first else { throw MultipartError(.malformed, "Empty multipart body") }
-        var doc = try json(first)
+        var doc = RelatedDocument(json: try json(first), bodies: [:])
         try attachFollowingBodies(&doc, parts: parts.dropFirst())
-        return doc
+        return doc.foundation
     }
 
     /// The document of a `multipart/related` body whose attachment parts were streamed into the
@@ -92,14 +120,14 @@ package enum MultipartDocument {
     package static func document(related parts: [MIMEPart],
                                  installed: [Int: (digest: String, md5Digest: String, length: Int)]) throws -> [String: Any] {
         guard let first = parts.first else { throw MultipartError(.malformed, "Empty multipart body") }
-        var doc = try json(first)
+        var doc = RelatedDocument(json: try json(first), bodies: [:])
         try attachFollowingBodies(&doc, parts: parts.dropFirst(), installed: installed)
-        return doc
+        return doc.foundation
     }
 
     /// A JSON part's object (inflated first when the part is gzip-encoded, as Sync Gateway
     /// sends them to clients that accept gzip parts).
-    static func json(_ part: MIMEPart) throws(MultipartError) -> [String: Any] {
+    static func json(_ part: MIMEPart) throws(MultipartError) -> JSONObject {
         var bytes = Array(part.body)
         if part.isGzipped {
             guard let inflated = try? Gzip.decompress(Data(bytes)) else {
@@ -108,7 +136,7 @@ package enum MultipartDocument {
             bytes = Array(inflated)
         }
         do {
-            return try JSON.parseObject(bytes)
+            return try JSON.object(bytes)
         } catch {
             throw MultipartError(.badContent, "A multipart JSON part is not a JSON object: \(error)")
         }
@@ -119,14 +147,14 @@ package enum MultipartDocument {
     /// (the order writers use). A gzip part is inflated unless the metadata keeps the
     /// attachment encoded; the `digest` is checked against the bytes to store (or the bytes
     /// received: CouchDB's `md5-` covers the encoded form).
-    static func attachFollowingBodies(_ doc: inout [String: Any], parts: ArraySlice<MIMEPart>,
+    static func attachFollowingBodies(_ doc: inout RelatedDocument, parts: ArraySlice<MIMEPart>,
                                       installed: [Int: (digest: String, md5Digest: String, length: Int)] = [:]) throws {
-        guard var attachments = doc["_attachments"] as? [String: Any] else { return }
+        guard case .object(var attachments)? = doc.json["_attachments"] else { return }
         let following = attachments.keys
-            .filter { ((attachments[$0] as? [String: Any])?["follows"] as? Bool) == true }
+            .filter { attachments[$0]?["follows"]?.boolValue == true }
             .sorted(by: JSON.utf16Precedes)
         guard !following.isEmpty else { return }
-        let docName = doc["_id"] as? String ?? "?"
+        let docName = doc.json["_id"]?.stringValue ?? "?"
 
         var claimed: [String: Int] = [:]
         var unnamed: [Int] = []
@@ -145,7 +173,7 @@ package enum MultipartDocument {
             for part in unnamed {
                 let digests = installed[part].map(Digests.init(known:)) ?? Digests(Data(parts[part].body))
                 let byDigest = open.firstIndex { name in
-                    ((attachments[name] as? [String: Any])?["digest"] as? String).map(digests.matches) ?? false
+                    attachments[name]?["digest"]?.stringValue.map(digests.matches) ?? false
                 }
                 guard let index = byDigest ?? (open.isEmpty ? nil : open.startIndex) else { break }
                 claimed[open.remove(at: index)] = part
@@ -153,46 +181,47 @@ package enum MultipartDocument {
         }
 
         for name in following {
-            guard var meta = attachments[name] as? [String: Any] else { continue }
+            guard case .object(var meta)? = attachments[name] else { continue }
             guard let index = claimed[name] else {
                 throw MultipartError(.missingAttachment, "The body of attachment '\(name)' of '\(docName)' is missing")
             }
             if let blob = installed[index] {
                 // Stored as received (a gzip part is never streamed): CouchDB's `md5-` and 1.x's
                 // `sha1-` both cover these bytes.
-                if let digest = meta["digest"] as? String, Digests.isChecked(digest), !Digests(known: blob).matches(digest) {
+                if let digest = meta["digest"]?.stringValue, Digests.isChecked(digest), !Digests(known: blob).matches(digest) {
                     throw MultipartError(.digestMismatch, "The body of attachment '\(name)' of '\(docName)' does not match its digest \(digest)")
                 }
                 meta["follows"] = true
                 meta["data"] = nil
-                meta["digest"] = blob.digest
-                if meta["encoding"] as? String == "gzip" {
-                    meta["encoded_length"] = blob.length
+                meta["digest"] = .string(blob.digest)
+                if meta["encoding"]?.stringValue == "gzip" {
+                    meta["encoded_length"] = .int(Int64(blob.length))
                 } else {
-                    meta["length"] = blob.length
+                    meta["length"] = .int(Int64(blob.length))
                 }
-                attachments[name] = meta
+                attachments[name] = .object(meta)
                 continue
             }
             let part = parts[index]
             let received = Data(part.body)
             var stored = received
-            if part.isGzipped, meta["encoding"] as? String != "gzip" {
+            if part.isGzipped, meta["encoding"]?.stringValue != "gzip" {
                 guard let inflated = try? Gzip.decompress(received) else {
                     throw MultipartError(.badContent, "The gzip body of attachment '\(name)' of '\(docName)' does not inflate")
                 }
                 stored = inflated
             }
-            if let digest = meta["digest"] as? String, Digests.isChecked(digest),
+            if let digest = meta["digest"]?.stringValue, Digests.isChecked(digest),
                !Digests(stored).matches(digest), stored == received || !Digests(received).matches(digest) {
                 throw MultipartError(.digestMismatch, "The body of attachment '\(name)' of '\(docName)' does not match its digest \(digest)")
             }
             meta["follows"] = nil
             meta["digest"] = nil
-            meta["data"] = stored
-            attachments[name] = meta
+            meta["data"] = nil
+            attachments[name] = .object(meta)
+            doc.bodies[name] = stored
         }
-        doc["_attachments"] = attachments
+        doc.json["_attachments"] = .object(attachments)
     }
 }
 

@@ -164,7 +164,7 @@ extension CBLDatabase {
                                     source: String? = nil) throws -> String {
         var doc = body
         doc["_id"] = docID
-        return try syncInsert(IncomingRevision(json: doc, memberOrder: memberOrder), source: source)
+        return try syncInsert(IncomingRevision(foundation: doc, memberOrder: memberOrder), source: source)
     }
 
     /// Inserts a revision from a peer with its history (`new_edits=false`, spec 9.4), the one
@@ -174,11 +174,11 @@ extension CBLDatabase {
     package func syncInsert(_ revision: IncomingRevision, source: String? = nil) throws -> String {
         let plain = (revision.attachments?.isEmpty ?? true) || revision.deleted
         if plain && revision.specialKeys.isEmpty && !hasValidationsToRun {
-            try forceInsert(docID: revision.docID, history: revision.history, storedBody: revision.properties,
+            try forceInsert(docID: revision.docID, history: revision.history, storedBody: revision.storedBody(),
                             deleted: revision.deleted, docType: revision.docType, source: source)
         } else {
             try forceInsert(docID: revision.docID, history: revision.history,
-                            properties: try revision.insertionProperties(), memberOrder: revision.memberOrder,
+                            properties: try revision.insertionProperties(), memberOrder: revision.storedMemberOrder,
                             source: source)
         }
         return revision.revID

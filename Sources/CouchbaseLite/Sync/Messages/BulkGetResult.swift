@@ -24,10 +24,10 @@ package struct BulkGetResult: Sendable {
         }
 
         /// Reads an `error` object.
-        package init(json: [String: Any]) {
-            let name = json["error"] as? String ?? "unknown"
-            self.init(docID: json["id"] as? String, revID: json["rev"] as? String, error: name,
-                      reason: json["reason"] as? String ?? name, status: json["status"] as? Int)
+        package init(json: JSONObject) {
+            let name = json["error"]?.stringValue ?? "unknown"
+            self.init(docID: json["id"]?.stringValue, revID: json["rev"]?.stringValue, error: name,
+                      reason: json["reason"]?.stringValue ?? name, status: json["status"]?.intValue)
         }
 
         /// The status CouchDB answers with for an error name.
@@ -78,21 +78,20 @@ package struct BulkGetResult: Sendable {
 
     /// Reads one parsed entry of `results`; a revision that cannot be read becomes a failure
     /// of that revision alone.
-    package init(json: [String: Any]) {
-        docID = json["id"] as? String
+    package init(json: JSONObject) {
+        docID = json["id"]?.stringValue
         var docs: [Entry] = []
-        for item in json["docs"] as? [Any] ?? [] {
-            guard let item = item as? [String: Any] else { continue }
-            if let doc = item["ok"] as? [String: Any] {
+        for item in json["docs"]?.arrayValue ?? [] {
+            if case .object(let doc)? = item["ok"] {
                 do {
                     docs.append(.revision(try IncomingRevision(json: doc)))
                 } catch {
                     let e = error as? CBLError ?? CBLError(502, "\(error)")
-                    docs.append(.failure(Failure(docID: doc["_id"] as? String ?? json["id"] as? String,
-                                                 revID: doc["_rev"] as? String, error: "bad_request",
+                    docs.append(.failure(Failure(docID: doc["_id"]?.stringValue ?? json["id"]?.stringValue,
+                                                 revID: doc["_rev"]?.stringValue, error: "bad_request",
                                                  reason: e.message, status: e.code)))
                 }
-            } else if let error = item["error"] as? [String: Any] {
+            } else if case .object(let error)? = item["error"] {
                 docs.append(.failure(Failure(json: error)))
             }
         }
@@ -101,10 +100,10 @@ package struct BulkGetResult: Sendable {
 
     /// Reads a whole JSON answer (`{"results": [...]}`); 502 when it is not one.
     package static func decodeAnswer(_ body: [UInt8]) throws -> [BulkGetResult] {
-        guard let object = try? JSON.parseObject(body), let results = object["results"] as? [Any] else {
+        guard let object = try? JSON.object(body), case .array(let results)? = object["results"] else {
             throw CBLError(502, "_bulk_get answer has no results")
         }
-        return results.compactMap { ($0 as? [String: Any]).map(BulkGetResult.init(json:)) }
+        return results.compactMap { $0.objectValue.map(BulkGetResult.init(json:)) }
     }
 
     /// Writes the entry (`{"id":…,"docs":[…]}`).

@@ -22,15 +22,15 @@ package struct ChangesRow: Sendable, Equatable {
     }
 
     /// Reads a parsed row; 587 (CBL's "bad changes feed") when it is not one.
-    package init(json row: [String: Any]) throws {
-        guard let docID = row["id"] as? String, let changes = row["changes"] as? [Any],
-              let sequence = RemoteSequence(jsonValue: row["seq"]) else {
+    package init(json row: JSONObject) throws {
+        guard let docID = row["id"]?.stringValue, case .array(let changes)? = row["changes"],
+              let sequence = RemoteSequence(json: row["seq"]) else {
             throw CBLError(587, "Malformed row in the remote changes feed")
         }
         self.docID = docID
         self.sequence = sequence
-        revIDs = changes.compactMap { ($0 as? [String: Any])?["rev"] as? String }
-        deleted = row["deleted"] as? Bool ?? false
+        revIDs = changes.compactMap { $0["rev"]?.stringValue }
+        deleted = row["deleted"]?.boolValue ?? false
         document = try row["doc"].map { try JSON.data($0, sortedKeys: true) }
     }
 
@@ -66,22 +66,22 @@ package struct ChangesRow: Sendable, Equatable {
 extension ChangesRow {
     /// A whole `feed=normal`/`longpoll` answer: its rows and `last_seq` (nil when absent).
     package static func decodeFeed(_ body: [UInt8]) throws -> (rows: [ChangesRow], lastSequence: RemoteSequence?) {
-        let object: [String: Any]
+        let object: JSONObject
         do {
-            object = try JSON.parseObject(body)
+            object = try JSON.object(body)
         } catch {
             throw CBLError(587, "The remote changes feed is not a JSON object")
         }
-        guard let results = object["results"] as? [Any] else {
+        guard case .array(let results)? = object["results"] else {
             throw CBLError(587, "The remote changes feed has no results list")
         }
         var rows: [ChangesRow] = []
         rows.reserveCapacity(results.count)
         for item in results {
-            guard let row = item as? [String: Any] else { throw CBLError(587, "Malformed row in the remote changes feed") }
+            guard case .object(let row) = item else { throw CBLError(587, "Malformed row in the remote changes feed") }
             rows.append(try ChangesRow(json: row))
         }
-        return (rows, RemoteSequence(jsonValue: object["last_seq"]))
+        return (rows, RemoteSequence(json: object["last_seq"]))
     }
 
     /// The opening of a feed answer, before the rows (CouchDB puts each row on its own line).

@@ -22,11 +22,11 @@ package struct Checkpoint: Sendable, Equatable {
     }
 
     /// Reads a checkpoint document; `fallbackID` names it when `_id` is missing.
-    package init(json: [String: Any], fallbackID: String) throws {
-        id = json["_id"] as? String ?? fallbackID
-        rev = json["_rev"] as? String
+    package init(json: JSONObject, fallbackID: String) throws {
+        id = json["_id"]?.stringValue ?? fallbackID
+        rev = json["_rev"]?.stringValue
         // 1.x stores text, but peers that wrote a number are read too.
-        lastSequence = RemoteSequence(jsonValue: json["lastSequence"])?.checkpointString
+        lastSequence = RemoteSequence(json: json["lastSequence"])?.checkpointString
         var others: [String: String] = [:]
         for (key, value) in json where key != "_id" && key != "_rev" && key != "lastSequence" {
             others[key] = try JSON.string(value, sortedKeys: false)
@@ -36,7 +36,7 @@ package struct Checkpoint: Sendable, Equatable {
 
     /// Reads a checkpoint document from JSON text; 502 when it is not an object.
     package init(jsonText: [UInt8], fallbackID: String) throws {
-        guard let object = try? JSON.parseObject(jsonText) else {
+        guard let object = try? JSON.object(jsonText) else {
             throw CBLError(502, "The remote checkpoint is not a JSON object")
         }
         try self.init(json: object, fallbackID: fallbackID)

@@ -26,23 +26,38 @@ package struct IncomingAttachment: Sendable, Equatable {
     package init() {}
 
     /// Reads an entry; 400 when it is not an object.
-    package init(json value: Any, name: String) throws {
+    package init(json value: JSONValue, name: String) throws {
+        guard case .object(let meta) = value else {
+            throw CBLError.badAttachment("metadata of '\(name)' must be an object")
+        }
+        contentType = meta["content_type"]?.stringValue
+        digest = meta["digest"]?.stringValue
+        length = meta["length"]?.intValue
+        revpos = meta["revpos"]?.intValue
+        encoding = meta["encoding"]?.stringValue
+        encodedLength = meta["encoded_length"]?.intValue
+        stub = meta["stub"]?.boolValue ?? false
+        follows = meta["follows"]?.boolValue ?? false
+        if let text = meta["data"]?.stringValue { data = .base64(text) }
+    }
+
+    /// Reads an entry of a dictionary-based body (the listener's uploads, whose multipart bodies
+    /// arrive as `Data`); 400 when it is not an object.
+    package init(foundation value: Any, name: String) throws {
         guard let meta = value as? [String: Any] else {
             throw CBLError.badAttachment("metadata of '\(name)' must be an object")
         }
-        contentType = meta["content_type"] as? String
-        digest = meta["digest"] as? String
-        length = meta["length"] as? Int
-        revpos = meta["revpos"] as? Int
-        encoding = meta["encoding"] as? String
-        encodedLength = meta["encoded_length"] as? Int
-        stub = meta["stub"] as? Bool ?? false
-        follows = meta["follows"] as? Bool ?? false
-        if let text = meta["data"] as? String {
-            data = .base64(text)
-        } else if let bytes = meta["data"] as? Data {
-            data = .bytes(bytes)
+        var typed = meta
+        let bytes = meta["data"] as? Data
+        if bytes != nil { typed["data"] = nil }
+        do {
+            try self.init(json: JSONValue(foundation: typed), name: name)
+        } catch let error as CBLError {
+            throw error
+        } catch {
+            throw CBLError.badAttachment("metadata of '\(name)': \(error)")
         }
+        if let bytes { data = .bytes(bytes) }
     }
 
     /// The entry as the insertion code reads attachment metadata.

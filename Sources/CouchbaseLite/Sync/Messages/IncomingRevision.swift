@@ -2,9 +2,9 @@ import Foundation
 import JSONCore
 
 /// A revision as a peer sends it (a `_bulk_get` result, a `GET ?revs=true` answer, a
-/// multipart document): read once into what inserting it needs (spec 9.4). Its `_revisions`
-/// is parsed here and nowhere else; its other properties are kept as the canonical JSON the
-/// store keeps, so a revision without attachments is stored without being parsed again.
+/// multipart document): read once, from the one parse of the answer, into what inserting it
+/// needs (spec 9.4). Its `_revisions` is read here and nowhere else; its other members stay typed
+/// (``body``) until the store writes them, once.
 package struct IncomingRevision: Sendable {
     package let docID: String
     package let revID: String
@@ -16,14 +16,15 @@ package struct IncomingRevision: Sendable {
     package let hasRevisions: Bool
     /// `_attachments`, nil when absent.
     package var attachments: [String: IncomingAttachment]?
-    /// Every other member, as canonical JSON text (keys sorted, or in ``memberOrder``): the
-    /// stored body of a revision without attachments.
-    package let properties: [UInt8]
-    /// The `type` property (the 1.x `docs.doc_type` column).
-    package let docType: String?
-    /// The member order of the text the revision was read from, when it is not sorted: the
-    /// stored body keeps it (see ``JSONMemberOrder``).
+    /// Every other member, in the order the peer sent them.
+    package let body: JSONObject
+    /// The stored body keeps ``body``'s member order (CouchDB keeps a document's members as its
+    /// client wrote them; the listener asks for that). Otherwise it is 1.x's canonical JSON, sorted.
+    package let keepsMemberOrder: Bool
+    /// The member order of a dictionary-based body (``init(foundation:memberOrder:)``), which has none of its own.
     package let memberOrder: JSONMemberOrder?
+    /// The `type` property (the 1.x `docs.doc_type` column).
+    package var docType: String? { body["type"]?.stringValue }
     /// Other `_`-prefixed members (`_conflicts`, `_revs_info`…, or unknown ones 1.x refuses):
     /// such a revision goes through the full insertion checks.
     package let specialKeys: [String]
@@ -33,19 +34,24 @@ package struct IncomingRevision: Sendable {
         key == "_id" || key == "_rev" || key == "_deleted" || key == "_revisions" || key == "_attachments"
     }
 
-    /// Reads a parsed revision; 400 for a missing or invalid `_id`/`_rev`/`_revisions`
-    /// (the checks `new_edits=false` makes, spec 9.4).
-    package init(json doc: [String: Any], memberOrder: JSONMemberOrder? = nil) throws {
+    /// Reads a revision; 400 for a missing or invalid `_id`/`_rev`/`_revisions` (the checks
+    /// `new_edits=false` makes, spec 9.4).
+    package init(json doc: JSONObject, keepsMemberOrder: Bool = false) throws {
+        try self.init(reading: doc, keepsMemberOrder: keepsMemberOrder, memberOrder: nil)
+    }
+
+    private init(reading doc: JSONObject, keepsMemberOrder: Bool, memberOrder: JSONMemberOrder?) throws {
+        self.keepsMemberOrder = keepsMemberOrder
         self.memberOrder = memberOrder
-        guard let docID = doc["_id"] as? String else { throw CBLError.badRequest("Revision without an _id") }
-        guard let revID = doc["_rev"] as? String, RevisionID.generation(revID) > 0 else {
+        guard let docID = doc["_id"]?.stringValue else { throw CBLError.badRequest("Revision without an _id") }
+        guard let revID = doc["_rev"]?.stringValue, RevisionID.generation(revID) > 0 else {
             throw CBLError.badRequest("new_edits=false requires a valid _rev")
         }
         self.docID = docID
         self.revID = revID
-        deleted = doc["_deleted"] as? Bool ?? false
+        deleted = doc["_deleted"]?.boolValue ?? false
         if let revisions = doc["_revisions"] {
-            guard let dict = revisions as? [String: Any], let h = RevisionID.history(fromRevisions: dict),
+            guard case .object(let dict) = revisions, let h = RevisionID.history(fromRevisions: dict),
                   !h.isEmpty, h.allSatisfy({ RevisionID.generation($0) > 0 }) else {
                 throw CBLError.badRequest("Invalid _revisions")
             }
@@ -57,35 +63,73 @@ package struct IncomingRevision: Sendable {
             hasRevisions = false
         }
         if let raw = doc["_attachments"] {
-            guard let dict = raw as? [String: Any] else { throw CBLError.badAttachment("_attachments must be an object") }
+            guard case .object(let dict) = raw else { throw CBLError.badAttachment("_attachments must be an object") }
             var atts: [String: IncomingAttachment] = [:]
             for (name, meta) in dict { atts[name] = try IncomingAttachment(json: meta, name: name) }
             attachments = atts
         }
-        var writer = JSONWriter(capacity: 256)
+        var body = JSONObject(minimumCapacity: doc.count)
+        var special: [String] = []
+        for (key, value) in doc where !IncomingRevision.isOwnKey(key) {
+            body[key] = value
+            if key.hasPrefix("_") && key != "_removed" { special.append(key) }
+        }
+        self.body = body
+        specialKeys = special
+    }
+
+    /// Reads a dictionary-based revision (the listener's `[String: Any]` bodies, multipart uploads
+    /// whose attachment bodies are `Data`), written in `memberOrder` when given, else sorted.
+    package init(foundation doc: [String: Any], memberOrder: JSONMemberOrder? = nil) throws {
+        var typed = doc
+        let attachments = doc["_attachments"]
+        typed["_attachments"] = nil
+        let object: JSONObject
         do {
-            if let memberOrder {
-                try writer.writeObject(doc, order: memberOrder, skippingKey: IncomingRevision.isOwnKey)
-            } else {
-                try writer.writeObject(doc, sortedKeys: true, skippingKey: IncomingRevision.isOwnKey)
-            }
+            object = try JSONObject(foundation: typed)
         } catch {
             throw CBLError.badJSON("\(error)")
         }
-        properties = writer.bytes
-        docType = doc["type"] as? String
-        specialKeys = doc.keys.filter { $0.hasPrefix("_") && !IncomingRevision.isOwnKey($0) && $0 != "_removed" }
+        try self.init(reading: object, keepsMemberOrder: false, memberOrder: memberOrder)
+        if let attachments {
+            guard let dict = attachments as? [String: Any] else { throw CBLError.badAttachment("_attachments must be an object") }
+            var atts: [String: IncomingAttachment] = [:]
+            for (name, meta) in dict { atts[name] = try IncomingAttachment(foundation: meta, name: name) }
+            self.attachments = atts
+        }
     }
 
     /// Reads a revision from JSON text.
     package init(jsonText: [UInt8]) throws {
-        let doc: [String: Any]
+        let doc: JSONObject
         do {
-            doc = try JSON.parseObject(jsonText)
+            doc = try JSON.object(jsonText)
         } catch {
             throw CBLError.badJSON("a revision must be a JSON object")
         }
         try self.init(json: doc)
+    }
+
+    /// The stored body of a revision without attachments: ``body`` written once, canonical
+    /// (sorted) or in its member order (``keepsMemberOrder``, ``memberOrder``).
+    package func storedBody() throws -> [UInt8] {
+        do {
+            if let memberOrder {
+                var writer = JSONWriter(capacity: 256)
+                try writer.writeObject(body.foundation, order: memberOrder, skippingKey: { _ in false })
+                return writer.bytes
+            }
+            var writer = JSONWriter(capacity: 256)
+            try writer.writeObject(body, sortedKeys: !keepsMemberOrder)
+            return writer.bytes
+        } catch {
+            throw CBLError.badJSON("\(error)")
+        }
+    }
+
+    /// The member order the stored body keeps (nil: sorted).
+    package var storedMemberOrder: JSONMemberOrder? {
+        memberOrder ?? (keepsMemberOrder ? JSONMemberOrder(unsortedIn: .object(body)) : nil)
     }
 
     /// The attachments that are stubs: bodies the receiver must already have.
@@ -96,7 +140,7 @@ package struct IncomingRevision: Sendable {
     /// The revision as the dictionary-based insertion reads it: the properties with
     /// `_attachments` and `_deleted` (no `_id`/`_rev`/`_revisions`: those are arguments).
     package func insertionProperties() throws -> [String: Any] {
-        var dict = properties.count <= 2 ? [:] : try JSON.parseObject(properties)
+        var dict = body.foundation
         if let attachments { dict["_attachments"] = attachments.mapValues(\.metadata) }
         if deleted { dict["_deleted"] = true }
         return dict
@@ -110,9 +154,11 @@ package struct IncomingRevision: Sendable {
         writer.writeRaw(#","_rev":"#.utf8)
         writer.writeString(revID)
         if deleted { writer.writeRaw(#","_deleted":true"#.utf8) }
-        if properties.count > 2 {
+        for (key, value) in keepsMemberOrder ? Array(body) : body.sortedMembers {
             writer.writeRawByte(UInt8(ascii: ","))
-            writer.writeRaw(properties[1..<(properties.count - 1)])
+            writer.writeString(key)
+            writer.writeRawByte(UInt8(ascii: ":"))
+            try? writer.write(value, sortedKeys: !keepsMemberOrder)
         }
         if let attachments {
             writer.writeRaw(#","_attachments":{"#.utf8)
@@ -144,7 +190,7 @@ package struct IncomingRevision: Sendable {
 
     /// The revision as JSON text.
     package var encoded: [UInt8] {
-        var writer = JSONWriter(capacity: properties.count + 128)
+        var writer = JSONWriter(capacity: 256)
         encode(into: &writer)
         return writer.bytes
     }

@@ -20,15 +20,14 @@ package struct RemoteSequence: Sendable, Hashable, CustomStringConvertible {
     /// A sequence of this database (the listener's feed numbers its rows).
     package init(_ sequence: Int64) { value = .integer(sequence) }
 
-    /// From a parsed JSON value; nil for `null` or an absent member.
-    package init?(jsonValue: Any?) {
-        switch jsonValue {
-        case nil, is NSNull: return nil
-        case let s as String: value = .string(s)
-        case let n as Int: value = .integer(Int64(n))
-        case let n as Int64: value = .integer(n)
-        // Some JSON readers hand whole numbers over as doubles.
-        case let d as Double where d == d.rounded() && abs(d) < 1e15: value = .integer(Int64(d))
+    /// From a JSON value; nil for `null` or an absent member.
+    package init?(json: JSONValue?) {
+        switch json {
+        case nil, .null?: return nil
+        case .string(let s)?: value = .string(s)
+        case .int(let n)?: value = .integer(n)
+        // Some JSON writers send whole numbers as doubles (`12.0`).
+        case .double(let d)? where d == d.rounded() && abs(d) < 1e15: value = .integer(Int64(d))
         case let other?:
             guard let text = try? JSON.string(other, sortedKeys: false) else { return nil }
             value = .json(text)
@@ -40,7 +39,7 @@ package struct RemoteSequence: Sendable, Hashable, CustomStringConvertible {
     package init(checkpoint stored: String) {
         if let n = Int64(stored), n >= 0 {
             value = .integer(n)
-        } else if let first = stored.first, first == "[" || first == "{", (try? JSON.parse(stored)) != nil {
+        } else if let first = stored.first, first == "[" || first == "{", (try? JSON.value(stored)) != nil {
             value = .json(stored)
         } else {
             value = .string(stored)
@@ -63,12 +62,12 @@ package struct RemoteSequence: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
-    /// The value for a JSON tree (a `_changes` POST body's `since`).
-    package var jsonValue: Any {
+    /// The sequence as the JSON value it is (a `_changes` POST body's `since`).
+    package var json: JSONValue {
         switch value {
-        case .integer(let n): return n
-        case .string(let s): return s
-        case .json(let text): return (try? JSON.parse(text)) ?? text
+        case .integer(let n): return .int(n)
+        case .string(let s): return .string(s)
+        case .json(let text): return (try? JSON.value(text)) ?? .string(text)
         }
     }
 

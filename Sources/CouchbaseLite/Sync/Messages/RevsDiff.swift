@@ -29,23 +29,35 @@ package enum RevsDiff {
 
     /// Reads a request body `{"doc": ["rev", …], …}`; 400 when a value is not a list of strings.
     package static func decodeRequest(_ body: [UInt8]) throws -> [Offer] {
-        let object: [String: Any]
+        let object: JSONObject
         do {
-            object = try JSON.parseObject(body)
+            object = try JSON.object(body)
         } catch {
             throw CBLError.badRequest("The _revs_diff request is not a JSON object")
         }
         return try decodeRequest(json: object)
     }
 
-    /// Reads a parsed request body.
-    package static func decodeRequest(json object: [String: Any]) throws -> [Offer] {
+    /// Reads a parsed request body, documents in the order sent.
+    package static func decodeRequest(json object: JSONObject) throws -> [Offer] {
         try object.map { docID, value in
-            guard let list = value as? [Any], let revIDs = list as? [String] else {
+            guard let revIDs = strings(value) else {
                 throw CBLError.badRequest("Revisions of '\(docID)' must be an array of strings")
             }
             return Offer(docID: docID, revIDs: revIDs)
         }
+    }
+
+    /// The strings of an array of strings; nil for anything else.
+    private static func strings(_ value: JSONValue?) -> [String]? {
+        guard case .array(let items)? = value else { return nil }
+        var out: [String] = []
+        out.reserveCapacity(items.count)
+        for item in items {
+            guard case .string(let s) = item else { return nil }
+            out.append(s)
+        }
+        return out
     }
 
     /// Writes a request body, documents in the order given.
@@ -65,18 +77,16 @@ package enum RevsDiff {
     /// Reads an answer `{"doc": {"missing": […], "possible_ancestors": […]}, …}`; 502 when
     /// malformed.
     package static func decodeAnswer(_ body: [UInt8]) throws -> [String: Missing] {
-        guard let object = try? JSON.parseObject(body) else {
+        guard let object = try? JSON.object(body) else {
             throw CBLError(502, "The _revs_diff answer is not a JSON object")
         }
         var answer: [String: Missing] = [:]
         answer.reserveCapacity(object.count)
         for (docID, value) in object {
-            guard let entry = value as? [String: Any], let list = entry["missing"] as? [Any],
-                  let missing = list as? [String] else {
+            guard let missing = strings(value["missing"]) else {
                 throw CBLError(502, "Malformed _revs_diff answer for '\(docID)'")
             }
-            answer[docID] = Missing(missing: missing,
-                                    possibleAncestors: (entry["possible_ancestors"] as? [Any] as? [String]) ?? [])
+            answer[docID] = Missing(missing: missing, possibleAncestors: strings(value["possible_ancestors"]) ?? [])
         }
         return answer
     }
