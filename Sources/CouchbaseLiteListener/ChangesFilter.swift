@@ -31,7 +31,7 @@ extension ChangesFilter {
 
 /// Decides whether one revision of a changed document passes a filter; `document` gives the
 /// revision's body as CouchDB hands it to filters (`_id`, `_rev`, `_deleted`, stubs).
-typealias ChangesRevisionTest = (_ docID: String, _ revID: String, _ document: () throws -> [String: Any]) throws -> Bool
+typealias ChangesRevisionTest = (_ docID: String, _ revID: String, _ document: () throws -> JSONObject) throws -> Bool
 
 extension RESTRouter {
     // MARK: The functions filters refer to by name
@@ -90,8 +90,9 @@ extension RESTRouter {
                 throw RESTError(400, "bad_request", "Selector must be specified in POST payload")
             }
             do {
-                let selector = try MangoSelector(body["selector"] as Any)
-                return .selector(selector, fields: try body["fields"].map { try MangoFields($0) })
+                let typed = { (value: Any?) throws -> JSONValue? in try value.map { try JSONValue(foundation: $0) } }
+                let selector = try MangoSelector(typed(body["selector"]))
+                return .selector(selector, fields: try typed(body["fields"]).map { try MangoFields($0) })
             } catch let error as MangoError {
                 // CouchDB's `_changes` reports selector errors as `bad_request` with Mango's reason.
                 throw RESTError(400, "bad_request", error.reason)
@@ -117,13 +118,13 @@ extension RESTRouter {
         case .designDocuments?:
             return { docID, _, _ in docID.hasPrefix("_design/") }
         case .selector(let selector, _)?:
-            return { _, _, document in selector.matches(try document()) }
+            return { _, _, document in selector.matches(.object(try document())) }
         case .view(let name)?:
             guard let map = try changesViewMap(db, name) else { throw RESTError(404, "not_found", "missing") }
             return { _, _, document in
                 // Passes when the map emits at least one row for the revision (CouchDB's filter_view).
                 var emitted = false
-                map(try document()) { _, _ in emitted = true }
+                map(try document().foundation) { _, _ in emitted = true }
                 return emitted
             }
         case .named(let name, let parameters)?:

@@ -52,16 +52,16 @@ extension RESTRouter {
             revIDs = try change.revIDs.filter { revID in
                 try test(change.docID, revID) {
                     if revID == change.winnerRevID {
-                        return Self.filterDocument(docID: change.docID, revID: revID, deleted: change.deleted,
-                                                   body: change.winnerBody)
+                        return Self.typedFilterDocument(docID: change.docID, revID: revID, deleted: change.deleted,
+                                                        body: change.winnerBody)
                     }
                     if leafBodies == nil {
                         let leaves = try db.syncLeaves(docID: change.docID, withBodies: true)
                         leafBodies = Dictionary(leaves.map { ($0.revID, $0) }, uniquingKeysWith: { a, _ in a })
                     }
                     let leaf = leafBodies?[revID]
-                    return Self.filterDocument(docID: change.docID, revID: revID, deleted: leaf?.deleted ?? false,
-                                               body: leaf?.body)
+                    return Self.typedFilterDocument(docID: change.docID, revID: revID, deleted: leaf?.deleted ?? false,
+                                                    body: leaf?.body)
                 }
             }
             if revIDs.isEmpty { return nil }
@@ -70,10 +70,26 @@ extension RESTRouter {
                              deleted: change.deleted)
         if options.includeDocs {
             var doc = try changeDocument(db, change, options)
-            if case .selector(_, let fields?)? = options.filter { doc = fields.extract(from: doc) }
-            row.document = JSONText.bytes(doc)
+            if case .selector(_, let fields?)? = options.filter, let typed = try? JSONObject(foundation: doc) {
+                row.document = (try? JSON.data(.object(fields.extract(from: typed)), sortedKeys: true)) ?? JSONText.bytes(doc)
+            } else {
+                row.document = JSONText.bytes(doc)
+            }
         }
         return row
+    }
+
+    /// A revision as filters receive it, typed (its members in stored order): its properties plus
+    /// `_id`, `_rev` and `_deleted`.
+    static func typedFilterDocument(docID: String, revID: String, deleted: Bool, body: [UInt8]?) -> JSONObject {
+        var doc = JSONObject()
+        doc["_id"] = .string(docID)
+        doc["_rev"] = .string(revID)
+        if let body, !body.isEmpty, let props = try? JSON.object(body) {
+            for (key, value) in props { doc[key] = value }
+        }
+        if deleted { doc["_deleted"] = true }
+        return doc
     }
 
     /// A revision as filters receive it: its properties plus `_id`, `_rev` and `_deleted`.

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// The `fields` of a Mango request: the parts of each document to return, as CouchDB's
 /// `mango_fields` extracts them (each field path copied where present, others left out).
@@ -7,51 +8,54 @@ struct MangoFields: Sendable {
     let paths: [[String]]
 
     /// Parses a `fields` array of field names (`a.b` paths); CouchDB's errors when malformed.
-    init(_ json: Any) throws {
-        guard let list = json as? [Any] else {
+    init(_ json: JSONValue) throws {
+        guard case .array(let list) = json else {
             throw MangoError("invalid_fields_json", "Selector error: fields must be JSON array")
         }
         paths = try list.map { item in
-            guard let name = item as? String else {
-                throw MangoError("invalid_field_json", "Invalid JSON for field spec: \(JSONText.string(item))")
+            guard case .string(let name) = item else {
+                throw MangoError("invalid_field_json", "Invalid JSON for field spec: \((try? JSON.string(item, sortedKeys: false)) ?? "")")
             }
             return try MangoSelector.parseFieldName(name)
         }
     }
 
     /// The document reduced to the fields (the whole document when none are named).
-    func extract(from document: [String: Any]) -> [String: Any] {
+    func extract(from document: JSONObject) -> JSONObject {
         guard !paths.isEmpty else { return document }
-        var out: [String: Any] = [:]
+        var out = JSONObject()
         for path in paths {
-            guard let value = Self.value(in: document, at: path) else { continue }
+            guard let value = Self.value(in: .object(document), at: path) else { continue }
             Self.set(value, at: path[...], in: &out)
         }
         return out
     }
 
-    private static func value(in document: [String: Any], at path: [String]) -> Any? {
-        var current: Any = document
+    private static func value(in document: JSONValue, at path: [String]) -> JSONValue? {
+        var current = document
         for name in path {
-            if let object = current as? [String: Any], let next = object[name] {
+            switch current {
+            case .object(let object):
+                guard let next = object[name] else { return nil }
                 current = next
-            } else if let array = current as? [Any], let index = Int(name), index >= 0, index < array.count {
+            case .array(let array):
+                guard let index = Int(name), index >= 0, index < array.count else { return nil }
                 current = array[index]
-            } else {
+            default:
                 return nil
             }
         }
         return current
     }
 
-    private static func set(_ value: Any, at path: ArraySlice<String>, in object: inout [String: Any]) {
+    private static func set(_ value: JSONValue, at path: ArraySlice<String>, in object: inout JSONObject) {
         guard let name = path.first else { return }
         if path.count == 1 {
             object[name] = value
             return
         }
-        var child = object[name] as? [String: Any] ?? [:]
+        var child = object[name]?.objectValue ?? JSONObject()
         set(value, at: path.dropFirst(), in: &child)
-        object[name] = child
+        object[name] = .object(child)
     }
 }

@@ -1,21 +1,22 @@
 import Foundation
+import JSONCore
 
 extension MangoSelector {
     /// True when the document (or any JSON value) satisfies the selector, as CouchDB's
     /// `mango_selector:match` decides.
-    func matches(_ document: Any) -> Bool {
+    func matches(_ document: JSONValue) -> Bool {
         Self.match(root, document)
     }
 
     private enum Lookup {
-        case found(Any)
+        case found(JSONValue)
         /// An object lacks the member: only `$exists: false` matches.
         case notFound
         /// The path goes through a scalar, or past an array's end: nothing matches.
         case badPath
     }
 
-    private static func match(_ node: Node, _ value: Any) -> Bool {
+    private static func match(_ node: Node, _ value: JSONValue) -> Bool {
         switch node {
         case .always: return true
         case .and(let nodes): return nodes.allSatisfy { match($0, value) }
@@ -38,24 +39,25 @@ extension MangoSelector {
         }
     }
 
-    private static func lookup(_ value: Any, _ path: [String]) -> Lookup {
+    private static func lookup(_ value: JSONValue, _ path: [String]) -> Lookup {
         var current = value
         for name in path {
-            if let object = current as? [String: Any] {
+            switch current {
+            case .object(let object):
                 guard let next = object[name] else { return .notFound }
                 current = next
-            } else if let array = current as? [Any] {
+            case .array(let array):
                 // A numeric component indexes an array.
                 guard let index = Int(name), index >= 0, index < array.count else { return .badPath }
                 current = array[index]
-            } else {
+            default:
                 return .badPath
             }
         }
         return .found(current)
     }
 
-    private static func matches(_ condition: Condition, _ value: Any, compare: (Any, Any) -> Int) -> Bool {
+    private static func matches(_ condition: Condition, _ value: JSONValue, compare: (JSONValue, JSONValue) -> Int) -> Bool {
         switch condition {
         case .eq(let arg): return compare(value, arg) == 0
         case .ne(let arg): return compare(value, arg) != 0
@@ -65,7 +67,7 @@ extension MangoSelector {
         case .gte(let arg): return compare(value, arg) >= 0
         case .in(let args):
             // An array value matches when any of its elements is one of the arguments.
-            if let elements = value as? [Any] {
+            if case .array(let elements) = value {
                 return args.contains { arg in elements.contains { compare($0, arg) == 0 } }
             }
             return args.contains { compare(value, $0) == 0 }
@@ -77,32 +79,32 @@ extension MangoSelector {
         case .type(let name):
             return MangoCollation.kind(value).name == name
         case .regex(let regex):
-            guard let string = value as? String else { return false }
-            return regex.firstMatch(in: string, range: NSRange(string.startIndex..., in: string)) != nil
+            guard case .string(let string) = value else { return false }
+            return regex.matches(string)
         case .all(let args):
-            guard !args.isEmpty, let elements = value as? [Any] else { return false }
+            guard !args.isEmpty, case .array(let elements) = value else { return false }
             if args.allSatisfy({ arg in elements.contains { compare($0, arg) == 0 } }) { return true }
             // `{"$all": [[1, 2]]}` also matches the array `[1, 2]` itself.
-            if args.count == 1, args[0] is [Any] { return compare(args[0], value) == 0 }
+            if args.count == 1, case .array = args[0] { return compare(args[0], value) == 0 }
             return false
         case .elemMatch(let node):
-            guard let elements = value as? [Any] else { return false }
+            guard case .array(let elements) = value else { return false }
             return elements.contains { match(node, $0) }
         case .allMatch(let node):
-            guard let elements = value as? [Any], !elements.isEmpty else { return false }
+            guard case .array(let elements) = value, !elements.isEmpty else { return false }
             return elements.allSatisfy { match(node, $0) }
         case .keyMapMatch(let node):
-            guard let object = value as? [String: Any] else { return false }
-            return object.keys.contains { match(node, $0) }
+            guard case .object(let object) = value else { return false }
+            return object.keys.contains { match(node, .string($0)) }
         case .size(let n):
-            guard let elements = value as? [Any] else { return false }
+            guard case .array(let elements) = value else { return false }
             return elements.count == n
         case .mod(let divisor, let remainder):
             // Integers only; the remainder takes the dividend's sign, as Erlang's `rem`.
-            guard MangoCollation.kind(value) == .number, let n = value as? Int else { return false }
+            guard case .int(let n) = value else { return false }
             return n % divisor == remainder
         case .beginsWith(let prefix):
-            guard let string = value as? String else { return false }
+            guard case .string(let string) = value else { return false }
             return string.utf8.starts(with: prefix.utf8)
         case .not(let inner):
             return !matches(inner, value, compare: compare)

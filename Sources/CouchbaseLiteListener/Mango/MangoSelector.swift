@@ -9,13 +9,12 @@ import JSONCore
 /// without `a`), comparisons in CouchDB's view collation.
 ///
 /// ```swift
-/// let selector = try MangoSelector(JSON.parse(#"{"type": "post", "tags": {"$all": ["a"]}}"#))
+/// let selector = try MangoSelector(JSON.value(#"{"type": "post", "tags": {"$all": ["a"]}}"#))
 /// selector.matches(document)
 /// ```
-// @unchecked because it is immutable after init; its nodes hold parsed JSON operands (`Any`), never mutated.
-struct MangoSelector: @unchecked Sendable {
+struct MangoSelector: Sendable {
     /// A node of the normalized selector.
-    indirect enum Node {
+    indirect enum Node: Sendable {
         case and([Node])
         case or([Node])
         /// Logical negation, kept as such where CouchDB keeps `$not` (inside `$elemMatch`…).
@@ -28,16 +27,16 @@ struct MangoSelector: @unchecked Sendable {
     }
 
     /// A condition on one value.
-    indirect enum Condition {
-        case eq(Any), ne(Any), lt(Any), lte(Any), gt(Any), gte(Any)
-        case `in`([Any]), nin([Any])
+    indirect enum Condition: Sendable {
+        case eq(JSONValue), ne(JSONValue), lt(JSONValue), lte(JSONValue), gt(JSONValue), gte(JSONValue)
+        case `in`([JSONValue]), nin([JSONValue])
         case exists(Bool)
         case type(String)
-        case regex(NSRegularExpression)
-        case all([Any])
+        case regex(MangoRegex)
+        case all([JSONValue])
         case elemMatch(Node), allMatch(Node), keyMapMatch(Node)
         case size(Int)
-        case mod(Int, Int)
+        case mod(Int64, Int64)
         case beginsWith(String)
         case not(Condition)
     }
@@ -47,15 +46,15 @@ struct MangoSelector: @unchecked Sendable {
 
     /// Parses and normalizes a selector given as parsed JSON; throws ``MangoError`` with
     /// CouchDB's error name and reason when it is malformed.
-    init(_ json: Any) throws {
-        guard let object = json as? [String: Any] else {
+    init(_ json: JSONValue?) throws {
+        guard case .object(let object)? = json else {
             throw MangoError("invalid_selector_json", "Selector error: expected a JSON object")
         }
         if object.isEmpty {
             root = .always
             return
         }
-        let node = Self.normalizeNegations(try Self.parse(object, path: []))
+        let node = Self.normalizeNegations(try Self.parse(.object(object), path: []))
         // CouchDB checks the top level only: `{"$gt": 1}` names no field.
         if case .field(let path, _) = node, path.isEmpty {
             throw MangoError("invalid_selector", "One or more conditions is missing a field name.")
@@ -67,35 +66,35 @@ struct MangoSelector: @unchecked Sendable {
 
     private static let unsupported: Set<String> = ["$where", "$geoWithin", "$geoIntersects", "$near", "$nearSphere"]
 
-    private static func parse(_ value: Any, path: [String]) throws -> Node {
-        guard let object = value as? [String: Any], !object.isEmpty else {
+    private static func parse(_ value: JSONValue, path: [String]) throws -> Node {
+        guard case .object(let object) = value, !object.isEmpty else {
             // A bare value is an equality condition.
             return .field(path, .eq(value))
         }
         if object.count > 1 {
             // Several members are an implicit `$and` (in key order, for stable errors).
-            return .and(try object.keys.sorted().map { try parse([$0: object[$0]!], path: path) })
+            return .and(try object.keys.sorted().map { try parse(.object([$0: object[$0]!]), path: path) })
         }
-        let (key, argument) = object.first!
+        let (key, argument) = object.first { _ in true }!
         guard key.hasPrefix("$") else {
             return try parse(argument, path: path + parseFieldName(key))
         }
         func badArgument() -> MangoError {
-            MangoError("bad_arg", "Bad argument for operator \(key): \(JSONText.string(argument))")
+            MangoError("bad_arg", "Bad argument for operator \(key): \((try? JSON.string(argument, sortedKeys: false)) ?? "")")
         }
-        func list() throws -> [Any] {
-            guard let array = argument as? [Any] else { throw badArgument() }
+        func list() throws -> [JSONValue] {
+            guard case .array(let array) = argument else { throw badArgument() }
             return array
         }
-        func subselector() throws -> [String: Any] {
-            guard let object = argument as? [String: Any] else { throw badArgument() }
+        func subselector() throws -> JSONObject {
+            guard case .object(let object) = argument else { throw badArgument() }
             return object
         }
         switch key {
         case "$and": return .and(try list().map { try parse($0, path: path) })
         case "$or": return .or(try list().map { try parse($0, path: path) })
         case "$nor": return .nor(try list().map { try parse($0, path: path) })
-        case "$not": return .not(try parse(try subselector(), path: path))
+        case "$not": return .not(try parse(.object(try subselector()), path: path))
         case "$elemMatch": return .field(path, .elemMatch(try parseNested(try subselector())))
         case "$allMatch": return .field(path, .allMatch(try parseNested(try subselector())))
         case "$keyMapMatch": return .field(path, .keyMapMatch(try parseNested(try subselector())))
@@ -109,29 +108,27 @@ struct MangoSelector: @unchecked Sendable {
         case "$nin": return .field(path, .nin(try list()))
         case "$all": return .field(path, .all(try list()))
         case "$exists":
-            guard let flag = argument as? Bool else { throw badArgument() }
+            guard let flag = argument.boolValue else { throw badArgument() }
             return .field(path, .exists(flag))
         case "$type":
-            guard let name = argument as? String else { throw badArgument() }
+            guard let name = argument.stringValue else { throw badArgument() }
             return .field(path, .type(name))
         case "$regex":
-            guard let pattern = argument as? String,
-                  let regex = try? NSRegularExpression(pattern: pattern) else { throw badArgument() }
+            guard let pattern = argument.stringValue, let regex = MangoRegex(pattern) else { throw badArgument() }
             return .field(path, .regex(regex))
         case "$size":
-            guard MangoCollation.kind(argument) == .number, let n = argument as? Int, n >= 0 else { throw badArgument() }
-            return .field(path, .size(n))
+            guard case .int(let n) = argument, n >= 0 else { throw badArgument() }
+            return .field(path, .size(Int(n)))
         case "$mod":
-            guard let pair = argument as? [Any], pair.count == 2, let d = pair[0] as? Int, let r = pair[1] as? Int,
+            guard case .array(let pair) = argument, pair.count == 2, case .int(let d) = pair[0], case .int(let r) = pair[1],
                   d != 0 else { throw badArgument() }
             return .field(path, .mod(d, r))
         case "$beginsWith":
-            guard let prefix = argument as? String else { throw badArgument() }
+            guard let prefix = argument.stringValue else { throw badArgument() }
             return .field(path, .beginsWith(prefix))
         case "$text":
             // Only a text index can answer it; CouchDB's matcher trusts the index and passes.
-            guard path.isEmpty, argument is String || MangoCollation.kind(argument) == .number
-                    || MangoCollation.kind(argument) == .boolean else { throw badArgument() }
+            guard path.isEmpty, [.string, .number, .boolean].contains(MangoCollation.kind(argument)) else { throw badArgument() }
             return .always
         default:
             if unsupported.contains(key) { throw MangoError("not_supported", "Unsupported operator: \(key)") }
@@ -141,8 +138,8 @@ struct MangoSelector: @unchecked Sendable {
 
     /// The argument of `$elemMatch` and its kin: a selector of its own, over each element, whose
     /// negations CouchDB leaves as they are.
-    private static func parseNested(_ object: [String: Any]) throws -> Node {
-        object.isEmpty ? .always : try parse(object, path: [])
+    private static func parseNested(_ object: JSONObject) throws -> Node {
+        object.isEmpty ? .always : try parse(.object(object), path: [])
     }
 
     /// Splits `a.b.c` into its components; `\.` escapes a dot (`mango_util:parse_field`).
@@ -208,6 +205,21 @@ struct MangoSelector: @unchecked Sendable {
         case .exists(let flag): return .exists(!flag)
         default: return .not(condition)
         }
+    }
+}
+
+/// A compiled `$regex` pattern. `NSRegularExpression` is immutable and documented as safe to
+/// use from any thread, but is not `Sendable` in type; this box is the one place that says so.
+struct MangoRegex: @unchecked Sendable {
+    let expression: NSRegularExpression
+
+    init?(_ pattern: String) {
+        guard let expression = try? NSRegularExpression(pattern: pattern) else { return nil }
+        self.expression = expression
+    }
+
+    func matches(_ string: String) -> Bool {
+        expression.firstMatch(in: string, range: NSRange(string.startIndex..., in: string)) != nil
     }
 }
 
