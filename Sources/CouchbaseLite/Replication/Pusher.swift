@@ -263,51 +263,51 @@ struct Pusher {
         guard let rev = try db.syncRevision(docID: candidate.docID, revID: candidate.revID), rev.body != nil else {
             return .gone
         }
-        if rev.properties?["_removed"] as? Bool == true { return .gone }
+        // The stored body, read once for everything below.
+        let properties = rev.typedProperties ?? [:]
+        if properties["_removed"]?.boolValue == true { return .gone }
         var options = SyncBodyOptions()
         options.revs = true
         options.attachments = true
         options.attsSince = possibleAncestors
         if let from = possibleAncestors.isEmpty ? nil : possibleAncestors { options.revsFrom = from }
-        let stored = rev.properties?["_attachments"] as? [String: Any] ?? [:]
+        let stored = properties["_attachments"]?.objectValue ?? [:]
         // Which attachments travel, and are any of them big enough for multipart?
-        var doc = try db.syncDocumentBody(rev, options, followsAttachments: true)
+        var doc = try db.syncTypedDocumentBody(rev, options, followsAttachments: true, properties: properties)
         var streamed: [(String, String, AttachmentSource)] = []
-        if var atts = doc["_attachments"] as? [String: Any] {
+        if case .object(var atts)? = doc["_attachments"] {
             var big = false
-            for (_, value) in atts {
-                if let meta = value as? [String: Any], meta["follows"] as? Bool == true,
-                   (meta["length"] as? Int ?? 0) >= threshold { big = true }
+            for (_, meta) in atts where meta["follows"]?.boolValue == true && (meta["length"]?.intValue ?? 0) >= threshold {
+                big = true
             }
             if !big {
-                doc = try db.syncDocumentBody(rev, options, followsAttachments: false)
+                doc = try db.syncTypedDocumentBody(rev, options, followsAttachments: false, properties: properties)
             } else {
                 for name in atts.keys.sorted() {
-                    guard var meta = atts[name] as? [String: Any], meta["follows"] as? Bool == true else { continue }
-                    let storedMeta = stored[name] as? [String: Any] ?? meta
+                    guard case .object(var meta)? = atts[name], meta["follows"]?.boolValue == true else { continue }
+                    let storedMeta = stored[name]?.objectValue ?? meta
+                    let length = meta["length"]?.intValue ?? 0
                     let source: AttachmentSource
                     if storedMeta["encoding"] == nil, let url = db.syncAttachmentFile(meta: storedMeta) {
-                        source = .file(url, length: meta["length"] as? Int ?? 0)
+                        source = .file(url, length: length)
                     } else if storedMeta["encoding"] == nil, let blob = db.syncEncryptedAttachment(meta: storedMeta) {
                         // Encrypted store: streamed through decryption, never held whole.
-                        source = .encrypted(blob.url, blob.key, blob.digest, length: meta["length"] as? Int ?? 0)
+                        source = .encrypted(blob.url, blob.key, blob.digest, length: length)
                     } else {
                         source = .data(try db.syncAttachmentContent(meta: storedMeta, docID: rev.docID, name: name))
                     }
-                    meta["length"] = source.length
-                    atts[name] = meta
-                    streamed.append((name, meta["content_type"] as? String ?? "application/octet-stream", source))
+                    meta["length"] = .int(Int64(source.length))
+                    atts[name] = .object(meta)
+                    streamed.append((name, meta["content_type"]?.stringValue ?? "application/octet-stream", source))
                 }
-                doc["_attachments"] = atts
-                let json = try JSON.canonicalData(doc)
+                doc["_attachments"] = .object(atts)
+                let json = try JSON.data(.object(doc), sortedKeys: true)
                 return .multipart(MultipartUpload(docID: rev.docID, json: json, attachments: streamed))
             }
         }
-        let size = (rev.body?.count ?? 0) + 256
-            + ((doc["_attachments"] as? [String: Any])?.values.reduce(0) { total, value in
-                total + (((value as? [String: Any])?["data"] as? String)?.utf8.count ?? 0)
-            } ?? 0)
-        return .inline(try JSON.canonicalData(doc), size: size)
+        var inlineData = 0
+        for (_, meta) in doc["_attachments"]?.objectValue ?? [:] { inlineData += meta["data"]?.stringValue?.utf8.count ?? 0 }
+        return .inline(try JSON.data(.object(doc), sortedKeys: true), size: (rev.body?.count ?? 0) + 256 + inlineData)
     }
 
     /// Sends a multipart upload; nil when it must go inline instead: the peer refused multipart

@@ -113,6 +113,15 @@ enum RevisionID {
     }
 
     /// Parses `_revisions` back into full rev IDs, newest first. Nil when malformed.
+    /// `_revisions` (`{"start": N, "ids": [...]}`) of a history, typed.
+    static func typedRevisions(_ history: [String]) -> JSONValue {
+        let dict = revisionsDictionary(history)
+        var out = JSONObject()
+        if let start = dict["start"] as? Int { out["start"] = .int(Int64(start)) }
+        out["ids"] = .array((dict["ids"] as? [String] ?? []).map(JSONValue.string))
+        return .object(out)
+    }
+
     static func history(fromRevisions revisions: JSONObject) -> [String]? {
         guard case .array(let items)? = revisions["ids"] else { return nil }
         var ids: [String] = []

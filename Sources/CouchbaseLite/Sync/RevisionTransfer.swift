@@ -33,9 +33,16 @@ extension CBLDatabase {
     /// parts ``syncAttachmentContent(meta:docID:name:)`` supplies); older ones are stubs.
     package func syncDocumentBody(_ rev: SyncRevision, _ options: SyncBodyOptions,
                                   followsAttachments: Bool = false) throws -> [String: Any] {
-        var doc = rev.properties ?? [:]
-        doc["_id"] = rev.docID
-        doc["_rev"] = rev.revID
+        try syncTypedDocumentBody(rev, options, followsAttachments: followsAttachments).foundation
+    }
+
+    /// ``syncDocumentBody(_:_:followsAttachments:)`` typed: the stored body read once, its members
+    /// in stored order after `_id` and `_rev`.
+    /// `properties`: the revision's stored properties when the caller has already read them.
+    package func syncTypedDocumentBody(_ rev: SyncRevision, _ options: SyncBodyOptions,
+                                       followsAttachments: Bool = false, properties: JSONObject? = nil) throws -> JSONObject {
+        var doc: JSONObject = ["_id": .string(rev.docID), "_rev": .string(rev.revID)]
+        for (key, value) in properties ?? rev.typedProperties ?? [:] where key != "_id" && key != "_rev" { doc[key] = value }
         if rev.deleted { doc["_deleted"] = true }
         var history: [SyncHistoryEntry]?
         func loadHistory() throws -> [SyncHistoryEntry] {
@@ -50,42 +57,42 @@ extension CBLDatabase {
             if let from = options.revsFrom, let cut = ids.firstIndex(where: from.contains) {
                 ids = Array(ids.prefix(cut + 1))
             }
-            doc["_revisions"] = RevisionID.revisionsDictionary(ids)
+            doc["_revisions"] = RevisionID.typedRevisions(ids)
         }
         if options.revsInfo {
-            doc["_revs_info"] = try loadHistory().map { entry -> [String: Any] in
-                ["rev": entry.revID, "status": entry.available ? "available" : (entry.deleted ? "deleted" : "missing")]
-            }
+            doc["_revs_info"] = .array(try loadHistory().map { entry -> JSONValue in
+                ["rev": .string(entry.revID), "status": .string(entry.available ? "available" : (entry.deleted ? "deleted" : "missing"))]
+            })
         }
         if options.conflicts || options.deletedConflicts {
             let leaves = try syncLeaves(docID: rev.docID, withBodies: false).filter { $0.revID != rev.revID }
             if options.conflicts {
-                let live = leaves.filter { !$0.deleted }.map(\.revID)
-                if !live.isEmpty { doc["_conflicts"] = live }
+                let live = leaves.filter { !$0.deleted }.map { JSONValue.string($0.revID) }
+                if !live.isEmpty { doc["_conflicts"] = .array(live) }
             }
             if options.deletedConflicts {
-                let dead = leaves.filter(\.deleted).map(\.revID)
-                if !dead.isEmpty { doc["_deleted_conflicts"] = dead }
+                let dead = leaves.filter(\.deleted).map { JSONValue.string($0.revID) }
+                if !dead.isEmpty { doc["_deleted_conflicts"] = .array(dead) }
             }
         }
-        if options.localSeq { doc["_local_seq"] = Int(rev.sequence) }
-        if var atts = doc["_attachments"] as? [String: Any] {
+        if options.localSeq { doc["_local_seq"] = .int(rev.sequence) }
+        if case .object(var atts)? = doc["_attachments"] {
             var minRevpos = 0
             if let since = options.attsSince {
                 let ancestors = Set(try loadHistory().map(\.revID))
                 minRevpos = since.filter(ancestors.contains).map(RevisionID.generation).max() ?? 0
             }
             for (name, value) in atts {
-                guard var meta = value as? [String: Any] else { continue }
-                let revpos = meta["revpos"] as? Int ?? 0
+                guard case .object(var meta) = value else { continue }
+                let revpos = meta["revpos"]?.intValue ?? 0
                 if options.attachments && revpos > minRevpos {
                     meta["stub"] = nil
                     if followsAttachments, meta["encoding"] == nil || options.encodedAttachmentParts,
-                       let length = meta["length"] as? Int {
+                       let length = meta["length"]?.intValue {
                         // The part is the stored file itself: no need to read it here.
                         meta["follows"] = true
-                        meta["length"] = length
-                        atts[name] = meta
+                        meta["length"] = .int(Int64(length))
+                        atts[name] = .object(meta)
                         continue
                     }
                     // Sent decoded (a gzip-stored body is inflated), as CouchDB sends them.
@@ -94,13 +101,13 @@ extension CBLDatabase {
                     meta["encoded_length"] = nil
                     if followsAttachments {
                         meta["follows"] = true
-                        meta["length"] = content.count
+                        meta["length"] = .int(Int64(content.count))
                         // The part holds the inflated bytes, so its digest names them (1.x and
                         // our multipart reader check parts against digests; the stored one
                         // names the gzip file).
-                        if meta["digest"] != nil { meta["digest"] = BlobKey(content: content).digest }
+                        if meta["digest"] != nil { meta["digest"] = .string(BlobKey(content: content).digest) }
                     } else {
-                        meta["data"] = content.base64EncodedString()
+                        meta["data"] = .string(content.base64EncodedString())
                         meta["length"] = nil
                     }
                 } else {
@@ -108,11 +115,39 @@ extension CBLDatabase {
                     meta["follows"] = nil
                     meta["data"] = nil
                 }
-                atts[name] = meta
+                atts[name] = .object(meta)
             }
-            doc["_attachments"] = atts
+            doc["_attachments"] = .object(atts)
         }
         return doc
+    }
+
+    /// The decoded content of an attachment described by typed stored metadata.
+    package func syncAttachmentContent(meta: JSONObject, docID: String, name: String) throws -> Data {
+        let raw = try syncAttachmentStoredContent(meta: meta, docID: docID, name: name)
+        if meta["encoding"]?.stringValue == "gzip" { return try Gzip.decompress(raw) }
+        return raw
+    }
+
+    /// The content of an attachment as stored, from typed metadata (see the dictionary form).
+    package func syncAttachmentStoredContent(meta: JSONObject, docID: String, name: String) throws -> Data {
+        guard let digest = meta["digest"]?.stringValue, let key = BlobKey(digest: digest),
+              let raw = try storeIfOpenForBlobs?.read(key) else {
+            throw CBLError(500, "The content of attachment '\(name)' of '\(docID)' is missing")
+        }
+        return raw
+    }
+
+    /// The blob-store file of an attachment, from typed metadata (see the dictionary form).
+    package func syncAttachmentFile(meta: JSONObject) -> URL? {
+        guard let digest = meta["digest"]?.stringValue, let key = BlobKey(digest: digest) else { return nil }
+        return storeIfOpenForBlobs?.plaintextURL(for: key)
+    }
+
+    /// Where an attachment's encrypted blob is, from typed metadata (see the dictionary form).
+    func syncEncryptedAttachment(meta: JSONObject) -> (url: URL, key: CBLSymmetricKey, digest: BlobKey)? {
+        guard let digest = meta["digest"]?.stringValue else { return nil }
+        return syncEncryptedAttachment(meta: ["digest": digest] as [String: Any])
     }
 
     /// The decoded content of an attachment described by stored metadata (404-style error

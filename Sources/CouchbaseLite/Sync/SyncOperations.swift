@@ -27,6 +27,13 @@ package struct SyncRevision: Sendable {
         isLeaf = stored.isLeaf
     }
 
+    /// The body read typed, members in stored order (nil when unavailable or unreadable).
+    package var typedProperties: JSONObject? {
+        guard let body else { return nil }
+        if body.isEmpty { return [:] }
+        return try? JSON.object(body)
+    }
+
     /// The body parsed, without special keys (empty when unavailable).
     package var properties: [String: Any]? {
         guard let body else { return nil }
