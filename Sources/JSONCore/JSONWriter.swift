@@ -303,7 +303,7 @@ package struct JSONWriter: @unchecked Sendable {
         return true
     }
 
-    private mutating func writeKind(_ kind: JSONKind, sorted: Bool, depth: Int) throws {
+    private mutating func writeKind(_ kind: FoundationValueKind, sorted: Bool, depth: Int) throws {
         switch kind {
         case .string(let s):
             putString(s)

@@ -14,9 +14,13 @@ extension Optional: _JSONAnyOptional {
     }
 }
 
-/// The JSON meaning of an arbitrary Swift/Foundation value (slow, general path). The one
-/// classifier of the package: the JSON writer, the Fleece encoder and the 2.x value rules ask it.
-package enum JSONKind {
+/// What an arbitrary Swift/Foundation value is in JSON terms, one level deep (slow, general path):
+/// the public 1.x/2.x APIs hand the package `Any`, and this is how it is read at that edge. Not a
+/// JSON value (containers stay unconverted, a `Float` stays apart for 1.x's 6-digit formatting):
+/// the package's JSON value is ``JSONValue``, which ``JSONValue/init(foundation:)`` builds from
+/// this. The one classifier of the package: the JSON writer, the Fleece encoder, the 2.x value
+/// rules and that conversion ask it.
+package enum FoundationValueKind {
     case string(String)
     case int(Int64)
     case uint(UInt64)
@@ -39,7 +43,7 @@ package enum ValueClassifier {
     /// Classifies an NSNumber the way CBJSONEncoder does (by objCType), except that booleans
     /// are recognised by their class instead of by pointer identity with kCFBoolean*.
     @inline(__always)
-    package static func classify(number n: NSNumber) -> JSONKind {
+    package static func classify(number n: NSNumber) -> FoundationValueKind {
         if ObjectIdentifier(type(of: n)) == booleanNumberClass {
             return .bool(n.boolValue)
         }
@@ -58,7 +62,7 @@ package enum ValueClassifier {
 
     /// General classification; the writer uses inline fast paths for the common exact types
     /// and falls back to this.
-    package static func classify(_ value: Any) -> JSONKind {
+    package static func classify(_ value: Any) -> FoundationValueKind {
         let t = type(of: value)
         // Exact native types first. Order matters: a boxed NSNumber would answer `as? Int`
         // and `as? Bool`, and a native Int answers `is NSNumber`, so only exact-type checks
@@ -127,7 +131,7 @@ package enum ValueClassifier {
     /// Class instances. No `as?` casts to Swift types are attempted on them: on Linux a failed
     /// cast of an NSArray/NSDictionary tries Foundation bridging, which converts all nested
     /// containers eagerly (and never terminates on a cycle).
-    static func classify(object: AnyObject, type t: Any.Type) -> JSONKind {
+    static func classify(object: AnyObject, type t: Any.Type) -> FoundationValueKind {
         if let n = object as? NSNumber { return classify(number: n) }
         if object is NSNull { return .null }
         if let s = object as? NSString { return .string(s.description) }
