@@ -99,7 +99,9 @@ struct Compare: ParsableCommand {
         if !filter.isEmpty || !keyPath.isEmpty || valuePath != nil || unnest != nil {
             var filters: [MapDescription.Filter] = []
             for (path, value) in try parseAssignments(filter, option: "--filter") {
-                filters.append(.init(path: path, value: JSONValue(try parseJSONArgument(value, option: "--filter"))))
+                let parsed = try parseJSONArgument(value, option: "--filter")
+                guard let json = try? JSONValue(foundation: parsed) else { throw CommandFailure("--filter \(value): not a JSON value") }
+                filters.append(.init(path: path, value: json))
             }
             description = MapDescription(filters: filters, keyPaths: keyPath, unnestPath: unnest, valuePath: valuePath)
         }
@@ -116,7 +118,7 @@ struct Compare: ParsableCommand {
             print()
         } else {
             let d = s.description
-            print("map:    " + (d.filters.map { "\($0.path) == \($0.value.json)" } + (d.unnestPath.map { ["one row per element of \($0)"] } ?? [])
+            print("map:    " + (d.filters.map { "\($0.path) == \(ComparedValue.value($0.value).json)" } + (d.unnestPath.map { ["one row per element of \($0)"] } ?? [])
                                   + ["key \(d.keyPaths.joined(separator: ", "))"] + (d.valuePath.map { ["value \($0)"] } ?? [])).joined(separator: "; "))
             print("N1QL:   \(s.n1ql)")
             print("index:  \(s.indexSwift)")

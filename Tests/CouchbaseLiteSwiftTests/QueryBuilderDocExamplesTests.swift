@@ -422,7 +422,7 @@ final class QueryBuilderDocExamplesTests: XCTestCase {
             "ORDER_BY": [["DESC", [".price"]]],
             "LIMIT": 3,
         ]
-        XCTAssertEqual(QueryTestSupport.canonical(query.tree), QueryTestSupport.canonical(expected))
+        XCTAssertEqual(QueryTestSupport.canonical(query.tree.foundation), QueryTestSupport.canonical(expected))
         let plan = try query.explain()
         XCTAssertTrue(plan.hasPrefix("SELECT"), plan)
         XCTAssertTrue(plan.contains("LIMIT"), plan)

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 import XCTest
 @testable import CouchbaseLiteSwift
 
@@ -33,14 +34,14 @@ final class QueryBuilderFixtureTests: XCTestCase {
     private func assertSame(_ name: String, _ builder: Query, file: StaticString = #filePath, line: UInt = #line) throws {
         let c = try XCTUnwrap(cases[name], "no fixture case '\(name)'", file: file, line: line)
         let fixture: Query = c["language"] as? String == "n1ql"
-            ? try db.createQuery(c["query"] as! String) : try db.createQuery(tree: c["query"]!)
+            ? try db.createQuery(c["query"] as! String) : try db.createQuery(tree: JSONValue(foundation: c["query"]!))
         if let params = c["params"] as? [String: Any] {
             fixture.parameters = Parameters(params)
             builder.parameters = Parameters(params)
         }
         let expected = try rows(fixture)
         let got = try rows(builder)
-        XCTAssertEqual(got, expected, "\(name): builder tree \(builder.tree)", file: file, line: line)
+        XCTAssertEqual(got, expected, "\(name): builder tree \(builder.tree.jsonText)", file: file, line: line)
         if let ids = c["expected_rows"] as? [String] {
             XCTAssertEqual(got, ids.map { QueryTestSupport.canonical($0) }, name, file: file, line: line)
         } else if let n = c["expected_count"] as? Int {

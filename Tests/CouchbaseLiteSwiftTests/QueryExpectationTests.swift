@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 import XCTest
 @testable import CouchbaseLiteSwift
 
@@ -64,7 +65,7 @@ final class QueryExpectationTests: XCTestCase {
                 if (c["language"] as? String) == "n1ql" {
                     query = try db.createQuery(c["query"] as! String)
                 } else {
-                    query = try db.createQuery(tree: c["query"]!)
+                    query = try db.createQuery(tree: JSONValue(foundation: c["query"]!))
                 }
                 if let params = c["params"] as? [String: Any] { query.parameters = Parameters(params) }
                 let rows = try query.execute().allResults()

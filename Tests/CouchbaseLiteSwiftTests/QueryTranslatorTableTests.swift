@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 import XCTest
 @testable import CouchbaseLiteSwift
 
@@ -63,9 +64,13 @@ final class QueryTranslatorTableTests: XCTestCase {
             XCTAssertEqual((error as? CouchbaseLiteError)?.code, .invalidQuery)
         }
         // The tree is a value: the same query text gives equal trees.
-        XCTAssertEqual(try QueryTree(json: #"{"WHAT": [[".n"]], "LIMIT": 2}"#), try QueryTree(json: #"{"LIMIT": 2, "WHAT": [[".n"]]}"#))
-        XCTAssertEqual(try QueryTree(["=", [".n"], 1, true, NSNull()] as [Any]),
-                       .operation("=", [.operation(".n", []), .int(1), .bool(true), .null]))
+        XCTAssertEqual(try QueryTree(queryJSON: #"{"WHAT": [[".n"]], "LIMIT": 2}"#), try QueryTree(queryJSON: #"{"LIMIT": 2, "WHAT": [[".n"]]}"#))
+        XCTAssertEqual(try QueryTree(queryValue: ["=", [".n"], 1, true, NSNull()] as [Any]),
+                       .operationNode("=", [.operationNode(".n"), .int(1), .bool(true), .null]))
+        // A Foundation boolean stays a boolean and a Foundation 1 a number (never each other).
+        XCTAssertEqual(try QueryTree(queryValue: [NSNumber(value: true), NSNumber(value: 1), NSNumber(value: 1.5)] as [Any]),
+                       .array([.bool(true), .int(1), .double(1.5)]))
+        XCTAssertNotEqual(QueryTree.bool(true), .int(1))
     }
 
     func testAnyEqualityLooksIntoDictValuesToo() throws {

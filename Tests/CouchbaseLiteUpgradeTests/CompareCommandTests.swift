@@ -217,7 +217,7 @@ final class CompareCommandTests: XCTestCase {
             n1ql: "SELECT gender AS key, count(*) AS value FROM _ WHERE gender IS VALUED GROUP BY gender ORDER BY gender")
         XCTAssertEqual(genders.matchedBy, "key")
         XCTAssertTrue(genders.isEqual, "\(genders.differences)")
-        XCTAssertEqual(genders.viewRows.reduce(0.0) { if case .number(let n) = $1.value { return $0 + n }; return $0 }, 100)
+        XCTAssertEqual(genders.viewRows.reduce(0.0) { $0 + ($1.value.doubleValue ?? 0) }, 100)
     }
 
     func testProfilesNestedArraysNeedUnnest() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// A full-text index on document properties (3.x `FullTextIndexConfiguration`): queries search it
 /// with `MATCH(name, 'words')` and order by `RANK(name)`. Stored as LiteCore stores it, an FTS4
@@ -32,12 +33,12 @@ public struct FullTextIndexConfiguration: IndexConfiguration, IndexSpecConvertib
     }
 
     public func indexKeys() throws -> [Any] {
-        try expressions.map(IndexSpec.parse)
+        try expressions.map { try IndexSpec.parse($0).foundation }
     }
 
     func indexSpec() throws -> IndexSpec {
         IndexSpec(kind: .fullText(FullTextIndexOptions(language: language, ignoreAccents: ignoreAccents)),
-                  keys: try indexKeys(), whereClause: try `where`.map(IndexSpec.parse))
+                  keys: try expressions.map(IndexSpec.parse), whereClause: try `where`.map(IndexSpec.parse))
     }
 }
 
@@ -66,21 +67,20 @@ public struct FullTextIndex: Index, IndexSpecConvertible {
         return copy
     }
 
-    public func indexKeys() throws -> [Any] { items.map(\.json) }
+    public func indexKeys() throws -> [Any] { items.map(\.tree.foundation) }
 
     func indexSpec() throws -> IndexSpec {
         IndexSpec(kind: .fullText(FullTextIndexOptions(language: languageCode, ignoreAccents: ignoresAccents)),
-                  keys: try indexKeys(), whereClause: nil)
+                  keys: items.map(\.tree), whereClause: nil)
     }
 }
 
 /// One property of a 2.x full-text index.
-// @unchecked because `json` is an immutable JSON tree (`Any` is not Sendable in type).
-public struct FullTextIndexItem: @unchecked Sendable {
-    let json: Any
+public struct FullTextIndexItem: Sendable {
+    let tree: QueryTree
 
     /// The document property at `path` (dotted, e.g. `"note.text"`).
     public static func property(_ path: String) -> FullTextIndexItem {
-        FullTextIndexItem(json: ["." + path])
+        FullTextIndexItem(tree: .operationNode("." + path))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// What an index is made of (3.x `IndexConfiguration`); pass one to `Database.createIndex(_:name:)`.
 public protocol IndexConfiguration: Sendable {
@@ -22,11 +23,11 @@ public struct ValueIndexConfiguration: IndexConfiguration, IndexSpecConvertible 
     }
 
     public func indexKeys() throws -> [Any] {
-        try expressions.map(IndexSpec.parse)
+        try expressions.map { try IndexSpec.parse($0).foundation }
     }
 
     func indexSpec() throws -> IndexSpec {
-        IndexSpec(kind: .value, keys: try indexKeys(), whereClause: try `where`.map(IndexSpec.parse))
+        IndexSpec(kind: .value, keys: try expressions.map(IndexSpec.parse), whereClause: try `where`.map(IndexSpec.parse))
     }
 }
 
@@ -37,24 +38,23 @@ public protocol Index: IndexConfiguration {}
 public struct ValueIndex: Index, IndexSpecConvertible {
     let items: [ValueIndexItem]
 
-    public func indexKeys() throws -> [Any] { items.map(\.json) }
+    public func indexKeys() throws -> [Any] { items.map(\.tree.foundation) }
 
-    func indexSpec() throws -> IndexSpec { IndexSpec(kind: .value, keys: try indexKeys(), whereClause: nil) }
+    func indexSpec() throws -> IndexSpec { IndexSpec(kind: .value, keys: items.map(\.tree), whereClause: nil) }
 }
 
 /// One key of a 2.x value index.
-// @unchecked because `json` is an immutable JSON tree (`Any` is not Sendable in type).
-public struct ValueIndexItem: @unchecked Sendable {
-    let json: Any
+public struct ValueIndexItem: Sendable {
+    let tree: QueryTree
 
     /// The document property at `path` (dotted, e.g. `"address.city"`).
     public static func property(_ path: String) -> ValueIndexItem {
-        ValueIndexItem(json: ["." + path])
+        ValueIndexItem(tree: .operationNode("." + path))
     }
 
     /// The N1QL expression `n1ql` (e.g. `"lower(name)"`).
     public static func n1ql(_ n1ql: String) throws -> ValueIndexItem {
-        ValueIndexItem(json: try IndexSpec.parse(n1ql))
+        ValueIndexItem(tree: try IndexSpec.parse(n1ql))
     }
 }
 

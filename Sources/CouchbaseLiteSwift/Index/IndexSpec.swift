@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// Tokenizer options of a full-text index (LiteCore's `C4IndexOptions` as CBL fills them).
 struct FullTextIndexOptions: Sendable, Equatable {
@@ -17,50 +18,50 @@ struct FullTextIndexOptions: Sendable, Equatable {
 
 /// What `createIndex` stores, whatever API described it (LiteCore's `IndexSpec`): the index type,
 /// its key expressions and its optional WHERE (a partial index), as JSON query trees (spec 9.1).
-// @unchecked because its expressions are immutable JSON trees (`Any` is not Sendable in type).
-struct IndexSpec: @unchecked Sendable {
+struct IndexSpec: Sendable {
     enum Kind: Equatable {
         case value
         case fullText(FullTextIndexOptions)
     }
 
     var kind: Kind
-    var keys: [Any]
-    var whereClause: Any?
+    var keys: [QueryTree]
+    var whereClause: QueryTree?
 
     /// A N1QL expression as a JSON query tree.
-    static func parse(_ n1ql: String) throws -> Any {
+    static func parse(_ n1ql: String) throws -> QueryTree {
         do {
-            return try N1QLParser.parseExpression(n1ql)
+            return try N1QLParser.parseExpressionTree(n1ql)
         } catch let e as N1QLSyntaxError {
             throw CouchbaseLiteError(e)
         }
     }
 
     /// The spec of any configuration: the package's own types describe themselves; another
-    /// `IndexConfiguration` is taken as a value index on its keys.
+    /// `IndexConfiguration` is taken as a value index on its keys (Foundation values, the public
+    /// protocol's form, converted here).
     init(_ config: IndexConfiguration) throws {
         if let convertible = config as? IndexSpecConvertible {
             self = try convertible.indexSpec()
         } else {
-            self.init(kind: .value, keys: try config.indexKeys(), whereClause: nil)
+            self.init(kind: .value, keys: try config.indexKeys().map { try QueryTree(queryValue: $0) }, whereClause: nil)
         }
     }
 
-    init(kind: Kind, keys: [Any], whereClause: Any?) {
+    init(kind: Kind, keys: [QueryTree], whereClause: QueryTree?) {
         self.kind = kind
         self.keys = keys
         self.whereClause = whereClause
     }
 
     /// The keys as the JSON text LiteCore records in the `indexes` table.
-    var keysJSON: String { get throws { try Self.json(keys) } }
+    var keysJSON: String { get throws { try Self.json(.array(keys)) } }
     /// The WHERE as JSON text, when there is one.
     var whereJSON: String? { get throws { try whereClause.map { try Self.json($0) } } }
 
-    static func json(_ tree: Any) throws -> String {
-        let data = try JSONSerialization.data(withJSONObject: tree, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
-        return String(decoding: data, as: UTF8.self)
+    /// Compact JSON, members sorted, slashes unescaped.
+    static func json(_ tree: QueryTree) throws -> String {
+        try JSON.string(tree, sortedKeys: true)
     }
 }
 

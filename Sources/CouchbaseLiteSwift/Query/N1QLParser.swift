@@ -1,12 +1,26 @@
 import Foundation
+import JSONCore
 
 /// Turns N1QL (SQL++) text into LiteCore's JSON query tree (spec 9.1), the form every query is run from.
 ///
 /// A hand-written recursive-descent parser of the spec 9.2 subset; binary operators are parsed by
 /// precedence climbing, each level left-associative (`3 - 4 - 5` is `["-", ["-", 3, 4], 5]`, as LiteCore).
+/// The tree is built as ``JSONValue`` nodes, the form the translator reads.
 public enum N1QLParser {
-    /// Parses a `SELECT` statement into the query dictionary (`WHAT`, `FROM`, `WHERE`, …).
+    /// Parses a `SELECT` statement into the query dictionary (`WHAT`, `FROM`, `WHERE`, …), as
+    /// Foundation values (`[String: Any]`, `[Any]`, `Int`, `Double`, `Bool`, `NSNull`).
     public static func parse(_ text: String) throws -> [String: Any] {
+        try parseTree(text).foundation
+    }
+
+    /// Parses a single expression (as index definitions and `ValueIndexConfiguration` give them),
+    /// as Foundation values.
+    public static func parseExpression(_ text: String) throws -> Any {
+        try parseExpressionTree(text).foundation
+    }
+
+    /// Parses a `SELECT` statement into the query object (`WHAT`, `FROM`, `WHERE`, …).
+    package static func parseTree(_ text: String) throws -> JSONObject {
         var parser = try N1QLParserState(text)
         let query = try parser.selectStatement(terminator: nil)
         _ = parser.acceptSymbol(";")
@@ -14,8 +28,8 @@ public enum N1QLParser {
         return query
     }
 
-    /// Parses a single expression (as index definitions and `ValueIndexConfiguration` give them).
-    public static func parseExpression(_ text: String) throws -> Any {
+    /// Parses a single expression into its tree.
+    package static func parseExpressionTree(_ text: String) throws -> JSONValue {
         var parser = try N1QLParserState(text)
         let expression = try parser.expression()
         try parser.expectEnd("an operator or end of expression")
@@ -55,22 +69,22 @@ struct N1QLParserState {
     // MARK: - Statement
 
     /// `SELECT [DISTINCT|ALL] results [FROM …] [WHERE e] [GROUP BY …[HAVING e]] [ORDER BY …] [LIMIT/OFFSET]`.
-    mutating func selectStatement(terminator: String?) throws -> [String: Any] {
+    mutating func selectStatement(terminator: String?) throws -> JSONObject {
         try expectWord("SELECT")
-        var query: [String: Any] = [:]
+        var query = JSONObject()
         if acceptWord("DISTINCT") {
             query["DISTINCT"] = true
         } else {
             _ = acceptWord("ALL")
         }
-        query["WHAT"] = try commaList { try $0.resultItem() }
+        query["WHAT"] = .array(try commaList { try $0.resultItem() })
         var next = ["FROM", "WHERE", "GROUP BY", "ORDER BY", "LIMIT", "OFFSET"]
         func passed(_ clause: String) {
             if let i = next.firstIndex(of: clause) { next.removeFirst(i + 1) }
         }
 
         if acceptWord("FROM") {
-            query["FROM"] = try fromClause()
+            query["FROM"] = .array(try fromClause())
             passed("FROM")
         }
         if acceptWord("WHERE") {
@@ -79,13 +93,13 @@ struct N1QLParserState {
         }
         if acceptWord("GROUP") {
             try expectWord("BY")
-            query["GROUP_BY"] = try commaList { try $0.expression() }
+            query["GROUP_BY"] = .array(try commaList { try $0.expression() })
             if acceptWord("HAVING") { query["HAVING"] = try expression() }
             passed("GROUP BY")
         }
         if acceptWord("ORDER") {
             try expectWord("BY")
-            query["ORDER_BY"] = try commaList { try $0.orderingItem() }
+            query["ORDER_BY"] = .array(try commaList { try $0.orderingItem() })
             passed("ORDER BY")
         }
         if acceptWord("LIMIT") {
@@ -106,18 +120,18 @@ struct N1QLParserState {
         return query
     }
 
-    private mutating func resultItem() throws -> Any {
+    private mutating func resultItem() throws -> JSONValue {
         // `*` is an expression like any other in LiteCore's grammar, so it takes an alias too
         // (`SELECT meta().id AS id, * AS data`, the 3.2.3 Codable documentation's query).
-        let value: Any = acceptSymbol("*") ? ["."] : try expression()
-        if let alias = try optionalAlias() { return ["AS", value, alias] }
+        let value: JSONValue = acceptSymbol("*") ? .operationNode(".") : try expression()
+        if let alias = try optionalAlias() { return .operationNode("AS", [value, .string(alias)]) }
         return value
     }
 
-    private mutating func orderingItem() throws -> Any {
+    private mutating func orderingItem() throws -> JSONValue {
         let value = try expression()
-        if acceptWord("ASC") { return ["ASC", value] }
-        if acceptWord("DESC") { return ["DESC", value] }
+        if acceptWord("ASC") { return .operationNode("ASC", [value]) }
+        if acceptWord("DESC") { return .operationNode("DESC", [value]) }
         return value
     }
 
@@ -130,13 +144,13 @@ struct N1QLParserState {
 
     // MARK: - FROM
 
-    private mutating func fromClause() throws -> [Any] {
-        var sources: [Any] = [try dataSource()]
+    private mutating func fromClause() throws -> [JSONValue] {
+        var sources: [JSONValue] = [.object(try dataSource())]
         while true {
             if acceptWord("UNNEST") {
-                var item: [String: Any] = ["UNNEST": try expression()]
-                if let alias = try optionalAlias() { item["AS"] = Self.escapePathComponent(alias) }
-                sources.append(item)
+                var item: JSONObject = ["UNNEST": try expression()]
+                if let alias = try optionalAlias() { item["AS"] = .string(Self.escapePathComponent(alias)) }
+                sources.append(.object(item))
                 continue
             }
             let joinStart = peek
@@ -159,33 +173,33 @@ struct N1QLParserState {
                 return sources
             }
             var source = try dataSource()
-            source["JOIN"] = kind
+            source["JOIN"] = .string(kind)
             if acceptWord("ON") { source["ON"] = try expression() }
-            sources.append(source)
+            sources.append(.object(source))
         }
     }
 
     /// `[scope.]collection [[AS] alias]` → `{"COLLECTION": c, "SCOPE": s, "AS": alias}`.
-    private mutating func dataSource() throws -> [String: Any] {
+    private mutating func dataSource() throws -> JSONObject {
         var name = try identifier("a collection name")
-        var source: [String: Any] = [:]
+        var source = JSONObject()
         if acceptSymbol(".") {
-            source["SCOPE"] = name
+            source["SCOPE"] = .string(name)
             name = try identifier("a collection name")
         }
-        source["COLLECTION"] = name
+        source["COLLECTION"] = .string(name)
         // LiteCore stores the alias as a property-path component, so a dot in it is escaped.
-        if let alias = try optionalAlias() { source["AS"] = Self.escapePathComponent(alias) }
+        if let alias = try optionalAlias() { source["AS"] = .string(Self.escapePathComponent(alias)) }
         return source
     }
 
     // MARK: - Expressions, lowest precedence first
 
     /// An expression, optionally followed by `COLLATE …`, which wraps everything before it (spec 9.2).
-    mutating func expression() throws -> Any {
+    mutating func expression() throws -> JSONValue {
         var value = try binaryExpression()
         while acceptWord("COLLATE") {
-            value = ["COLLATE", try collation(), value]
+            value = .operationNode("COLLATE", [.object(try collation()), value])
         }
         return value
     }
@@ -219,7 +233,7 @@ struct N1QLParserState {
 
     /// Precedence climbing: one loop per call instead of one function per level keeps the stack
     /// shallow per nesting level (see `N1QLParser.maximumNesting`).
-    private mutating func binaryExpression(atLeast minimum: Level = .or) throws -> Any {
+    private mutating func binaryExpression(atLeast minimum: Level = .or) throws -> JSONValue {
         var left = try unary()
         while let level = binaryLevel(of: peek), level.rawValue >= minimum.rawValue {
             let token = peek
@@ -231,67 +245,68 @@ struct N1QLParserState {
             // Operands bind tighter than the operator; concatenation's are unary expressions.
             let right = try Level(rawValue: level.rawValue + 1).map { try binaryExpression(atLeast: $0) } ?? unary()
             switch token.text.uppercased() {
-            case "==": left = ["=", left, right]
-            case "<>": left = ["!=", left, right]
-            case let op: left = [op, left, right]
+            case "==": left = .operationNode("=", [left, right])
+            case "<>": left = .operationNode("!=", [left, right])
+            case let op: left = .operationNode(op, [left, right])
             }
         }
         return left
     }
 
     /// An operand of a comparison: anything binding tighter than `=`.
-    private mutating func comparisonOperand() throws -> Any { try binaryExpression(atLeast: .relational) }
+    private mutating func comparisonOperand() throws -> JSONValue { try binaryExpression(atLeast: .relational) }
 
     /// `IS [NOT] …`, `NOT NULL`, `[NOT] IN`, `[NOT] LIKE`, `[NOT] BETWEEN a AND b` (the word is consumed).
-    private mutating func comparisonWord(_ word: String, _ left: Any) throws -> Any {
+    private mutating func comparisonWord(_ word: String, _ left: JSONValue) throws -> JSONValue {
         switch word {
         case "IS":
             if acceptWord("NOT") {
                 // LiteCore has no IS NOT VALUED operator: it negates IS VALUED.
-                return acceptWord("VALUED") ? ["NOT", ["IS VALUED", left]] : ["IS NOT", left, try comparisonOperand()]
+                return acceptWord("VALUED") ? .operationNode("NOT", [.operationNode("IS VALUED", [left])])
+                    : .operationNode("IS NOT", [left, try comparisonOperand()])
             }
-            return acceptWord("VALUED") ? ["IS VALUED", left] : ["IS", left, try comparisonOperand()]
+            return acceptWord("VALUED") ? .operationNode("IS VALUED", [left]) : .operationNode("IS", [left, try comparisonOperand()])
         case "NOT":
-            if acceptWord("NULL") { return ["IS NOT", left, NSNull()] }
-            if acceptWord("MISSING") { return ["IS NOT", left, ["MISSING"]] }
-            if acceptWord("VALUED") { return ["IS VALUED", left] }
-            if acceptWord("IN") { return ["NOT IN", left, try inOperand()] }
-            if acceptWord("LIKE") { return ["NOT", ["LIKE", left, try comparisonOperand()]] }
-            if acceptWord("BETWEEN") { return ["NOT", try between(left)] }
+            if acceptWord("NULL") { return .operationNode("IS NOT", [left, .null]) }
+            if acceptWord("MISSING") { return .operationNode("IS NOT", [left, .operationNode("MISSING")]) }
+            if acceptWord("VALUED") { return .operationNode("IS VALUED", [left]) }
+            if acceptWord("IN") { return .operationNode("NOT IN", [left, try inOperand()]) }
+            if acceptWord("LIKE") { return .operationNode("NOT", [.operationNode("LIKE", [left, try comparisonOperand()])]) }
+            if acceptWord("BETWEEN") { return .operationNode("NOT", [try between(left)]) }
             throw failure("NULL, MISSING, VALUED, IN, LIKE or BETWEEN after NOT")
-        case "IN": return ["IN", left, try inOperand()]
-        case "LIKE": return ["LIKE", left, try comparisonOperand()]
+        case "IN": return .operationNode("IN", [left, try inOperand()])
+        case "LIKE": return .operationNode("LIKE", [left, try comparisonOperand()])
         default: return try between(left)
         }
     }
 
-    private mutating func between(_ value: Any) throws -> Any {
+    private mutating func between(_ value: JSONValue) throws -> JSONValue {
         let low = try comparisonOperand()
         try expectWord("AND")
-        return ["BETWEEN", value, low, try comparisonOperand()]
+        return .operationNode("BETWEEN", [value, low, try comparisonOperand()])
     }
 
     /// The right side of IN: `(a, b, …)` is a list like `[a, b, …]`; `(SELECT …)` a subquery.
-    private mutating func inOperand() throws -> Any {
+    private mutating func inOperand() throws -> JSONValue {
         guard peek.isSymbol("(") else { return try comparisonOperand() }
         if peekNext.isWord("SELECT") {
             advance()
             let query = try selectStatement(terminator: ")")
             try expectSymbol(")")
-            return ["SELECT", query]
+            return .operationNode("SELECT", [.object(query)])
         }
         advance()
-        var list: [Any] = ["[]"]
+        var list: [JSONValue] = ["[]"]
         if !acceptSymbol(")") {
             list += try commaList { try $0.expression() }
             try expectSymbol(")", orList: true)
         }
-        return list
+        return .array(list)
     }
 
     /// Prefix `-`, `+` and `NOT` bind to the operand right after them (spec 9.2); a minus before a
     /// number literal is part of the literal (`-17` is 17 negated, not `["-", 17]`).
-    private mutating func unary() throws -> Any {
+    private mutating func unary() throws -> JSONValue {
         try enterNesting()
         defer { depth -= 1 }
         if peek.isSymbol("-") {
@@ -302,16 +317,16 @@ struct N1QLParserState {
                 return try postfix(number(next, negated: true))
             }
             advance()
-            return ["-", try unary()]
+            return .operationNode("-", [try unary()])
         }
         if acceptSymbol("+") { return try unary() }
-        if acceptWord("NOT") { return ["NOT", try unary()] }
+        if acceptWord("NOT") { return .operationNode("NOT", [try unary()]) }
         return try primary()
     }
 
     // MARK: - Primaries
 
-    private mutating func primary() throws -> Any {
+    private mutating func primary() throws -> JSONValue {
         let token = peek
         switch token.kind {
         case .integer, .float:
@@ -319,10 +334,10 @@ struct N1QLParserState {
             return try postfix(number(token, negated: false))
         case .string:
             advance()
-            return try postfix(token.text)
+            return try postfix(.string(token.text))
         case .parameter:
             advance()
-            return try postfix(["$" + token.text])
+            return try postfix(.operationNode("$" + token.text))
         case .quotedWord:
             return try propertyPath()
         case .symbol:
@@ -334,12 +349,12 @@ struct N1QLParserState {
                 return try postfix(inner)
             case "[":
                 advance()
-                var array: [Any] = ["[]"]
+                var array: [JSONValue] = ["[]"]
                 if !acceptSymbol("]") {
                     array += try commaList { try $0.expression() }
                     try expectSymbol("]", orList: true)
                 }
-                return try postfix(array)
+                return try postfix(.array(array))
             case "{":
                 return try postfix(objectLiteral())
             default:
@@ -352,14 +367,14 @@ struct N1QLParserState {
         }
     }
 
-    private mutating func wordPrimary(_ token: N1QLToken) throws -> Any {
+    private mutating func wordPrimary(_ token: N1QLToken) throws -> JSONValue {
         let upper = token.text.uppercased()
         let callFollows = peekNext.isSymbol("(")
         switch upper {
-        case "TRUE": advance(); return true
-        case "FALSE": advance(); return false
-        case "NULL": advance(); return NSNull()
-        case "MISSING": advance(); return ["MISSING"]
+        case "TRUE": advance(); return .bool(true)
+        case "FALSE": advance(); return .bool(false)
+        case "NULL": advance(); return .null
+        case "MISSING": advance(); return .operationNode("MISSING")
         case "CASE": return try caseExpression()
         case "ANY", "SOME", "EVERY": return try quantified()
         case "EXISTS":
@@ -368,16 +383,16 @@ struct N1QLParserState {
                 advance()
                 let query = try selectStatement(terminator: ")")
                 try expectSymbol(")")
-                return ["EXISTS", ["SELECT", query]]
+                return .operationNode("EXISTS", [.operationNode("SELECT", [.object(query)])])
             }
-            return ["EXISTS", try unary()]
+            return .operationNode("EXISTS", [try unary()])
         case "META" where callFollows:
             advance()
             advance()
-            var meta: [Any] = ["meta()"]
-            if !peek.isSymbol(")") { meta.append(try identifier("a collection alias or ')'")) }
+            var meta: [JSONValue] = ["meta()"]
+            if !peek.isSymbol(")") { meta.append(.string(try identifier("a collection alias or ')'"))) }
             try expectSymbol(")")
-            return try postfix(meta)
+            return try postfix(.array(meta))
         case "MATCH" where callFollows:
             advance()
             advance()
@@ -385,23 +400,23 @@ struct N1QLParserState {
             try expectSymbol(",")
             let text = try expression()
             try expectSymbol(")")
-            return ["MATCH()", index, text]
+            return .operationNode("MATCH()", [.string(index), text])
         case "RANK" where callFollows:
             advance()
             advance()
             let index = try indexName()
             try expectSymbol(")")
-            return try postfix(["RANK()", index])
+            return try postfix(.operationNode("RANK()", [.string(index)]))
         case "PREDICTION" where callFollows:
             advance()
             advance()
-            var call: [Any] = ["PREDICTION()", try identifier("a model name")]
+            var call: [JSONValue] = ["PREDICTION()", .string(try identifier("a model name"))]
             while acceptSymbol(",") { call.append(try expression()) }
             try expectSymbol(")", orList: true)
             guard call.count == 3 || call.count == 4 else {
                 throw failure("')'", at: token, detail: "PREDICTION() takes 2 or 3 arguments, got \(call.count - 1)")
             }
-            return try postfix(call)
+            return try postfix(.array(call))
         default:
             if callFollows { return try functionCall(token) }
             if Self.reserved.contains(upper) { throw failure("an expression") }
@@ -409,18 +424,18 @@ struct N1QLParserState {
         }
     }
 
-    private mutating func functionCall(_ name: N1QLToken) throws -> Any {
+    private mutating func functionCall(_ name: N1QLToken) throws -> JSONValue {
         guard let arity = N1QLFunctions.arity(of: name.text.lowercased()) else {
             throw failure("a function name", detail: "unknown function '\(name.text)'")
         }
         advance()
         advance()
         // LiteCore keeps the name as written and marks it as a call with "()" (`COUNT()`, `pi()`).
-        var call: [Any] = [name.text + "()"]
+        var call: [JSONValue] = [.string(name.text + "()")]
         if !acceptSymbol(")") {
             call += try commaList { parser in
                 // `count(*)` and `count(db.*)` count rows: the argument is the whole document.
-                if parser.acceptSymbol("*") { return ["."] }
+                if parser.acceptSymbol("*") { return .operationNode(".") }
                 return try parser.expression()
             }
             try expectSymbol(")", orList: true)
@@ -429,14 +444,14 @@ struct N1QLParserState {
             throw failure("a call with \(arity.text) argument(s)", at: name,
                           detail: "function '\(name.text)' takes \(arity.text) argument(s), got \(call.count - 1)")
         }
-        return try postfix(call)
+        return try postfix(.array(call))
     }
 
     /// `CASE [value] WHEN w THEN t … [ELSE e] END` → `["CASE", value|null, w, t, …, e?]`.
-    private mutating func caseExpression() throws -> Any {
+    private mutating func caseExpression() throws -> JSONValue {
         advance()
-        var result: [Any] = ["CASE"]
-        result.append(peek.isWord("WHEN") ? NSNull() : try expression())
+        var result: [JSONValue] = ["CASE"]
+        result.append(peek.isWord("WHEN") ? .null : try expression())
         guard peek.isWord("WHEN") else { throw failure("WHEN") }
         while acceptWord("WHEN") {
             result.append(try expression())
@@ -445,11 +460,11 @@ struct N1QLParserState {
         }
         if acceptWord("ELSE") { result.append(try expression()) }
         try expectWord("END", alternatives: "WHEN, ELSE or END")
-        return try postfix(result)
+        return try postfix(.array(result))
     }
 
     /// `ANY|SOME|EVERY|ANY AND EVERY v IN array SATISFIES predicate END`.
-    private mutating func quantified() throws -> Any {
+    private mutating func quantified() throws -> JSONValue {
         var op = peek.text.uppercased() == "EVERY" ? "EVERY" : "ANY"
         advance()
         if op == "ANY", acceptWord("AND") {
@@ -464,13 +479,13 @@ struct N1QLParserState {
         let predicate = try expression()
         variables.removeLast()
         try expectWord("END")
-        return [op, variable, array, predicate]
+        return .operationNode(op, [.string(variable), array, predicate])
     }
 
-    private mutating func objectLiteral() throws -> Any {
+    private mutating func objectLiteral() throws -> JSONValue {
         advance()
-        var object: [String: Any] = [:]
-        if acceptSymbol("}") { return object }
+        var object = JSONObject()
+        if acceptSymbol("}") { return .object(object) }
         repeat {
             let key: String
             switch peek.kind {
@@ -487,7 +502,7 @@ struct N1QLParserState {
             object[key] = try expression()
         } while acceptSymbol(",")
         try expectSymbol("}", orList: true)
-        return object
+        return .object(object)
     }
 
     /// The name of an FTS index in MATCH()/RANK(): identifiers joined by dots, never a string.
@@ -502,22 +517,22 @@ struct N1QLParserState {
     // MARK: - Paths
 
     /// `name(.name | [n])*` and `alias.*` → `[".a.b[0]"]`, or `["?v.b"]` when `name` is an ANY variable.
-    private mutating func propertyPath() throws -> Any {
+    private mutating func propertyPath() throws -> JSONValue {
         let first = try identifier("a property name")
         var rest = ""
         if try pathSuffix(into: &rest) {
-            return ["." + Self.escapePathComponent(first) + rest + "."]       // `alias.*`
+            return .operationNode("." + Self.escapePathComponent(first) + rest + ".")       // `alias.*`
         }
-        if variables.contains(first) { return ["?" + first + rest] }
-        return ["." + Self.escapePathComponent(first) + rest]
+        if variables.contains(first) { return .operationNode("?" + first + rest) }
+        return .operationNode("." + Self.escapePathComponent(first) + rest)
     }
 
     /// `.path` / `[n]` after any other primary: `["_.", value, ".path"]` (meta().id, {…}.x, f(x)[0]).
-    private mutating func postfix(_ value: Any) throws -> Any {
+    private mutating func postfix(_ value: JSONValue) throws -> JSONValue {
         guard peek.isSymbol("[") || (peek.isSymbol(".") && isPathComponent(peekNext)) else { return value }
         var path = ""
         if try pathSuffix(into: &path) { throw failure("a property name", at: tokens[position - 1]) }
-        return ["_.", value, path]
+        return .operationNode("_.", [value, .string(path)])
     }
 
     /// Appends `.name` and `[n]` components; returns true when the path ended in `.*`.
@@ -568,8 +583,8 @@ struct N1QLParserState {
     // MARK: - Collation
 
     /// `UNICODE[:locale] | NOUNICODE | CASE | NOCASE | DIAC | NODIAC`, or a parenthesised list of them.
-    private mutating func collation() throws -> [String: Any] {
-        var options: [String: Any] = [:]
+    private mutating func collation() throws -> JSONObject {
+        var options = JSONObject()
         if acceptSymbol("(") {
             try collationOption(into: &options)
             while !acceptSymbol(")") {
@@ -582,7 +597,7 @@ struct N1QLParserState {
         return options
     }
 
-    private mutating func collationOption(into options: inout [String: Any]) throws {
+    private mutating func collationOption(into options: inout JSONObject) throws {
         guard Self.isCollationWord(peek) else { throw failure("a collation (UNICODE, NOUNICODE, CASE, NOCASE, DIAC, NODIAC)") }
         let word = peek.text.uppercased()
         advance()
@@ -591,7 +606,7 @@ struct N1QLParserState {
             options["UNICODE"] = true
             if acceptSymbol(":") {
                 guard peek.kind == .word else { throw failure("a locale name after 'UNICODE:'") }
-                options["LOCALE"] = peek.text
+                options["LOCALE"] = .string(peek.text)
                 advance()
             }
         case "NOUNICODE": options["UNICODE"] = false
@@ -608,18 +623,18 @@ struct N1QLParserState {
 
     // MARK: - Literals
 
-    private func number(_ token: N1QLToken, negated: Bool) throws -> Any {
+    private func number(_ token: N1QLToken, negated: Bool) throws -> JSONValue {
         if token.kind == .integer, let magnitude = UInt64(token.text) {
             if negated {
-                if magnitude == UInt64(Int64.max) + 1 { return Int.min }
-                if magnitude <= UInt64(Int64.max) { return -Int(magnitude) }
+                if magnitude == UInt64(Int64.max) + 1 { return .int(Int64.min) }
+                if magnitude <= UInt64(Int64.max) { return .int(-Int64(magnitude)) }
             } else if magnitude <= UInt64(Int64.max) {
-                return Int(magnitude)
+                return .int(Int64(magnitude))
             }
         }
         // Fractions, exponents, and integers beyond Int64 are doubles.
         guard let value = Double(token.text) else { throw failure("a number", at: token) }
-        return negated ? -value : value
+        return .double(negated ? -value : value)
     }
 
     // MARK: - Token helpers
@@ -678,7 +693,7 @@ struct N1QLParserState {
         return name
     }
 
-    private mutating func commaList(_ item: (inout N1QLParserState) throws -> Any) throws -> [Any] {
+    private mutating func commaList(_ item: (inout N1QLParserState) throws -> JSONValue) throws -> [JSONValue] {
         var items = [try item(&self)]
         while acceptSymbol(",") { items.append(try item(&self)) }
         return items

@@ -32,8 +32,8 @@ public class Query: @unchecked Sendable {
     /// The query tree the SQL is translated from (a `QueryBuilder` tree that holds a value JSON
     /// has no place for is reported when the query is first used).
     let expression: Swift.Result<QueryTree, CouchbaseLiteError>
-    /// The tree in its JSON form.
-    var tree: Any { (try? expression.get())?.jsonObject ?? NSNull() }
+    /// The tree (null when the query has none: see `expression`).
+    var tree: QueryTree { (try? expression.get()) ?? .null }
     private let lock = NSLock()
     private var compiled: Compiled?
 
@@ -73,11 +73,7 @@ public class Query: @unchecked Sendable {
             expression = .failure(Self.noDataSource)
             return
         }
-        do {
-            expression = .success(try QueryTree(clauses.tree))
-        } catch {
-            expression = .failure(error as? CouchbaseLiteError ?? CouchbaseLiteError(.invalidQuery, "\(error)"))
-        }
+        expression = clauses.tree
     }
 
     /// The SQL translation of `tree`, compiled once.
@@ -159,7 +155,7 @@ public class Query: @unchecked Sendable {
             while try stmt.step() {
                 out += "\(stmt.int(0))|\(stmt.int(1))|\(stmt.int(2))|\(stmt.string(3) ?? "")\n"
             }
-            if let json = try? JSON.string((try expression.get()).jsonObject, sortedKeys: true) { out += "\n" + json + "\n" }
+            if let json = try? JSON.string(try expression.get(), sortedKeys: true) { out += "\n" + json + "\n" }
             return out
         }
     }
@@ -223,7 +219,7 @@ public class Query: @unchecked Sendable {
         switch value {
         case let s as String: try stmt.bind(s, at: index)   // first: the common case, and cheap to test
         case let b as Bool where type(of: value) == Bool.self: try stmt.bind(Int64(b ? 1 : 0), at: index)
-        case let n as NSNumber where QueryTranslator.isBoolean(n): try stmt.bind(Int64(n.boolValue ? 1 : 0), at: index)
+        case let n as NSNumber where isBoolean(n): try stmt.bind(Int64(n.boolValue ? 1 : 0), at: index)
         case let i as Int: try stmt.bind(Int64(i), at: index)
         case let i as Int64: try stmt.bind(i, at: index)
         case let d as Double: try stmt.bind(d, at: index)
@@ -233,6 +229,13 @@ public class Query: @unchecked Sendable {
             let bytes = try FleeceCoding.encode(value, sharedKeys: nil)
             try stmt.bindBlob(bytes, at: index)
         }
+    }
+
+    /// Whether a parameter's `n` is a boolean, as JSONCore's classifier tells (JSONSerialization's
+    /// booleans too): parameters are the public API's values, classified here as they are bound.
+    private static func isBoolean(_ n: NSNumber) -> Bool {
+        if case .bool = ValueClassifier.classify(number: n) { return true }
+        return false
     }
 }
 
@@ -275,22 +278,22 @@ public final class Parameters: @unchecked Sendable {
 extension Database {
     /// A query from a N1QL (SQL++) string.
     public func createQuery(_ n1ql: String) throws -> Query {
-        let tree: [String: Any]
+        let tree: JSONObject
         do {
-            tree = try N1QLParser.parse(n1ql)
+            tree = try N1QLParser.parseTree(n1ql)
         } catch let e as N1QLSyntaxError {
             throw CouchbaseLiteError(e)
         }
-        return try Query(database: self, tree: try QueryTree(tree))
+        return try Query(database: self, tree: .object(tree))
     }
 
     /// A query from LiteCore's JSON query syntax (spec 9.1), as text (read by JSONCore).
     public func createQuery(json: String) throws -> Query {
-        try Query(database: self, tree: try QueryTree(json: json))
+        try Query(database: self, tree: try QueryTree(queryJSON: json))
     }
 
     /// A query from an already parsed JSON query tree.
-    package func createQuery(tree: Any) throws -> Query {
-        try Query(database: self, tree: try QueryTree(tree))
+    package func createQuery(tree: JSONValue) throws -> Query {
+        try Query(database: self, tree: tree)
     }
 }

@@ -22,24 +22,19 @@ extension QueryTranslator {
         case .null: return "fl_null()"
         case .bool(let b): return b ? "fl_bool(1)" : "fl_bool(0)"
         case .int(let i): return String(i)
+        // Above Int64.max: a double, as LiteCore reads such a literal.
+        case .uint(let u): return "\(Double(u))"
         case .double(let d): return d.isFinite ? "\(d)" : "NULL"
         case .string(let s): return Self.stringLiteral(s)
-        case .dictionary(let d):
+        case .object(let d):
             var args: [String] = []
             for k in d.keys.sorted() { args.append(Self.stringLiteral(k)); args.append(try valueExpr(d[k]!)) }
             return "fl_dict(\(args.joined(separator: ", ")))"
-        case .operation(let op, let args):
-            return try operation(op, args)
         case .array(let items):
+            if case .string(let op)? = items.first { return try operation(op, Array(items.dropFirst()), e) }
             if items.isEmpty { throw Self.invalid("Empty array in query") }
             throw Self.invalid("An operation must start with an operator string")
         }
-    }
-
-    /// Whether `n` is a boolean, as JSONCore's classifier tells (JSONSerialization's booleans too).
-    static func isBoolean(_ n: NSNumber) -> Bool {
-        if case .bool = ValueClassifier.classify(number: n) { return true }
-        return false
     }
 
     static func stringLiteral(_ s: String) -> String {
@@ -52,9 +47,8 @@ extension QueryTranslator {
         }
     }
 
-    /// `["op", args…]`: a property, parameter, variable, function call or operator.
-    mutating func operation(_ rawOp: String, _ args: [QueryTree]) throws -> String {
-        let e = QueryTree.operation(rawOp, args)
+    /// `["op", args…]` (the node `e`): a property, parameter, variable, function call or operator.
+    mutating func operation(_ rawOp: String, _ args: [QueryTree], _ e: QueryTree) throws -> String {
         if rawOp.hasPrefix(".") { return try property(e) }
         if rawOp.hasPrefix("$") {
             let name = rawOp.count > 1 ? String(rawOp.dropFirst()) : (args.first?.stringValue ?? "")
@@ -89,12 +83,12 @@ extension QueryTranslator {
         case .aggregate(let sql):
             if args.isEmpty { return "count(*)" }
             // count(*) counts rows: no need to read (and decode) every body as count(fl_root(body)) would.
-            if name == "count", args[0] == .operation(".", []) { return "count(*)" }
+            if name == "count", args[0] == .operationNode(".") { return "count(*)" }
             return "\(sql)(\(try expr(args[0])))"
         case .library, .unsupported:
             // Array functions on a property read it in place instead of copying the array out.
             if name == "array_count" || name == "array_length",
-               case .operation(let head, let rest) = args[0], head.hasPrefix("."), head != "." || !rest.isEmpty {
+               case (let head, let rest)? = args[0].operation, head.hasPrefix("."), head != "." || !rest.isEmpty {
                 let (base, path) = try propertyBase(args[0])
                 return "fl_count(\(base), \(Self.stringLiteral(path)))"
             }
@@ -143,7 +137,7 @@ extension QueryTranslator {
 
     /// The components of `[".a.b"]`, `[".", "a", "b", [0]]` or `[".a", "b"]`.
     func propertyComponents(_ e: QueryTree) throws -> [PropertyPath.Component] {
-        guard case .operation(let head, let rest) = e, head.hasPrefix(".") else { throw Self.invalid("Not a property") }
+        guard case (let head, let rest)? = e.operation, head.hasPrefix(".") else { throw Self.invalid("Not a property") }
         var comps = try PropertyPath(parsing: head).components
         for item in rest {
             if case .string(let s) = item {
@@ -151,7 +145,7 @@ extension QueryTranslator {
             } else if case .array(let idx) = item, idx.count == 1, case .int(let n) = idx[0] {
                 comps.append(.index(Int(n)))
             } else {
-                throw Self.invalid("Invalid property path component \(item.jsonObject)")
+                throw Self.invalid("Invalid property path component \(item.jsonText)")
             }
         }
         return comps
@@ -212,7 +206,7 @@ extension QueryTranslator {
     /// same collections (not correlated with the outer query's aliases), in parentheses; its
     /// parameters, collations and collections count as the outer query's.
     mutating func subquery(_ args: [QueryTree]) throws -> String {
-        guard args.count == 1, case .dictionary = args[0] else { throw Self.invalid("SELECT needs a query object") }
+        guard args.count == 1, case .object = args[0] else { throw Self.invalid("SELECT needs a query object") }
         var nested = QueryTranslator(table: table, deletedTable: deletedTable, resolver: resolver)
         let out = try nested.translate(args[0])
         parameters.formUnion(out.parameters)

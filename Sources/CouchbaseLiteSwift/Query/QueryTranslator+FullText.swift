@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// Full-text search: `MATCH(index, 'query')` and `RANK(index)` (spec 9.1), translated as
 /// LiteCore's translator does: each index searched is JOINed by its FTS table,
@@ -27,15 +28,16 @@ extension QueryTranslator {
     }
 
     private mutating func collectMatches(_ e: QueryTree, topLevel: Bool) throws {
-        if case .dictionary(let dict) = e {
-            for value in dict.values { try collectMatches(value, topLevel: false) }
+        if case .object(let dict) = e {
+            for (_, value) in dict { try collectMatches(value, topLevel: false) }
             return
         }
-        if case .array(let items) = e {
-            for item in items { try collectMatches(item, topLevel: false) }
+        guard case (let rawOp, let args)? = e.operation else {
+            if case .array(let items) = e {
+                for item in items { try collectMatches(item, topLevel: false) }
+            }
             return
         }
-        guard case .operation(let rawOp, let args) = e else { return }
         let op = rawOp.uppercased()
         if op == "MATCH()" {
             guard topLevel else { throw Self.invalid("MATCH can only appear at top-level, or in a top-level AND") }
@@ -103,10 +105,10 @@ extension QueryTranslator {
     /// A full-text index key as an FTS column (LiteCore's `FTSColumnName` and `FTSExpressionSQL`):
     /// a document property, named by its path (`text`, `note.body`), whose text is
     /// `fl_fts_value(<row>.body, 'path')`. Anything but a property cannot be full-text indexed.
-    mutating func fullTextIndexColumn(_ key: Any, rowAlias: String) throws -> (name: String, sql: String) {
-        let tree = Self.shorthand(try QueryTree(key))
-        guard case .operation(let head, _) = tree, head.hasPrefix("."), head.count > 1 else {
-            throw Self.invalid("A full-text index can only index document properties, not \(tree.jsonObject)")
+    mutating func fullTextIndexColumn(_ key: QueryTree, rowAlias: String) throws -> (name: String, sql: String) {
+        let tree = Self.shorthand(key)
+        guard let head = tree.operatorName, head.hasPrefix("."), head.count > 1 else {
+            throw Self.invalid("A full-text index can only index document properties, not \(tree.jsonText)")
         }
         let components = try propertyComponents(tree)
         guard !components.isEmpty else { throw Self.invalid("A full-text index needs a property") }

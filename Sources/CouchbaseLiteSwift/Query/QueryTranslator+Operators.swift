@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// The operators of LiteCore's JSON query language (spec 9.1), one table row each: how many
 /// operands it takes and the SQL it is written as (LiteCore's `QueryParserTables.hh` +
@@ -81,7 +82,7 @@ extension QueryTranslator {
             let (base, path) = try propertyBase(c.args[0])
             return "fl_exists(\(base), \(Self.stringLiteral(path)))"
         }
-        if case .operation(let op, let sub) = c.args[0], op.uppercased() == "SELECT" {
+        if case (let op, let sub)? = c.args[0].operation, op.uppercased() == "SELECT" {
             return "EXISTS \(try subquery(sub))"
         }
         throw Self.invalid("EXISTS needs a property or a subquery")
@@ -90,7 +91,7 @@ extension QueryTranslator {
     /// `x IN [list]` is SQL's IN; `x IN property` reads the array in place (`fl_contains`).
     mutating func membership(_ c: OperatorCall) throws -> String {
         let lhs = try expr(c.args[0])
-        if case .operation("[]", let list) = c.args[1] {
+        if case ("[]", let list)? = c.args[1].operation {
             let items = try list.map { try expr($0) }
             return "(\(lhs)\(collateSuffix) \(c.op) (\(items.joined(separator: ", "))))"
         }
@@ -133,7 +134,7 @@ extension QueryTranslator {
     }
 
     mutating func collate(_ c: OperatorCall) throws -> String {
-        guard let spec = c.args[0].dictionaryValue else { throw Self.invalid("COLLATE needs an options object") }
+        guard let spec = c.args[0].objectValue else { throw Self.invalid("COLLATE needs an options object") }
         var opts: [String: QueryTree] = [:]
         for (k, v) in spec { opts[k.uppercased()] = v }
         func flag(_ key: String, _ absent: Bool) -> Bool {
@@ -171,7 +172,7 @@ extension QueryTranslator {
     /// `["_.", value, path]`: a path into a computed value, or `meta().key`.
     mutating func nestedProperty(_ c: OperatorCall) throws -> String {
         guard let path = c.args[1].stringValue else { throw Self.invalid("'_.' needs a path string") }
-        if case .operation(let m, let metaArgs) = c.args[0], m.lowercased() == "meta()" {
+        if case (let m, let metaArgs)? = c.args[0].operation, m.lowercased() == "meta()" {
             let alias = metaArgs.first?.stringValue
             let source = try source(named: alias)
             let key = path.hasPrefix(".") ? String(path.dropFirst()) : path
@@ -197,7 +198,7 @@ extension QueryTranslator {
         // LiteCore: `ANY v IN a SATISFIES v = value` is `fl_contains(a, value)`, no subquery. Ours
         // answers 1/0 for an array only (LiteCore's also looks in a dict's values): anything else
         // (a dict, JSON null) falls back to the subquery, which MISSING makes false.
-        if c.op == "ANY", collation == nil, case .operation("=", let p) = args[2], p.count == 2,
+        if c.op == "ANY", collation == nil, case ("=", let p)? = args[2].operation, p.count == 2,
            !p[1].mentionsVariable, p[0].isOperation(prefixed: "?"),
            (try? variableComponents(p[0])).map({ $0.0 == name && $0.1.isEmpty }) == true {
             return "CASE fl_contains(\(each), \(try expr(p[1]))) WHEN 1 THEN 1 WHEN 0 THEN 0 ELSE \(anyMatch) END"
@@ -209,7 +210,7 @@ extension QueryTranslator {
         default:
             // LiteCore: `fl_count(a) > 0` for a property (read in place), else a non-empty fl_each.
             var nonEmpty = "EXISTS (SELECT 1 FROM fl_each(\(each)))"
-            if case .operation(let head, let rest) = args[1], head.hasPrefix("."), head != "." || !rest.isEmpty {
+            if case (let head, let rest)? = args[1].operation, head.hasPrefix("."), head != "." || !rest.isEmpty {
                 nonEmpty = "fl_count(\(each)) > 0"
             }
             return "(\(nonEmpty) AND \(everyMatch))"
@@ -221,9 +222,10 @@ extension QueryTree {
     /// Whether the expression reads an ANY/EVERY variable (`["?v", …]`) anywhere.
     var mentionsVariable: Bool {
         switch self {
-        case .operation(let op, let args): return op.hasPrefix("?") || args.contains(where: \.mentionsVariable)
-        case .array(let items): return items.contains(where: \.mentionsVariable)
-        case .dictionary(let d): return d.values.contains(where: \.mentionsVariable)
+        case .array(let items):
+            if case .string(let op)? = items.first, op.hasPrefix("?") { return true }
+            return items.contains(where: \.mentionsVariable)
+        case .object(let d): return d.contains { $0.value.mentionsVariable }
         default: return false
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// Translates LiteCore's JSON query tree (spec 9.1) into one SQLite SELECT over the key-store
 /// tables of the collections it names, the way LiteCore's `QueryTranslator` does (spec 9.3):
@@ -88,7 +89,7 @@ struct QueryTranslator {
 
     /// The tables of the collection FROM item `f` names, as the resolver finds them; without one,
     /// only the default collection (`_`, `_default`, none) exists.
-    func collectionTables(_ f: [String: QueryTree]) throws -> CollectionTables {
+    func collectionTables(_ f: JSONObject) throws -> CollectionTables {
         let scope = f["SCOPE"]?.stringValue
         let collection = f["COLLECTION"]?.stringValue
         if f["SCOPE"] != nil && scope == nil || f["COLLECTION"] != nil && collection == nil {
@@ -105,7 +106,7 @@ struct QueryTranslator {
 
     /// A FROM item's alias: its AS (with LiteCore's `\.` escapes undone), else the collection
     /// path it names (`tasks`, `store.customers`).
-    static func alias(of f: [String: QueryTree]) -> (alias: String?, scopedName: String?) {
+    static func alias(of f: JSONObject) -> (alias: String?, scopedName: String?) {
         if let alias = f["AS"]?.stringValue { return (alias.replacingOccurrences(of: "\\.", with: "."), nil) }
         guard let collection = f["COLLECTION"]?.stringValue else { return (nil, nil) }
         if let scope = f["SCOPE"]?.stringValue { return ("\(scope).\(collection)", collection) }
@@ -118,8 +119,8 @@ struct QueryTranslator {
 
     mutating func translate(_ tree: QueryTree) throws -> Output {
         var root = tree
-        if case .operation(let op, let args) = tree, args.count == 1, op.uppercased() == "SELECT" { root = args[0] }
-        guard let query = root.dictionaryValue else { throw Self.invalid("A query must be a JSON object or [\"SELECT\", {…}]") }
+        if case .array(let items) = tree, items.count == 2, tree.upperOperator == "SELECT" { root = items[1] }
+        guard let query = root.objectValue else { throw Self.invalid("A query must be a JSON object or [\"SELECT\", {…}]") }
         var q: [String: QueryTree] = [:]
         for (k, v) in query { q[k.uppercased()] = v }
         for key in q.keys where !["WHAT", "FROM", "WHERE", "GROUP_BY", "HAVING", "ORDER_BY", "LIMIT", "OFFSET", "DISTINCT"].contains(key) {
@@ -132,8 +133,8 @@ struct QueryTranslator {
         if q["FROM"] != nil && q["FROM"]?.items == nil { throw Self.invalid("FROM must be an array") }
         var joinClauses: [(Int, QueryTree)] = []
         for (i, raw) in fromItems.enumerated() {
-            guard let item = raw.dictionaryValue else { throw Self.invalid("A FROM item must be an object") }
-            var f: [String: QueryTree] = [:]
+            guard let item = raw.objectValue else { throw Self.invalid("A FROM item must be an object") }
+            var f = JSONObject(minimumCapacity: item.count)
             for (k, v) in item { f[k.uppercased()] = v }
             let (alias, scopedName) = Self.alias(of: f)
             if let alias, sources.contains(where: { $0.alias == alias }) {
@@ -154,7 +155,7 @@ struct QueryTranslator {
                 guard let alias else { throw Self.invalid("A joined collection needs an alias") }
                 sources.append(Source(kind: .collection, alias: alias, sqlAlias: "_j\(i)", tables: try collectionTables(f),
                                       scopedCollectionName: scopedName))
-                joinClauses.append((i, .dictionary(f)))
+                joinClauses.append((i, .object(f)))
             }
         }
         if sources.isEmpty {
@@ -173,7 +174,7 @@ struct QueryTranslator {
                 fromSQL += " JOIN fl_each(\(try unnestSource(clause))) AS \(s.sqlAlias)"
             } else {
                 var u: [String: QueryTree] = [:]
-                for (k, v) in clause.dictionaryValue ?? [:] { u[k.uppercased()] = v }
+                for (k, v) in clause.objectValue ?? [:] { u[k.uppercased()] = v }
                 let type = u["JOIN"]?.stringValue?.uppercased() ?? "INNER"
                 guard ["INNER", "LEFT", "LEFT OUTER", "CROSS"].contains(type) else { throw Self.invalid("Unknown JOIN type '\(type)'") }
                 fromSQL += " \(type == "INNER" ? "" : type + " ")JOIN \(KeyStore.quoted(s.tables?.table ?? table)) AS \(s.sqlAlias)"
@@ -186,13 +187,13 @@ struct QueryTranslator {
         // WHAT
         var columns: [String] = []
         var titles: [String] = []
-        let what: [QueryTree] = q["WHAT"]?.items ?? [.operation(".", [])]
+        let what: [QueryTree] = q["WHAT"]?.items ?? [.operationNode(".")]
         if q["WHAT"] != nil && q["WHAT"]?.items == nil { throw Self.invalid("WHAT must be an array") }
         if what.isEmpty { throw Self.invalid("WHAT must not be empty") }
         for (i, item) in what.enumerated() {
             var e = Self.shorthand(item)
             var title: String?
-            if case .operation(let op, let args) = e, op.uppercased() == "AS" {
+            if case (let op, let args)? = e.operation, op.uppercased() == "AS" {
                 guard args.count == 2, let name = args[1].stringValue else { throw Self.invalid("AS needs an expression and a name") }
                 e = Self.shorthand(args[0])
                 title = name
@@ -225,7 +226,7 @@ struct QueryTranslator {
         if let o = q["ORDER_BY"] {
             guard let items = o.items else { throw Self.invalid("ORDER_BY must be an array") }
             let parts: [String] = try items.map { item in
-                if case .operation(let op, let args) = item, args.count == 1, ["ASC", "DESC"].contains(op.uppercased()) {
+                if case (let op, let args)? = item.operation, args.count == 1, ["ASC", "DESC"].contains(op.uppercased()) {
                     return "\(Self.notColumnNumber(try expr(Self.shorthand(args[0])))) \(op.uppercased())"
                 }
                 return Self.notColumnNumber(try expr(Self.shorthand(item)))
@@ -266,10 +267,6 @@ struct QueryTranslator {
     /// table's columns unqualified (`fl_value(body, 'a')`), as LiteCore's `CREATE INDEX` has it
     /// (spec 2.1): SQLite then matches the query's `fl_value(_doc.body, 'a')` with the index.
     /// With `rowAlias` (`new`, `old`), the columns are those of that row, as in a trigger.
-    mutating func indexExpression(_ e: Any, rowAlias: String = "") throws -> String {
-        try indexExpression(try QueryTree(e), rowAlias: rowAlias)
-    }
-
     mutating func indexExpression(_ e: QueryTree, rowAlias: String = "") throws -> String {
         sources = [Source(kind: .collection, alias: nil, sqlAlias: rowAlias)]
         let sql = try expr(Self.shorthand(e))
@@ -293,7 +290,7 @@ struct QueryTranslator {
 
     /// A bare string in WHAT/ORDER_BY/GROUP_BY written as `.a.b` is a property (spec 9.1).
     static func shorthand(_ item: QueryTree) -> QueryTree {
-        if case .string(let s) = item, s.hasPrefix(".") { return .operation(s, []) }
+        if case .string(let s) = item, s.hasPrefix(".") { return .operationNode(s) }
         return item
     }
 
@@ -303,7 +300,7 @@ struct QueryTranslator {
 
     /// The arguments of `fl_each` iterating `e`: a property is read in place from its body.
     mutating func eachArguments(_ e: QueryTree) throws -> String {
-        if case .operation(let head, let rest) = e, head.hasPrefix("."), head != "." || !rest.isEmpty {
+        if case (let head, let rest)? = e.operation, head.hasPrefix("."), head != "." || !rest.isEmpty {
             let p = e
             let comps = try propertyComponents(p)
             if let (s, rest) = splitSource(comps), s.kind == .unnest {
@@ -322,7 +319,7 @@ struct QueryTranslator {
 
     /// `["?var", …]`, `["?", "var", …]`, `["?var.a.b"]`: the variable and the path under it.
     func variableComponents(_ e: QueryTree) throws -> (String, [PropertyPath.Component]) {
-        guard case .operation(let head, var rest) = e else { throw Self.invalid("Not a variable") }
+        guard case (let head, var rest)? = e.operation else { throw Self.invalid("Not a variable") }
         var comps: [PropertyPath.Component]
         if head == "?" {
             guard let name = rest.first?.stringValue else { throw Self.invalid("'?' needs a variable name") }
@@ -336,7 +333,7 @@ struct QueryTranslator {
         for item in rest {
             if case .string(let s) = item { comps.append(contentsOf: try PropertyPath(parsing: s).components) }
             else if case .array(let idx) = item, idx.count == 1, case .int(let n) = idx[0] { comps.append(.index(Int(n))) }
-            else { throw Self.invalid("Invalid variable path component \(item.jsonObject)") }
+            else { throw Self.invalid("Invalid variable path component \(item.jsonText)") }
         }
         return (name, comps)
     }
@@ -351,7 +348,7 @@ struct QueryTranslator {
     // MARK: Column titles
 
     func defaultTitle(_ e: QueryTree) -> String? {
-        guard case .operation(let op, let args) = e else { return nil }
+        guard case (let op, let args)? = e.operation else { return nil }
         if op == "_.", args.count == 2, args[0].upperOperator == "META()", let p = args[1].stringValue {
             return p.hasPrefix(".") ? String(p.dropFirst()) : p
         }

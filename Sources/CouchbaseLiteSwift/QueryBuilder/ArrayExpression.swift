@@ -1,13 +1,15 @@
 /// A range variable of `ArrayExpression.any/every/anyAndEvery` (2.x `VariableExpressionProtocol`).
 public protocol VariableExpressionProtocol: ExpressionProtocol {}
 
+import JSONCore
+
 /// `["?name.path"]`: a variable or a property of it.
-// @unchecked because `QueryExpression`'s JSON tree is immutable; `name` is a let.
-final class VariableExpression: QueryExpression, VariableExpressionProtocol, @unchecked Sendable {
+final class VariableExpression: TreeExpression, VariableExpressionProtocol, Sendable {
     let name: String
+    let node: BuilderNode
     init(_ name: String) {
         self.name = String(name.prefix { $0 != "." && $0 != "[" })
-        super.init(["?" + name])
+        node = .success(.operationNode("?" + name))
     }
 }
 
@@ -34,17 +36,17 @@ public final class ArrayExpressionIn {
     }
     /// The array the variable ranges over.
     public func `in`(_ expression: ExpressionProtocol) -> ArrayExpressionSatisfies {
-        ArrayExpressionSatisfies(op: op, variable: variable, array: expression.jsonTree)
+        ArrayExpressionSatisfies(op: op, variable: variable, array: expression.node)
     }
 }
 
 /// The `SATISFIES predicate` step of an array predicate.
 public final class ArrayExpressionSatisfies {
-    let op: String, variable: String, array: Any
-    init(op: String, variable: String, array: Any) { self.op = op; self.variable = variable; self.array = array }
+    let op: String, variable: String, array: BuilderNode
+    init(op: String, variable: String, array: BuilderNode) { self.op = op; self.variable = variable; self.array = array }
     /// The predicate each item is tested with.
     public func satisfies(_ expression: ExpressionProtocol) -> ExpressionProtocol {
-        QueryExpression([op, variable, array, expression.jsonTree])
+        QueryExpression(.operation(op, [.success(.string(variable)), array, expression.node]))
     }
 }
 
@@ -53,10 +55,10 @@ public final class ArrayFunction {
     private init() {}
     /// Whether the array contains `value`.
     public static func contains(_ expression: ExpressionProtocol, value: ExpressionProtocol) -> ExpressionProtocol {
-        QueryExpression(["ARRAY_CONTAINS()", expression.jsonTree, value.jsonTree])
+        QueryExpression("ARRAY_CONTAINS()", expression, value)
     }
     /// The array's length.
     public static func length(_ expression: ExpressionProtocol) -> ExpressionProtocol {
-        QueryExpression(["ARRAY_LENGTH()", expression.jsonTree])
+        QueryExpression("ARRAY_LENGTH()", expression)
     }
 }

@@ -1,14 +1,16 @@
+import JSONCore
+
 /// A string collation for `Expression.collate(_:)` (2.x `CollationProtocol`).
 public protocol CollationProtocol {}
 
 extension CollationProtocol {
     /// The collation's `COLLATE` options dictionary (spec 9.1).
-    var jsonTree: Any {
+    var options: JSONObject {
         switch self {
-        case let c as ASCIICollation: return ["UNICODE": false, "CASE": !c.ignoresCase]
+        case let c as ASCIICollation: return ["UNICODE": false, "CASE": .bool(!c.ignoresCase)]
         case let c as UnicodeCollation:
-            var d: [String: Any] = ["UNICODE": true, "CASE": !c.ignoresCase, "DIAC": !c.ignoresAccents]
-            if let locale = c.localeName { d["LOCALE"] = locale }
+            var d: JSONObject = ["UNICODE": true, "CASE": .bool(!c.ignoresCase), "DIAC": .bool(!c.ignoresAccents)]
+            if let locale = c.localeName { d["LOCALE"] = .string(locale) }
             return d
         default: return ["UNICODE": false]
         }

@@ -1,3 +1,5 @@
+import JSONCore
+
 /// The source a `QueryBuilder` query reads (2.x `DataSourceProtocol`).
 public protocol DataSourceProtocol {}
 
@@ -22,10 +24,10 @@ final class DatabaseSource: DataSourceAs {
     /// source is then called `scope.name` and whole documents are keyed by the collection's name.
     /// A database source is the default collection named after the database, so
     /// `SelectResult.all()` is keyed by the database name, as in 2.x.
-    var jsonTree: [String: Any] {
-        guard let collection else { return ["AS": alias ?? database.name] }
-        var item: [String: Any] = ["COLLECTION": collection.name, "SCOPE": collection.scope.name]
-        if let alias { item["AS"] = alias }
+    var fromItem: JSONObject {
+        guard let collection else { return ["AS": .string(alias ?? database.name)] }
+        var item: JSONObject = ["COLLECTION": .string(collection.name), "SCOPE": .string(collection.scope.name)]
+        if let alias { item["AS"] = .string(alias) }
         return item
     }
 }
@@ -61,11 +63,16 @@ final class JoinItem: JoinOnProtocol {
     }
     func on(_ expression: ExpressionProtocol) -> JoinProtocol { JoinItem(type, source, on: expression) }
     /// The `FROM` item (spec 9.1): `{"AS": alias, "JOIN": type, "ON": condition}`.
-    var jsonTree: [String: Any] {
-        var d = (source as? DatabaseSource)?.jsonTree ?? [:]
-        d["JOIN"] = type
-        if let condition { d["ON"] = condition.jsonTree }
-        return d
+    var fromItem: Swift.Result<JSONObject, CouchbaseLiteError> {
+        var d = (source as? DatabaseSource)?.fromItem ?? [:]
+        d["JOIN"] = .string(type)
+        if let condition {
+            switch condition.node {
+            case .success(let on): d["ON"] = on
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .success(d)
     }
 }
 
@@ -102,9 +109,9 @@ final class OrderingItem: SortOrder {
     func ascending() -> OrderingProtocol { OrderingItem(expression, descending: false) }
     func descending() -> OrderingProtocol { OrderingItem(expression, descending: true) }
     /// The `ORDER_BY` item (spec 9.1): the expression, or `["ASC"|"DESC", expression]`.
-    var jsonTree: Any {
-        guard let d = descendingOrder else { return expression.jsonTree }
-        return [d ? "DESC" : "ASC", expression.jsonTree]
+    var node: BuilderNode {
+        guard let d = descendingOrder else { return expression.node }
+        return .operation(d ? "DESC" : "ASC", [expression.node])
     }
 }
 

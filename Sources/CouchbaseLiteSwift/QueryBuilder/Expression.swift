@@ -1,22 +1,52 @@
 import Foundation
+import JSONCore
 
 /// An expression of a `QueryBuilder` query (2.x `ExpressionProtocol`): it builds a node of
 /// LiteCore's JSON query tree (spec 9.1).
 public protocol ExpressionProtocol {}
 
-/// The one implementation of every builder expression protocol: a JSON query tree node.
-// @unchecked because `json` is an immutable JSON tree (`Any` is not Sendable in type).
-class QueryExpression: ExpressionProtocol, @unchecked Sendable {
-    let json: Any
-    init(_ json: Any) { self.json = json }
+/// A builder node of the JSON query tree, or why there is none: a literal JSON has no place for
+/// (building never throws in 2.x, so the error is reported when the query is first used).
+typealias BuilderNode = Swift.Result<JSONValue, CouchbaseLiteError>
+
+extension Swift.Result where Success == JSONValue, Failure == CouchbaseLiteError {
+    /// `["op", operands…]`, or the first operand's error.
+    static func operation(_ op: String, _ operands: [BuilderNode]) -> BuilderNode {
+        var items: [JSONValue] = [.string(op)]
+        items.reserveCapacity(operands.count + 1)
+        for operand in operands {
+            switch operand {
+            case .success(let node): items.append(node)
+            case .failure: return operand
+            }
+        }
+        return .success(.array(items))
+    }
+}
+
+/// What every builder expression is: a node of the JSON query tree.
+protocol TreeExpression: ExpressionProtocol {
+    var node: BuilderNode { get }
+}
+
+/// A builder expression that is just its node (operators, functions, literals, parameters).
+final class QueryExpression: TreeExpression, Sendable {
+    let node: BuilderNode
+    init(_ node: BuilderNode) { self.node = node }
+    init(_ tree: JSONValue) { self.node = .success(tree) }
+    /// `["op", operands…]`.
+    convenience init(_ op: String, _ operands: ExpressionProtocol...) {
+        self.init(.operation(op, operands.map(\.node)))
+    }
 }
 
 extension ExpressionProtocol {
-    /// This expression's JSON query tree node (spec 9.1).
-    var jsonTree: Any { (self as? QueryExpression)?.json ?? ["MISSING"] }
+    /// This expression's JSON query tree node (spec 9.1); `["MISSING"]` for an expression the
+    /// builder did not make.
+    var node: BuilderNode { (self as? TreeExpression)?.node ?? .success(.operationNode("MISSING")) }
 
     private func binary(_ op: String, _ other: ExpressionProtocol) -> ExpressionProtocol {
-        QueryExpression([op, jsonTree, other.jsonTree])
+        QueryExpression(op, self, other)
     }
 
     /// `self * other`.
@@ -51,7 +81,7 @@ extension ExpressionProtocol {
     public func isNot(_ expression: ExpressionProtocol) -> ExpressionProtocol { binary("IS NOT", expression) }
     /// `self BETWEEN a AND b`.
     public func between(_ expression1: ExpressionProtocol, and expression2: ExpressionProtocol) -> ExpressionProtocol {
-        QueryExpression(["BETWEEN", jsonTree, expression1.jsonTree, expression2.jsonTree])
+        QueryExpression("BETWEEN", self, expression1, expression2)
     }
     /// `self AND other`.
     public func and(_ expression: ExpressionProtocol) -> ExpressionProtocol { binary("AND", expression) }
@@ -59,16 +89,16 @@ extension ExpressionProtocol {
     public func or(_ expression: ExpressionProtocol) -> ExpressionProtocol { binary("OR", expression) }
     /// `self COLLATE collation` (applies to comparisons, `like` and ordering inside `self`).
     public func collate(_ collation: CollationProtocol) -> ExpressionProtocol {
-        QueryExpression(["COLLATE", collation.jsonTree, jsonTree])
+        QueryExpression(.operation("COLLATE", [.success(.object(collation.options)), node]))
     }
     /// `self IN (e1, e2, …)`.
     public func `in`(_ expressions: [ExpressionProtocol]) -> ExpressionProtocol {
-        QueryExpression(["IN", jsonTree, ["[]"] + expressions.map(\.jsonTree)])
+        QueryExpression(.operation("IN", [node, .operation("[]", expressions.map(\.node))]))
     }
     /// `self IS VALUED`: neither null nor MISSING.
-    public func isValued() -> ExpressionProtocol { QueryExpression(["IS VALUED", jsonTree]) }
+    public func isValued() -> ExpressionProtocol { QueryExpression("IS VALUED", self) }
     /// `NOT (self IS VALUED)`: null or MISSING.
-    public func isNotValued() -> ExpressionProtocol { QueryExpression(["NOT", ["IS VALUED", jsonTree]]) }
+    public func isNotValued() -> ExpressionProtocol { QueryExpression("NOT", isValued()) }
     /// Deprecated 2.x name of `isValued()`.
     public func notNullOrMissing() -> ExpressionProtocol { isValued() }
     /// Deprecated 2.x name of `isNotValued()`.
@@ -82,14 +112,14 @@ public protocol PropertyExpressionProtocol: ExpressionProtocol {
 }
 
 /// A document property (`a.b`) or the whole document (`*`), optionally of a named source.
-// @unchecked because `QueryExpression`'s JSON tree is immutable; `path` is a let.
-final class PropertyExpression: QueryExpression, PropertyExpressionProtocol, @unchecked Sendable {
+final class PropertyExpression: TreeExpression, PropertyExpressionProtocol, Sendable {
     let path: String
+    let node: BuilderNode
     init(path: String, alias: String? = nil) {
         self.path = path
         let prefix = alias.map { "." + $0 } ?? ""
         // `Expression.all()` is the whole document: `["."]`, or `[".alias."]` of a source.
-        super.init(path.isEmpty ? [prefix + "."] : [prefix + "." + path])
+        node = .success(.operationNode(path.isEmpty ? prefix + "." : prefix + "." + path))
     }
     func from(_ alias: String?) -> ExpressionProtocol { PropertyExpression(path: path, alias: alias) }
 }
@@ -113,7 +143,7 @@ public final class Expression {
     /// A 64-bit integer literal.
     public static func int64(_ value: Int64) -> ExpressionProtocol { self.value(value) }
     /// A float literal.
-    public static func float(_ value: Float) -> ExpressionProtocol { self.value(Double(value)) }
+    public static func float(_ value: Float) -> ExpressionProtocol { QueryExpression(.double(Double(value))) }
     /// A double literal.
     public static func double(_ value: Double) -> ExpressionProtocol { self.value(value) }
     /// A boolean literal.
@@ -125,27 +155,44 @@ public final class Expression {
     /// An array literal (items may be expressions).
     public static func array(_ value: [Any]?) -> ExpressionProtocol { self.value(value) }
     /// The query parameter `$name`, set through `query.parameters`.
-    public static func parameter(_ name: String) -> ExpressionProtocol { QueryExpression(["$" + name]) }
+    public static func parameter(_ name: String) -> ExpressionProtocol { QueryExpression(.operationNode("$" + name)) }
     /// `-expression`.
-    public static func negated(_ expression: ExpressionProtocol) -> ExpressionProtocol { QueryExpression(["-", expression.jsonTree]) }
+    public static func negated(_ expression: ExpressionProtocol) -> ExpressionProtocol { QueryExpression("-", expression) }
     /// `NOT expression`.
-    public static func not(_ expression: ExpressionProtocol) -> ExpressionProtocol { QueryExpression(["NOT", expression.jsonTree]) }
+    public static func not(_ expression: ExpressionProtocol) -> ExpressionProtocol { QueryExpression("NOT", expression) }
 
-    /// The JSON query tree of a literal: arrays become `["[]", …]`, dates ISO-8601 strings.
-    static func literal(_ value: Any?) -> Any {
+    /// The JSON query tree of a literal: arrays become `["[]", …]`, dates ISO-8601 strings, other
+    /// values their JSON (the public API's edge: JSONCore classifies them once, here).
+    static func literal(_ value: Any?) -> BuilderNode {
         switch value {
-        case nil: return NSNull()
-        case let e as ExpressionProtocol: return e.jsonTree
-        case let d as Date: return ISO8601.string(from: d)
-        case let a as [Any]: return ["[]"] + a.map { literal($0) }
-        case let d as [String: Any]: return d.mapValues { literal($0) }
+        case nil: return .success(.null)
+        case let e as ExpressionProtocol: return e.node
+        case let s as String: return .success(.string(s))
+        case let d as Date: return .success(.string(ISO8601.string(from: d)))
+        case let a as [Any]: return .operation("[]", a.map { literal($0) })
+        case let d as [String: Any]:
+            var object = JSONObject(minimumCapacity: d.count)
+            for (k, v) in d {
+                switch literal(v) {
+                case .success(let node): object[k] = node
+                case .failure(let error): return .failure(error)
+                }
+            }
+            return .success(.object(object))
         case let a as ArrayObject: return literal(a.toArray())
         case let d as DictionaryObject: return literal(d.toDictionary())
+        // The float's binary value, as 2.x passes it on (not the shortest text of the Float).
+        // (Exact type: on Linux any `NSNumber` also casts to `Float`.)
+        case let v? where type(of: v) == Float.self: return .success(.double(Double(v as! Float)))
         case let v?:
             // A nil inside a collection (`["x": nil]`) arrives as an Optional boxed in Any.
             let mirror = Mirror(reflecting: v)
             if mirror.displayStyle == .optional { return literal(mirror.children.first?.value) }
-            return v
+            do {
+                return .success(try JSONValue(queryValue: v))
+            } catch {
+                return .failure(error as? CouchbaseLiteError ?? CouchbaseLiteError(.invalidQuery, "\(error)"))
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// An index named in a query (3.x `IndexExpressionProtocol`), such as a full-text index for
 /// ``FullTextFunction/match(_:query:)``.
@@ -39,12 +40,12 @@ public final class FullTextFunction {
     /// `prefix*`, `"a phrase"`, `AND`, `OR`, `NOT`, `NEAR`). Only in a WHERE clause, at its top
     /// level or in a top-level AND.
     public static func match(_ index: IndexExpressionProtocol, query: String) -> ExpressionProtocol {
-        QueryExpression(["MATCH()", path(index), query])
+        QueryExpression(.operationNode("MATCH()", [.string(path(index)), .string(query)]))
     }
 
     /// How well the document matches the query's MATCH of `index` (higher is better).
     public static func rank(_ index: IndexExpressionProtocol) -> ExpressionProtocol {
-        QueryExpression(["RANK()", path(index)])
+        QueryExpression(.operationNode("RANK()", [.string(path(index))]))
     }
 
     /// Whether the document's text in the full-text index `indexName` matches `query` (2.x/3.0 spelling).

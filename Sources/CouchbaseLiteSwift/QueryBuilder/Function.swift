@@ -1,9 +1,11 @@
+import JSONCore
+
 /// Aggregate, math, string and date functions (2.x `Function`).
 public final class Function {
     private init() {}
 
     private static func call(_ name: String, _ args: ExpressionProtocol...) -> ExpressionProtocol {
-        QueryExpression([name + "()"] + args.map(\.jsonTree))
+        QueryExpression(.operation(name + "()", args.map(\.node)))
     }
 
     // Aggregates

@@ -1,3 +1,5 @@
+import JSONCore
+
 /// A document metadata expression that can name the data source it reads (`.from(alias)`).
 public protocol MetaExpressionProtocol: ExpressionProtocol {
     /// The same metadata of the data source named `alias`.
@@ -5,12 +7,12 @@ public protocol MetaExpressionProtocol: ExpressionProtocol {
 }
 
 /// `meta().id` and friends as 2.x builds them: `["._id"]`, `[".alias._id"]` (spec 9.1).
-// @unchecked because `QueryExpression`'s JSON tree is immutable; `key` is a let.
-final class MetaExpression: QueryExpression, MetaExpressionProtocol, @unchecked Sendable {
+final class MetaExpression: TreeExpression, MetaExpressionProtocol, Sendable {
     let key: String
+    let node: BuilderNode
     init(_ key: String, alias: String? = nil) {
         self.key = key
-        super.init([(alias.map { "." + $0 } ?? "") + "." + key])
+        node = .success(.operationNode((alias.map { "." + $0 } ?? "") + "." + key))
     }
     func from(_ alias: String?) -> ExpressionProtocol { MetaExpression(key, alias: alias) }
 }

@@ -1,3 +1,5 @@
+import JSONCore
+
 /// The clauses of a `QueryBuilder` query, turned into LiteCore's JSON query tree (spec 9.1) that
 /// the N1QL and JSON queries run through too.
 struct BuilderClauses {
@@ -12,19 +14,27 @@ struct BuilderClauses {
     var limit: ExpressionProtocol?
     var offset: ExpressionProtocol?
 
-    var tree: [String: Any] {
-        var q: [String: Any] = [:]
-        if !results.isEmpty { q["WHAT"] = results.map(\.jsonTree) }
-        if distinct { q["DISTINCT"] = true }
-        let from = [source?.jsonTree ?? [:]] + joins.map { ($0 as? JoinItem)?.jsonTree ?? [:] }
-        if from.count > 1 || !from[0].isEmpty { q["FROM"] = from }
-        if let condition { q["WHERE"] = condition.jsonTree }
-        if !grouping.isEmpty { q["GROUP_BY"] = grouping.map(\.jsonTree) }
-        if let having { q["HAVING"] = having.jsonTree }
-        if !orderings.isEmpty { q["ORDER_BY"] = orderings.map { ($0 as? OrderingItem)?.jsonTree ?? ["MISSING"] } }
-        if let limit { q["LIMIT"] = limit.jsonTree }
-        if let offset { q["OFFSET"] = offset.jsonTree }
-        return q
+    /// The query object, or the error of a literal JSON has no place for.
+    var tree: BuilderNode {
+        var q = JSONObject()
+        do {
+            if !results.isEmpty { q["WHAT"] = .array(try results.map { try $0.resultNode.get() }) }
+            if distinct { q["DISTINCT"] = true }
+            var from = [source?.fromItem ?? [:]]
+            for join in joins { from.append(try (join as? JoinItem)?.fromItem.get() ?? [:]) }
+            if from.count > 1 || !from[0].isEmpty { q["FROM"] = .array(from.map(JSONValue.object)) }
+            if let condition { q["WHERE"] = try condition.node.get() }
+            if !grouping.isEmpty { q["GROUP_BY"] = .array(try grouping.map { try $0.node.get() }) }
+            if let having { q["HAVING"] = try having.node.get() }
+            if !orderings.isEmpty {
+                q["ORDER_BY"] = .array(try orderings.map { try ($0 as? OrderingItem)?.node.get() ?? .operationNode("MISSING") })
+            }
+            if let limit { q["LIMIT"] = try limit.node.get() }
+            if let offset { q["OFFSET"] = try offset.node.get() }
+        } catch {
+            return .failure(error as? CouchbaseLiteError ?? CouchbaseLiteError(.invalidQuery, "\(error)"))
+        }
+        return .success(.object(q))
     }
 }
 

@@ -1,12 +1,14 @@
+import JSONCore
+
 /// A result column of a `QueryBuilder` query (2.x `SelectResultProtocol`).
 public protocol SelectResultProtocol {}
 
 extension SelectResultProtocol {
     /// The column's `WHAT` item (spec 9.1): the expression, or `["AS", expression, alias]`.
-    var jsonTree: Any {
-        guard let r = self as? SelectResultItem else { return ["MISSING"] }
-        guard let alias = r.alias else { return r.expression.jsonTree }
-        return ["AS", r.expression.jsonTree, alias]
+    var resultNode: BuilderNode {
+        guard let r = self as? SelectResultItem else { return .success(.operationNode("MISSING")) }
+        guard let alias = r.alias else { return r.expression.node }
+        return .operation("AS", [r.expression.node, .success(.string(alias))])
     }
 }
 

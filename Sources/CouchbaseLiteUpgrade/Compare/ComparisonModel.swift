@@ -99,12 +99,12 @@ public enum DifferenceRule: String, Codable, CaseIterable, Sendable {
 public struct ComparedRow: Codable, Sendable, Hashable {
     /// The emitting document (map rows), nil for reduced/grouped rows.
     public var documentID: String?
-    public var key: JSONValue
-    public var value: JSONValue
+    public var key: ComparedValue
+    public var value: ComparedValue
     /// Position on its side (0-based).
     public var index: Int
 
-    public init(documentID: String?, key: JSONValue, value: JSONValue, index: Int) {
+    public init(documentID: String?, key: ComparedValue, value: ComparedValue, index: Int) {
         self.documentID = documentID
         self.key = key
         self.value = value
@@ -116,8 +116,8 @@ public struct ComparedRow: Codable, Sendable, Hashable {
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         documentID = try c.decodeIfPresent(String.self, forKey: .documentID)
-        key = (try c.decodeIfPresent(Bool.self, forKey: .keyMissing) ?? false) ? .missing : try c.decode(JSONValue.self, forKey: .key)
-        value = (try c.decodeIfPresent(Bool.self, forKey: .valueMissing) ?? false) ? .missing : try c.decode(JSONValue.self, forKey: .value)
+        key = (try c.decodeIfPresent(Bool.self, forKey: .keyMissing) ?? false) ? .missing : try c.decode(ComparedValue.self, forKey: .key)
+        value = (try c.decodeIfPresent(Bool.self, forKey: .valueMissing) ?? false) ? .missing : try c.decode(ComparedValue.self, forKey: .value)
         index = try c.decode(Int.self, forKey: .index)
     }
 

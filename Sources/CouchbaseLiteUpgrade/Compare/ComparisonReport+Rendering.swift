@@ -91,7 +91,7 @@ extension ComparisonReport {
         return out
     }
 
-    static func cell(_ v: JSONValue?) -> String { v.map(\.json) ?? "" }
+    static func cell(_ v: ComparedValue?) -> String { v.map(\.json) ?? "" }
 
     /// One self-contained HTML page: both result lists side by side, differing rows highlighted
     /// and explained (hover a row, or read the list below the tables). No external resources.

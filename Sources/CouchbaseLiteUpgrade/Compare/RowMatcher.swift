@@ -1,4 +1,5 @@
 import Foundation
+import JSONCore
 
 /// What the matcher may ask about a document to explain a row that only one side has.
 public struct DocumentFacts: Sendable {
@@ -40,7 +41,7 @@ public struct RowMatcher {
 
     private struct MatchKey: Hashable {
         let documentID: String?
-        let key: JSONValue
+        let key: ComparedValue
     }
 
     /// The differences between `viewRows` and `n1qlRows` (both in their query's order). Map rows
@@ -117,14 +118,14 @@ public struct RowMatcher {
     private static func pairGroupKeyShapes(_ matching: inout Matching, viewRows: [ComparedRow],
                                            n1qlRows: [ComparedRow]) -> [RowDifference] {
         var out: [RowDifference] = []
-        var n1qlByKey: [JSONValue: [Int]] = [:]
+        var n1qlByKey: [ComparedValue: [Int]] = [:]
         for j in matching.n1qlLeft { n1qlByKey[n1qlRows[j].key, default: []].append(j) }
         var stillLeft: [Int] = []
         var paired = Set<Int>()
         for i in matching.viewLeft {
             let v = viewRows[i]
-            guard case .array(let items) = v.key, let first = items.first, var list = n1qlByKey[items.count == 1 ? first : v.key]
-                    ?? (items.count == 1 ? nil : n1qlByKey[first]), !list.isEmpty else {
+            guard case .value(.array(let items)) = v.key, let first = items.first.map(ComparedValue.value),
+                  var list = n1qlByKey[items.count == 1 ? first : v.key] ?? (items.count == 1 ? nil : n1qlByKey[first]), !list.isEmpty else {
                 stillLeft.append(i)
                 continue
             }
@@ -214,59 +215,60 @@ public struct RowMatcher {
             if let f = facts(id), !f.inConverted || f.deletedInLegacy { return f.deletedInLegacy || !f.liveInLegacy ? .droppedRevisions : .unexplained }
             if isStale(id) { return .staleIndex }
             if rowsForDocument > 1 { return .multipleEmits }
-        } else if groupLevel > 0, case .array = r.key {
+        } else if groupLevel > 0, case .value(.array) = r.key {
             return .groupLevelWithoutCounterpart
         }
         switch r.key {
-        case .null, .missing: return .nullVersusMissing
+        case .value(.null), .missing: return .nullVersusMissing
         default: return .unexplained
         }
     }
 
     func onlyInN1QLRule(_ r: ComparedRow) -> DifferenceRule {
         switch r.key {
-        case .null, .missing: return .nullVersusMissing
+        case .value(.null), .missing: return .nullVersusMissing
         default: break
         }
         if let id = r.documentID {
             if isStale(id) { return .staleIndex }
             if let f = facts(id), !f.liveInLegacy { return .droppedRevisions }
-        } else if groupLevel > 0, case .array = r.key {
+        } else if groupLevel > 0, case .value(.array) = r.key {
             return .groupLevelWithoutCounterpart
         }
         return .unexplained
     }
 
-    static func keyRule(_ view: JSONValue, _ n1ql: JSONValue) -> DifferenceRule {
+    static func keyRule(_ view: ComparedValue, _ n1ql: ComparedValue) -> DifferenceRule {
         valueRule(view, n1ql)
     }
 
-    static func valueRule(_ view: JSONValue, _ n1ql: JSONValue) -> DifferenceRule {
-        switch (view, n1ql) {
-        case (.null, .missing), (.missing, .null), (.missing, _), (_, .missing): return .nullVersusMissing
-        case (.bool(let b), .number(let n)), (.number(let n), .bool(let b)):
-            return (b ? 1.0 : 0.0) == n ? .booleansAsNumbers : .unexplained
+    static func valueRule(_ view: ComparedValue, _ n1ql: ComparedValue) -> DifferenceRule {
+        guard case .value(let v) = view, case .value(let q) = n1ql else { return .nullVersusMissing }
+        switch (v, q) {
+        case (.bool(let b), let n) where n.isNumber, (let n, .bool(let b)) where n.isNumber:
+            return n.doubleValue == (b ? 1.0 : 0.0) ? .booleansAsNumbers : .unexplained
         case (.object(let a), .object(let b)):
-            let strip: ([String: JSONValue]) -> [String: JSONValue] = { $0.filter { !$0.key.hasPrefix("_") } }
+            let strip: (JSONObject) -> JSONObject = { JSONObject($0.filter { !$0.key.hasPrefix("_") }) }
             return strip(a) == strip(b) ? .metaProperties : .unexplained
         default: return .unexplained
         }
     }
 
     /// Why N1QL put `second` before `first` when the view (in its direction) put `first` first.
-    func orderRule(first: JSONValue, second: JSONValue) -> DifferenceRule {
+    func orderRule(first: ComparedValue, second: ComparedValue) -> DifferenceRule {
         let (x, y) = descending ? (second, first) : (first, second)   // view: x ≤ y ascending
         if x == y { return .equalKeysOrder }
         if !orderedByKey { return .notOrderedByKey }
-        switch (x, y) {
-        case (.missing, _), (_, .missing): return .nullVersusMissing
+        guard case .value(let vx) = x, case .value(let vy) = y else { return .nullVersusMissing }
+        switch (vx, vy) {
         case (.null, _), (_, .null): return .nullOrdering
-        case (.bool, .number), (.number, .bool), (.bool, .bool): return .booleansAsNumbers
+        case (.bool, .bool): return .booleansAsNumbers
+        case (.bool, let n) where n.isNumber, (let n, .bool) where n.isNumber: return .booleansAsNumbers
         case (.array(let a), .array(let b)) where a.count == b.count:
             // Same length: Fleece writes the same header, so the first differing element decides
             // the bytes' order; its rule is the more useful explanation when one applies.
             if let i = a.indices.first(where: { a[$0] != b[$0] }) {
-                let inner = orderRule(first: descending ? b[i] : a[i], second: descending ? a[i] : b[i])
+                let inner = orderRule(first: .value(descending ? b[i] : a[i]), second: .value(descending ? a[i] : b[i]))
                 if inner != .unexplained && inner != .equalKeysOrder { return inner }
             }
             return .arraysAndObjectsAsBlobs

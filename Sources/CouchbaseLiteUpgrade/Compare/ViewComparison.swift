@@ -64,7 +64,7 @@ public struct ViewQueryOptions {
     /// The options that differ from the defaults, for reports.
     var summary: [String: String] {
         var s: [String: String] = [:]
-        func json(_ v: Any?) -> String { JSONValue(v).json }
+        func json(_ v: Any?) -> String { ComparedValue(foundation: v).json }
         if mapOnly { s["mapOnly"] = "true" }
         if let keys { s["keys"] = json(keys) }
         if startKey != nil { s["startKey"] = json(startKey) }
@@ -229,8 +229,8 @@ public final class ViewComparison: Sendable {
         options.apply(to: query)
         var rows: [ComparedRow] = []
         for (i, row) in try query.run().enumerated() {
-            rows.append(ComparedRow(documentID: row.sourceDocumentID, key: JSONValue(row.key ?? NSNull()),
-                                    value: JSONValue(row.value ?? NSNull()), index: i))
+            rows.append(ComparedRow(documentID: row.sourceDocumentID, key: ComparedValue(foundation: row.key ?? NSNull()),
+                                    value: ComparedValue(foundation: row.value ?? NSNull()), index: i))
         }
         let indexed = view.lastSequenceIndexed
         return ViewSide(rows: rows, staleIndexSequence: indexed < db.lastSequenceNumber ? indexed : nil)
@@ -264,23 +264,23 @@ public final class ViewComparison: Sendable {
 
     /// Whether a query tree's ORDER BY starts with its `key` column's expression (or the `key`
     /// alias, or, for an array key `[a, b]`, the terms a, b), directions and collations aside.
-    static func ordersByKey(_ tree: [String: Any]) -> Bool {
-        func strip(_ e: Any) -> JSONValue {
-            if let a = e as? [Any], let op = (a.first as? String)?.uppercased() {
+    static func ordersByKey(_ tree: JSONObject) -> Bool {
+        func strip(_ e: JSONValue) -> JSONValue {
+            if case .array(let a) = e, let op = a.first?.stringValue?.uppercased() {
                 if (op == "ASC" || op == "DESC"), a.count == 2 { return strip(a[1]) }
                 if op == "COLLATE", a.count == 3 { return strip(a[2]) }
             }
-            return JSONValue(e)
+            return e
         }
-        guard let order = tree["ORDER_BY"] as? [Any], !order.isEmpty else { return false }
+        guard let order = tree["ORDER_BY"]?.arrayValue, !order.isEmpty else { return false }
         let terms = order.map(strip)
         var keyExpression: JSONValue?
-        for item in tree["WHAT"] as? [Any] ?? [] {
-            if let a = item as? [Any], a.count == 3, (a[0] as? String)?.uppercased() == "AS", a[2] as? String == "key" {
+        for item in tree["WHAT"]?.arrayValue ?? [] {
+            if case .array(let a) = item, a.count == 3, a[0].stringValue?.uppercased() == "AS", a[2].stringValue == "key" {
                 keyExpression = strip(a[1])
             }
         }
-        if terms[0] == JSONValue([".key"]) { return true }
+        if terms[0] == [".key"] { return true }
         guard let key = keyExpression else { return false }
         if terms[0] == key { return true }
         if case .array(let parts) = key, parts.first == .string("[]") {
@@ -293,16 +293,16 @@ public final class ViewComparison: Sendable {
     private func runN1QL(_ text: String, parameters: [String: Any], on db: Database) throws -> N1QLSide {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let query: Query
-        let tree: [String: Any]
+        let tree: JSONObject
         do {
             if trimmed.hasPrefix("{") || trimmed.hasPrefix("[") {
                 query = try db.createQuery(json: trimmed)
                 // `{…}` or LiteCore's `["SELECT", {…}]`.
-                let parsed = try? JSON.parse(trimmed)
-                tree = (parsed as? [String: Any]) ?? ((parsed as? [Any])?.last as? [String: Any]) ?? [:]
+                let parsed = try? JSON.value(trimmed)
+                tree = parsed?.objectValue ?? parsed?.arrayValue?.last?.objectValue ?? [:]
             } else {
                 query = try db.createQuery(trimmed)
-                tree = try N1QLParser.parse(trimmed)
+                tree = try N1QLParser.parseTree(trimmed)
             }
         } catch {
             throw ComparisonError.query("\(error)")
@@ -320,8 +320,8 @@ public final class ViewComparison: Sendable {
         var rows: [ComparedRow] = []
         for (i, r) in try query.execute().allResults().enumerated() {
             let d = r.toDictionary()
-            rows.append(ComparedRow(documentID: d["id"] as? String, key: JSONValue(d["key"]),
-                                    value: columns.contains("value") ? JSONValue(d["value"]) : .null, index: i))
+            rows.append(ComparedRow(documentID: d["id"] as? String, key: ComparedValue(foundation: d["key"]),
+                                    value: columns.contains("value") ? ComparedValue(foundation: d["value"]) : .value(.null), index: i))
         }
         return N1QLSide(rows: rows, hasValueColumn: columns.contains("value"), orderedByKey: Self.ordersByKey(tree))
     }

@@ -1,6 +1,7 @@
 import CouchbaseLite
 import CouchbaseLiteSwift
 import Foundation
+import JSONCore
 
 /// What a map function does, said declaratively: which documents it emits for, which
 /// properties make the key and the value. Given (from the app's code) or inferred from the
@@ -11,6 +12,20 @@ public struct MapDescription: Codable, Sendable, Equatable {
         public var path: String
         public var value: JSONValue
         public init(path: String, value: JSONValue) { self.path = path; self.value = value }
+
+        enum CodingKeys: String, CodingKey { case path, value }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            path = try c.decode(String.self, forKey: .path)
+            value = try c.decode(CodableJSON.self, forKey: .value).value
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(path, forKey: .path)
+            try c.encode(CodableJSON(value), forKey: .value)
+        }
     }
 
     public var filters: [Filter]
@@ -89,9 +104,9 @@ struct SuggestionInference {
     func infer(notes: inout [String]) throws -> MapDescription {
         var out = MapDescription()
         let emitting = Dictionary(grouping: rows.filter { $0.documentID != nil }, by: { $0.documentID! })
-        var docs: [String: [String: JSONValue]] = [:]
+        var docs: [String: JSONObject] = [:]
         for doc in try database.allDocuments() {
-            if case .object(let o) = JSONValue(doc.toDictionary()) { docs[doc.id] = o }
+            if case .object(let o) = ComparedValue.lenient(doc.toDictionary()) { docs[doc.id] = o }
         }
         guard !emitting.isEmpty else {
             notes.append("the view has no rows: nothing to infer from")
@@ -104,7 +119,7 @@ struct SuggestionInference {
             let candidates = bodies.map { id, body in
                 Set(Self.leaves(body).filter { _, v in
                     guard case .array(let items) = v else { return false }
-                    return emitting[id]!.allSatisfy { items.contains($0.key) }
+                    return emitting[id]!.allSatisfy { $0.key.jsonValue.map(items.contains) ?? false }
                 }.map(\.path))
             }
             if let path = Self.best(candidates) {
@@ -115,12 +130,12 @@ struct SuggestionInference {
         } else {
             // One key: a property (or the document ID), or an array of properties.
             let sample = rows.first { $0.documentID != nil }!.key
-            if case .array(let first) = sample {
+            if case .value(.array(let first)) = sample {
                 var paths: [String] = []
                 for i in first.indices {
                     let candidates = bodies.map { id, body in
                         Set(Self.leaves(body).filter { _, v in
-                            guard case .array(let k) = emitting[id]![0].key, i < k.count else { return false }
+                            guard case .value(.array(let k)) = emitting[id]![0].key, i < k.count else { return false }
                             return v == k[i]
                         }.map(\.path))
                     }
@@ -128,22 +143,22 @@ struct SuggestionInference {
                     paths.append(p)
                 }
                 if paths.isEmpty {
-                    let whole = bodies.map { id, body in Set(Self.leaves(body).filter { $0.value == emitting[id]![0].key }.map(\.path)) }
+                    let whole = bodies.map { id, body in Set(Self.leaves(body).filter { .value($0.value) == emitting[id]![0].key }.map(\.path)) }
                     if let p = Self.best(whole) { out.keyPaths = [p] } else { notes.append("no properties make up the array keys") }
                 } else {
                     out.keyPaths = paths
                 }
-            } else if emitting.allSatisfy({ id, r in r[0].key == .string(id) }) {
+            } else if emitting.allSatisfy({ id, r in r[0].key == .value(.string(id)) }) {
                 out.keyPaths = ["meta().id"]
             } else {
-                let candidates = bodies.map { id, body in Set(Self.leaves(body).filter { $0.value == emitting[id]![0].key }.map(\.path)) }
+                let candidates = bodies.map { id, body in Set(Self.leaves(body).filter { .value($0.value) == emitting[id]![0].key }.map(\.path)) }
                 if let p = Self.best(candidates) { out.keyPaths = [p] } else { notes.append("no property holds the keys") }
             }
         }
 
         // The value: a property, or nothing.
-        if !rows.allSatisfy({ $0.value == .null }) {
-            let candidates = bodies.map { id, body in Set(Self.leaves(body).filter { $0.value == emitting[id]![0].value }.map(\.path)) }
+        if !rows.allSatisfy({ $0.value == .value(.null) }) {
+            let candidates = bodies.map { id, body in Set(Self.leaves(body).filter { .value($0.value) == emitting[id]![0].value }.map(\.path)) }
             if emitting.values.allSatisfy({ $0.count == 1 }), let p = Self.best(candidates) {
                 out.valuePath = p
             } else {
@@ -155,7 +170,7 @@ struct SuggestionInference {
         // document with the key property has.
         let keyPaths = out.unnestPath.map { [$0] } ?? out.keyPaths.filter { $0 != "meta().id" }
         let others = docs.filter { id, body in
-            emitting[id] == nil && keyPaths.allSatisfy { Self.value(at: $0, in: body).map { $0 != .null && $0 != .missing } ?? false }
+            emitting[id] == nil && keyPaths.allSatisfy { Self.value(at: $0, in: body).map { $0 != .null } ?? false }
         }
         if !others.isEmpty {
             var shared: [(String, JSONValue)]? = nil
@@ -183,7 +198,7 @@ struct SuggestionInference {
     }
 
     /// Every property path of a body (dotted; arrays are values, not descended into).
-    static func leaves(_ body: [String: JSONValue], prefix: String = "") -> [(path: String, value: JSONValue)] {
+    static func leaves(_ body: JSONObject, prefix: String = "") -> [(path: String, value: JSONValue)] {
         var out: [(String, JSONValue)] = []
         for (k, v) in body where !k.contains(".") && !k.hasPrefix("_") {
             let path = prefix.isEmpty ? k : prefix + "." + k
@@ -193,7 +208,7 @@ struct SuggestionInference {
         return out
     }
 
-    static func value(at path: String, in body: [String: JSONValue]) -> JSONValue? {
+    static func value(at path: String, in body: JSONObject) -> JSONValue? {
         var current: JSONValue = .object(body)
         for part in path.split(separator: ".") {
             guard case .object(let o) = current, let next = o[String(part)] else { return nil }
@@ -213,10 +228,9 @@ struct SuggestionWriter {
         path == "meta().id" ? path : N1QLIdentifiers.path(path.split(separator: ".").map(String.init))
     }
 
-    static func literal(_ v: JSONValue) -> String {
+    static func literal(_ v: ComparedValue) -> String {
         switch v {
-        case .string(let s): return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
-        case .missing: return "MISSING"
+        case .value(.string(let s)): return "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
         default: return v.json
         }
     }
@@ -239,15 +253,15 @@ struct SuggestionWriter {
         // Strings order Unicode-aware in views: COLLATE UNICODE where a key component holds strings.
         func hasStrings(_ i: Int) -> Bool {
             rows.contains { r in
-                if components.count == 1 { if case .string = r.key { return true }; return false }
-                if case .array(let k) = r.key, i < k.count, case .string = k[i] { return true }
+                if components.count == 1 { if case .value(.string) = r.key { return true }; return false }
+                if case .value(.array(let k)) = r.key, i < k.count, case .string = k[i] { return true }
                 return false
             }
         }
-        var conditions = d.filters.map { "\(Self.expression($0.path)) = \(Self.literal($0.value))" }
+        var conditions = d.filters.map { "\(Self.expression($0.path)) = \(Self.literal(.value($0.value)))" }
         // The map emits for documents that have the key properties: IS VALUED, or IS NOT MISSING
         // when it emits null keys too.
-        let emitsNull = rows.contains { $0.key == .null }
+        let emitsNull = rows.contains { $0.key == .value(.null) }
         if d.unnestPath == nil {
             let test = emitsNull ? "IS NOT MISSING" : "IS VALUED"
             conditions += d.keyPaths.filter { $0 != "meta().id" }.map { "\(Self.expression($0)) \(test)" }
@@ -286,16 +300,16 @@ struct SuggestionWriter {
             let value = d.valuePath.map { ", \(Self.expression($0)) AS value" } ?? ""
             sql = "SELECT meta().id AS id, \(keyExpr) AS key\(value) FROM \(from)"
             if let keys = options.keys {
-                conditions.append("\(keyExpr) IN [\(keys.map { Self.literal(JSONValue($0)) }.joined(separator: ", "))]")
+                conditions.append("\(keyExpr) IN [\(keys.map { Self.literal(ComparedValue(foundation: $0)) }.joined(separator: ", "))]")
                 notes.append("keys: N1QL returns them in key order, not in the order the keys were given")
             }
             if let start = options.startKey {
                 let op = options.descending ? "<=" : ">="
-                conditions.append("\(keyExpr)\(hasStrings(0) ? " COLLATE UNICODE" : "") \(op) \(Self.literal(JSONValue(start)))")
+                conditions.append("\(keyExpr)\(hasStrings(0) ? " COLLATE UNICODE" : "") \(op) \(Self.literal(ComparedValue(foundation: start)))")
             }
             if let end = options.endKey {
                 let op = options.descending ? (options.inclusiveEnd ? ">=" : ">") : (options.inclusiveEnd ? "<=" : "<")
-                conditions.append("\(keyExpr)\(hasStrings(0) ? " COLLATE UNICODE" : "") \(op) \(Self.literal(JSONValue(end)))")
+                conditions.append("\(keyExpr)\(hasStrings(0) ? " COLLATE UNICODE" : "") \(op) \(Self.literal(ComparedValue(foundation: end)))")
             }
             if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
             sql += " ORDER BY " + components.enumerated().map { i, c in c + (hasStrings(i) ? " COLLATE UNICODE" : "") + direction }.joined(separator: ", ")
