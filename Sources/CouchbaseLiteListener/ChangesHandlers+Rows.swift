@@ -69,7 +69,7 @@ extension RESTRouter {
         var row = ChangesRow(sequence: RemoteSequence(change.sequence), docID: change.docID, revIDs: revIDs,
                              deleted: change.deleted)
         if options.includeDocs {
-            var doc = try changeDocument(db, change, options)
+            let doc = try changeDocument(db, change, options)
             if case .selector(_, let fields?)? = options.filter, let typed = try? JSONObject(foundation: doc) {
                 row.document = (try? JSON.data(.object(fields.extract(from: typed)), sortedKeys: true)) ?? JSONText.bytes(doc)
             } else {
