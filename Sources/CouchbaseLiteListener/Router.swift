@@ -20,18 +20,11 @@ final class RESTRouter: Sendable {
 
     var manager: CBLManager { state.manager }
 
-    /// Handles one request; never throws (errors become CouchDB error responses).
+    /// Handles one request; never throws (errors become CouchDB error responses). Credentials
+    /// and read-only mode were decided before, by ListenerAccessMiddleware (HTTP requests and
+    /// WebSocket upgrades alike).
     func handle(_ request: RESTRequest) -> RESTOutcome {
         do {
-            var request = request
-            // Over HTTP the listener's middleware checked these (ListenerMiddleware.swift), and
-            // answers HEAD; a WebSocket feed's request comes here unchecked.
-            if !request.checked {
-                if let denied = authenticate(&request) { return .response(denied) }
-                if state.readOnly, !Self.isReadOnlySafe(request) {
-                    throw RESTError(403, "forbidden", "The listener is read-only")
-                }
-            }
             let outcome = try route(request)
             // HEAD gets the GET answer's headers (ListenerHeadMiddleware drops the body): a
             // streamed body is released unread, its length (when known) kept.
@@ -45,34 +38,6 @@ final class RESTRouter: Sendable {
         } catch {
             return .response(.error(RESTError.from(error)))
         }
-    }
-
-    /// Methods and endpoints that never write.
-    static func isReadOnlySafe(_ request: RESTRequest) -> Bool {
-        if request.method == "GET" || request.method == "HEAD" { return true }
-        guard request.method == "POST" else { return false }
-        let s = request.segments
-        if s == ["_session"] { return true }
-        guard s.count >= 2 else { return false }
-        if ["_all_docs", "_design_docs", "_local_docs", "_changes", "_revs_diff", "_bulk_get"].contains(s[1]) && s.count == 2 { return true }
-        return s.count == 5 && s[1] == "_design" && s[3] == "_view"
-    }
-
-    // MARK: Authentication
-
-    /// Checks HTTP Basic credentials or a session cookie when passwords are set. Returns the
-    /// 401 response to send, or nil to proceed (with `request.user` set).
-    func authenticate(_ request: inout RESTRequest) -> RESTResponse? {
-        if let user = state.authenticatedUser(request) {
-            request.user = user
-            return nil
-        }
-        guard state.passwords != nil else { return nil }
-        // Logging in is the one thing allowed without credentials.
-        if request.segments == ["_session"] && request.method == "POST" { return nil }
-        var error = RESTError(401, "unauthorized", "You are not authorized to access this db.")
-        error.headers = [("WWW-Authenticate", "Basic realm=\"CouchbaseLite\"")]
-        return .error(error)
     }
 
     // MARK: Routing
