@@ -10,7 +10,6 @@ extension RESTRouter {
     /// order of the keys (reversed by `descending`) before `skip` and `limit`, and a key that is
     /// not a string, or names no document, is a `{"key":…,"error":"not_found"}` row, as CouchDB has them.
     func allDocs(_ db: CBLDatabase, _ request: RESTRequest, prefix: String? = nil) throws -> RESTResponse {
-        try requireMethod(request, "GET", "POST")
         let (_, q, keys) = try rowQueryParameters(request)
         try checkDocumentIDRange(q, keys: keys)
         let includeDocs = try q.bool("include_docs")
@@ -158,7 +157,6 @@ extension RESTRouter {
     /// `/{db}/_local_docs`: the local documents as `_all_docs` rows (CouchDB 3 answers
     /// `total_rows` and `offset` null here).
     func localDocs(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
-        try requireMethod(request, "GET", "POST")
         let (_, q, keys) = try rowQueryParameters(request)
         try checkDocumentIDRange(q, keys: keys)
         let includeDocs = try q.bool("include_docs")

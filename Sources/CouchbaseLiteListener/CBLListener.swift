@@ -159,9 +159,8 @@ public final class CBLListener: @unchecked Sendable {
         // HTTP/1 with the WebSocket upgrade of `_changes?feed=websocket` (ChangesWebSocket).
         // NotModifiedContentLength: CouchDB's `Content-Length: 0` on 304 answers (HTTP connections only).
         let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [NotModifiedContentLength()])
-        let http: HTTPServerBuilder = .http1WebSocketUpgrade(configuration: .init(http1: http1)) { head, _, _ in
-            await ChangesWebSocket.shouldUpgrade(head, router: router)
-        }
+        let http: HTTPServerBuilder = .http1WebSocketUpgrade(webSocketRouter: ChangesWebSocket.UpgradeResponder(router: router),
+                                                             configuration: .init(http1: http1))
         let app: Application<ListenerApplicationResponder>
         if let tlsIdentity {
             do {
@@ -305,23 +304,22 @@ final class ListenerState: @unchecked Sendable {
 
     // MARK: Authentication
 
-    /// The user a request authenticates as (Basic credentials or session cookie), if any.
-    func authenticatedUser(_ request: RESTRequest) -> String? {
-        withLock { s -> String? in
-            guard let passwords = s.passwords else { return nil }
-            if let auth = request.header("authorization"), auth.lowercased().hasPrefix("basic "),
-               let data = Data(base64Encoded: String(auth.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-               let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") {
-                let user = String(text[..<colon])
-                let password = String(text[text.index(after: colon)...])
-                if let expected = passwords[user], constantTimeEqual(expected, password) { return user }
-                return nil
-            }
-            if let token = Self.sessionToken(request), let user = s.sessions[token], passwords[user] != nil {
-                return user
-            }
+    /// The user a request authenticates as (Basic credentials or session cookie), if any; nil
+    /// when the listener has no passwords. `settings` are the locked ones (ListenerAccessPolicy).
+    static func authenticatedUser(_ request: RESTRequest, _ settings: Settings) -> String? {
+        guard let passwords = settings.passwords else { return nil }
+        if let auth = request.header("authorization"), auth.lowercased().hasPrefix("basic "),
+           let data = Data(base64Encoded: String(auth.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+           let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") {
+            let user = String(text[..<colon])
+            let password = String(text[text.index(after: colon)...])
+            if let expected = passwords[user], constantTimeEqual(expected, password) { return user }
             return nil
         }
+        if let token = sessionToken(request), let user = settings.sessions[token], passwords[user] != nil {
+            return user
+        }
+        return nil
     }
 
     static func sessionToken(_ request: RESTRequest) -> String? {

@@ -33,7 +33,6 @@ struct ChangesFeedRequest: Sendable {
 
 extension RESTRouter {
     func changes(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTOutcome {
-        try requireMethod(request, "GET", "POST")
         let options = try changesOptions(db, request)
         if options.feed == .websocket, request.method != "GET" || request.header("upgrade")?.lowercased() != "websocket" {
             throw RESTError(400, "bad_request", "feed=websocket needs a WebSocket upgrade request (GET with `Upgrade: websocket`)")

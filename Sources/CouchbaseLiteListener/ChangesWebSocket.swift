@@ -1,6 +1,7 @@
 import CouchbaseLite
 import Foundation
 import HTTPTypes
+import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -19,33 +20,53 @@ import NIOCore
 ///   given), and with 1011 and the error as reason when the options are refused; a client
 ///   closing ends the feed.
 enum ChangesWebSocket {
-    typealias Handler = WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
+    /// Answers an HTTP/1 upgrade request before it reaches ``ListenerApplicationResponder`` (which
+    /// answers every other request): `200` takes the upgrade, anything else refuses it. The
+    /// request goes through the listener's own middleware (parsed once, then
+    /// ``ListenerAccessMiddleware``), and the feed's options through the router, as for any request.
+    struct UpgradeResponder: HTTPResponder, HTTPResponderBuilder {
+        typealias Context = ChangesWebSocketContext
+        let router: RESTRouter
+        private let parse = ListenerParseMiddleware<Context>()
+        private let access: ListenerAccessMiddleware<Context>
+        private let upgrade: WebSocketUpgradeMiddleware<Context>
 
-    /// Whether an HTTP/1 request is a changes-feed upgrade this listener takes; checked before
-    /// the request reaches the responder (which answers every other request, and refused
-    /// upgrades with their error).
-    static func shouldUpgrade(_ head: HTTPRequest, router: RESTRouter) async -> ShouldUpgradeResult<Handler> {
-        guard head.method == .get, let target = head.path, target.contains("feed=websocket"),
-              let (segments, query) = try? RESTRequest.parseTarget(target),
-              segments.count == 2, segments[1] == "_changes", query["feed"] == "websocket" else {
-            return .dontUpgrade
+        init(router: RESTRouter) {
+            self.router = router
+            access = ListenerAccessMiddleware(policy: ListenerAccessPolicy(state: router.state))
+            upgrade = WebSocketUpgradeMiddleware(
+                shouldUpgrade: { _, context in context.feed == nil ? .dontUpgrade : .upgrade([:]) },
+                onUpgrade: { inbound, outbound, upgraded in
+                    let context = upgraded.requestContext
+                    guard let feed = context.feed else { return }
+                    try await ChangesWebSocket.run(feed, waitsForOptions: Set(context.restRequest.query.keys) == ["feed"],
+                                                   request: context.restRequest, router: router,
+                                                   inbound: inbound, outbound: outbound)
+                })
         }
-        var headers: [String: String] = [:]
-        for field in head.headerFields {
-            let name = field.name.canonicalName
-            headers[name] = headers[name].map { $0 + ", " + field.value } ?? field.value
-        }
-        if headers["host"] == nil, let authority = head.authority { headers["host"] = authority }
-        let request = RESTRequest(method: "GET", segments: segments, query: query, headers: headers, body: [])
-        // Authentication and the options go through the router, as for any request.
-        guard let outcome = await router.state.onWorker({ router.handle(request) }),
-              case .changesFeed(let feed) = outcome, feed.options.feed == .websocket else {
-            return .dontUpgrade
-        }
-        let waitsForOptions = Set(query.keys) == ["feed"]
-        return .upgrade([:]) { inbound, outbound, _ in
-            try await run(feed, waitsForOptions: waitsForOptions, request: request, router: router,
-                          inbound: inbound, outbound: outbound)
+
+        func buildResponder() -> Self { self }
+
+        func respond(to request: Request, context: Context) async throws -> Response {
+            // Only `GET /db/_changes?feed=websocket` upgrades; others are refused unparsed.
+            guard request.method == .get, request.head.path?.contains("feed=websocket") == true else {
+                return Response(status: .notFound)
+            }
+            let router = self.router
+            return try await parse.handle(request, context: context) { request, context in
+                try await access.handle(request, context: context) { request, context in
+                    let rest = context.restRequest
+                    guard context.malformedTarget == nil, rest.segments.count == 2, rest.segments[1] == "_changes",
+                          rest.query["feed"] == "websocket",
+                          let outcome = await router.state.onWorker({ router.handle(rest) }),
+                          case .changesFeed(let feed) = outcome, feed.options.feed == .websocket else {
+                        return Response(status: .notFound)
+                    }
+                    var context = context
+                    context.feed = feed
+                    return try await upgrade.handle(request, context: context) { _, _ in Response(status: .notFound) }
+                }
+            }
         }
     }
 
@@ -113,5 +134,19 @@ enum ChangesWebSocket {
             while try await iterator.next() != nil {}
             group.cancelAll()
         }
+    }
+}
+
+/// The context of a WebSocket upgrade request: the listener's (the request parsed once, the user
+/// let through) and, once the router accepted it, the feed the upgraded connection runs.
+struct ChangesWebSocketContext: ListenerContext, WebSocketRequestContext {
+    var coreContext: CoreRequestContextStorage
+    var restRequest = RESTRequest.unparsed
+    var malformedTarget: RESTError?
+    let webSocket = WebSocketHandlerReference<Self>()
+    var feed: ChangesFeedRequest?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
     }
 }

@@ -90,7 +90,6 @@ extension RESTRouter {
     /// are saved as local documents. `all_or_nothing: true` saves every document or none: a
     /// failure rolls the batch back and answers `417` with the failures.
     func bulkDocs(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
-        try requireMethod(request, "POST")
         try requireJSONBody(request)
         let body = try JSONText.parseObject(request.body)
         guard let docsValue = body["docs"] else {
@@ -185,7 +184,6 @@ extension RESTRouter {
     /// `POST /{db}/_bulk_get`: JSON streamed one result at a time, or multipart for a client
     /// that accepts nothing else.
     func bulkGet(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTOutcome {
-        try requireMethod(request, "POST")
         try requireJSONBody(request)
         let body = try JSONText.parseObject(request.body)
         guard let docs = body["docs"] as? [Any] else {
@@ -282,7 +280,6 @@ extension RESTRouter {
     // MARK: _revs_diff
 
     func revsDiff(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
-        try requireMethod(request, "POST")
         try requireJSONBody(request)
         let offers: [RevsDiff.Offer]
         do {
@@ -303,7 +300,6 @@ extension RESTRouter {
     // MARK: _purge, _compact
 
     func purge(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
-        try requireMethod(request, "POST")
         try requireJSONBody(request)
         let body = try JSONText.parseObject(request.body)
         var purged: [String: Any] = [:]
@@ -317,7 +313,6 @@ extension RESTRouter {
     }
 
     func compact(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
-        try requireMethod(request, "POST")
         try requireJSONBody(request)
         try db.compact()
         return .json(202, ["ok": true])

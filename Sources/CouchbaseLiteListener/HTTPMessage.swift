@@ -21,10 +21,8 @@ struct RESTRequest: Sendable {
     /// A `multipart/related` document body already split, its attachments in the blob store
     /// (`PUT /{db}/{doc}`), in place of `body`.
     var relatedParts: [MultipartUploadStream.Part]?
-    /// The authenticated user, if any.
+    /// The authenticated user, if any (set by ListenerAccessMiddleware).
     var user: String?
-    /// True when the listener's middleware already checked credentials and read-only mode.
-    var checked = false
     /// Indexes of segments whose percent-decoded bytes are not UTF-8 (kept with replacement
     /// characters so routing still works; a document ID there is CouchDB's `illegal_docid`).
     var nonUTF8Segments: Set<Int> = []
@@ -46,7 +44,6 @@ struct RESTRequest: Sendable {
         var copy = RESTRequest(method: method, segments: segments, query: query, headers: headers, body: body,
                                nonUTF8Segments: nonUTF8Segments)
         copy.user = user
-        copy.checked = checked
         copy.upload = upload
         copy.relatedParts = relatedParts
         return copy

@@ -3,45 +3,56 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
+/// What the listener's middleware leaves in a request context for what runs after it: the
+/// request parsed once (``ListenerParseMiddleware``), with the user ``ListenerAccessMiddleware``
+/// let through. HTTP requests carry a ``ListenerRequestContext``, WebSocket upgrades a
+/// ``ChangesWebSocketContext``; both pass through the same middleware.
+protocol ListenerContext: RequestContext {
+    /// The request's method, target and headers as the handlers see them (no body yet), with
+    /// `user` set once allowed; ``RESTRequest/unparsed`` until ``ListenerParseMiddleware`` ran.
+    var restRequest: RESTRequest { get set }
+    /// Why the target could not be parsed, if it could not: the responder's `400`.
+    var malformedTarget: RESTError? { get set }
+}
+
 /// The listener's request context: Hummingbird's, plus what its middleware found out.
-struct ListenerRequestContext: RequestContext {
+struct ListenerRequestContext: ListenerContext {
     var coreContext: CoreRequestContextStorage
-    /// The user the request's credentials name (``ListenerAuthenticationMiddleware``).
-    var user: String?
-    /// True once the middleware checked credentials and read-only mode, so the router need not.
-    var checked = false
+    var restRequest = RESTRequest.unparsed
+    var malformedTarget: RESTError?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
     }
 }
 
-/// HTTP Basic credentials or a session cookie, when the listener has passwords: a `401` before
-/// anything else (and before an upload's body is read), else the user goes on in the context.
-struct ListenerAuthenticationMiddleware: RouterMiddleware {
-    typealias Context = ListenerRequestContext
-    let router: RESTRouter
-
+/// The first middleware: the request's target split and percent-decoded, and its headers
+/// gathered, once; everything after reads ``ListenerContext/restRequest``.
+struct ListenerParseMiddleware<Context: ListenerContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        // A target that does not parse is the responder's 400.
-        guard var head = try? ListenerResponder.restRequest(request) else { return try await next(request, context) }
-        if let denied = router.authenticate(&head) { return ListenerResponder.response(denied) }
         var context = context
-        context.user = head.user
-        context.checked = true
+        do {
+            context.restRequest = try RESTRequest(head: request.head)
+        } catch {
+            context.malformedTarget = RESTError.from(error)
+        }
         return try await next(request, context)
     }
 }
 
-/// `--readonly`: every request that could change a database is `403` (RESTRouter.isReadOnlySafe).
-struct ListenerReadOnlyMiddleware: RouterMiddleware {
-    typealias Context = ListenerRequestContext
-    let state: ListenerState
+/// Asks ``ListenerAccessPolicy`` about every request before its body is read (an upload's
+/// too): a `401` or `403` answers it, else the user goes on in the context. A target that does
+/// not parse goes on to the responder's `400`.
+struct ListenerAccessMiddleware<Context: ListenerContext>: RouterMiddleware {
+    let policy: ListenerAccessPolicy
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if state.readOnly, let head = try? ListenerResponder.restRequest(request), !RESTRouter.isReadOnlySafe(head) {
-            return ListenerResponder.response(.error(RESTError(403, "forbidden", "The listener is read-only")))
-        }
+        guard context.malformedTarget == nil else { return try await next(request, context) }
+        let decision = policy.decide(context.restRequest)
+        if let refusal = decision.refusal { return ListenerResponder.response(refusal) }
+        guard case .allow(let user?) = decision else { return try await next(request, context) }
+        var context = context
+        context.restRequest.user = user
         return try await next(request, context)
     }
 }
@@ -53,7 +64,7 @@ struct ListenerHeadMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
-        guard (try? ListenerResponder.restRequest(request))?.method == "HEAD" else { return response }
+        guard context.malformedTarget == nil, context.restRequest.method == "HEAD" else { return response }
         let length = response.headers[.contentLength] ?? response.body.contentLength.map(String.init)
         response.body = ResponseBody()
         response.headers[.contentLength] = length
@@ -64,24 +75,48 @@ struct ListenerHeadMiddleware: RouterMiddleware {
 /// The middleware, then ``ListenerResponder``: what the listener's `Application` runs.
 struct ListenerApplicationResponder: HTTPResponder {
     typealias Context = ListenerRequestContext
-    private let authentication: ListenerAuthenticationMiddleware
-    private let readOnly: ListenerReadOnlyMiddleware
+    private let parse = ListenerParseMiddleware<Context>()
+    private let access: ListenerAccessMiddleware<Context>
     private let head = ListenerHeadMiddleware()
     private let responder: ListenerResponder
 
     init(router: RESTRouter) {
-        authentication = ListenerAuthenticationMiddleware(router: router)
-        readOnly = ListenerReadOnlyMiddleware(state: router.state)
+        access = ListenerAccessMiddleware(policy: ListenerAccessPolicy(state: router.state))
         responder = ListenerResponder(router: router)
     }
 
     func respond(to request: Request, context: Context) async throws -> Response {
-        try await authentication.handle(request, context: context) { request, context in
-            try await readOnly.handle(request, context: context) { request, context in
+        try await parse.handle(request, context: context) { request, context in
+            try await access.handle(request, context: context) { request, context in
                 try await head.handle(request, context: context) { request, context in
                     try await responder.respond(to: request, context: context)
                 }
             }
         }
+    }
+}
+
+extension RESTRequest {
+    /// A placeholder until ``ListenerParseMiddleware`` parsed the request (no allocation).
+    static let unparsed = RESTRequest(method: "", segments: [], query: [:], headers: [:], body: [])
+
+    /// The request's method, target and headers as the handlers see them (no body yet).
+    init(head: HTTPRequest) throws {
+        let (segments, query, nonUTF8) = try RESTRequest.parseTargetMarkingNonUTF8(head.path ?? "/")
+        var headers: [String: String] = [:]
+        for field in head.headerFields {
+            let name = field.name.canonicalName
+            headers[name] = headers[name].map { $0 + ", " + field.value } ?? field.value
+        }
+        // HTTPTypes keeps `Host` as the request's authority, not as a header field.
+        if headers["host"] == nil, let authority = head.authority { headers["host"] = authority }
+        // `X-HTTP-Method-Override` lets a client limited to GET and POST send any method,
+        // on POST only (CouchDB's couch_httpd).
+        var method = head.method.rawValue
+        if method == "POST", let override = headers["x-http-method-override"], !override.isEmpty {
+            method = override.uppercased()
+        }
+        self.init(method: method, segments: segments, query: query, headers: headers, body: [],
+                  nonUTF8Segments: nonUTF8)
     }
 }

@@ -31,38 +31,10 @@ struct ListenerResponder: HTTPResponder {
         return (0..<5).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
 
-    /// The request's method, target and headers as the handlers see them (no body yet).
-    static func restRequest(_ request: Request) throws -> RESTRequest {
-        let (segments, query, nonUTF8) = try RESTRequest.parseTargetMarkingNonUTF8(request.head.path ?? "/")
-        var headers: [String: String] = [:]
-        for field in request.headers {
-            let name = field.name.canonicalName
-            headers[name] = headers[name].map { $0 + ", " + field.value } ?? field.value
-        }
-        // HTTPTypes keeps `Host` as the request's authority, not as a header field.
-        if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
-        // `X-HTTP-Method-Override` lets a client limited to GET and POST send any method,
-        // on POST only (CouchDB's couch_httpd).
-        var method = request.method.rawValue
-        if method == "POST", let override = headers["x-http-method-override"], !override.isEmpty {
-            method = override.uppercased()
-        }
-        return RESTRequest(method: method, segments: segments, query: query,
-                           headers: headers, body: [], nonUTF8Segments: nonUTF8)
-    }
-
     private func answer(_ request: Request, context: Context) async -> Response {
-        var syncRequest: RESTRequest
-        do {
-            syncRequest = try Self.restRequest(request)
-        } catch {
-            return Self.response(.error(RESTError.from(error)))
-        }
-        if context.checked {
-            // ListenerAuthenticationMiddleware and ListenerReadOnlyMiddleware let it through.
-            syncRequest.user = context.user
-            syncRequest.checked = true
-        }
+        // Parsed once by ListenerParseMiddleware, let through (with its user) by ListenerAccessMiddleware.
+        if let malformed = context.malformedTarget { return Self.response(.error(malformed)) }
+        var syncRequest = context.restRequest
 
         let router = self.router
         let isAttachment = RESTRouter.isAttachmentUpload(method: syncRequest.method, segments: syncRequest.segments)

@@ -111,7 +111,6 @@ extension RESTRouter {
     /// database and a remote one, two local ones, or two remote ones (through a relay database).
     /// One-shot requests answer when done.
     func replicate(_ request: RESTRequest) throws -> RESTResponse {
-        try requireMethod(request, "POST")
         try requireJSONBody(request)
         let body = try JSONText.parseObject(request.body)
         let source = try Endpoint(body["source"], role: "source")

@@ -2,7 +2,7 @@ import CouchbaseLite
 import Foundation
 
 /// How a streamed upload starts: the database whose blob store takes the body, or the
-/// answer to send without reading the body (no credentials, read-only, no such database).
+/// answer to send without reading the body (no such database).
 enum UploadStart: Sendable {
     case accepted(CBLDatabase)
     case refused(RESTResponse)
@@ -28,16 +28,11 @@ extension RESTRouter {
         return s.count == 3 && s[1] == "_design"
     }
 
-    /// Checks what does not need the body before an upload is streamed (credentials,
-    /// read-only, the database), so a refused client cannot fill the disk. The request body
-    /// is empty here.
+    /// Opens the database an upload goes to before its body is streamed, so a refused client
+    /// cannot fill the disk (credentials and read-only mode were decided before, by
+    /// ListenerAccessMiddleware). The request body is empty here.
     func beginUpload(_ request: RESTRequest) -> UploadStart {
         do {
-            var request = request
-            if !request.checked {
-                if let denied = authenticate(&request) { return .refused(denied) }
-                if state.readOnly { throw RESTError(403, "forbidden", "The listener is read-only") }
-            }
             return .accepted(try openDatabase(request.segments[0]))
         } catch {
             return .refused(.error(RESTError.from(error)))

@@ -20,18 +20,11 @@ final class RESTRouter: Sendable {
 
     var manager: CBLManager { state.manager }
 
-    /// Handles one request; never throws (errors become CouchDB error responses).
+    /// Handles one request through the route table (RouteTable.swift); never throws (errors
+    /// become CouchDB error responses). Credentials and read-only mode were decided before, by
+    /// ListenerAccessMiddleware (HTTP requests and WebSocket upgrades alike).
     func handle(_ request: RESTRequest) -> RESTOutcome {
         do {
-            var request = request
-            // Over HTTP the listener's middleware checked these (ListenerMiddleware.swift), and
-            // answers HEAD; a WebSocket feed's request comes here unchecked.
-            if !request.checked {
-                if let denied = authenticate(&request) { return .response(denied) }
-                if state.readOnly, !Self.isReadOnlySafe(request) {
-                    throw RESTError(403, "forbidden", "The listener is read-only")
-                }
-            }
             let outcome = try route(request)
             // HEAD gets the GET answer's headers (ListenerHeadMiddleware drops the body): a
             // streamed body is released unread, its length (when known) kept.
@@ -44,131 +37,6 @@ final class RESTRouter: Sendable {
             return outcome
         } catch {
             return .response(.error(RESTError.from(error)))
-        }
-    }
-
-    /// Methods and endpoints that never write.
-    static func isReadOnlySafe(_ request: RESTRequest) -> Bool {
-        if request.method == "GET" || request.method == "HEAD" { return true }
-        guard request.method == "POST" else { return false }
-        let s = request.segments
-        if s == ["_session"] { return true }
-        guard s.count >= 2 else { return false }
-        if ["_all_docs", "_design_docs", "_local_docs", "_changes", "_revs_diff", "_bulk_get"].contains(s[1]) && s.count == 2 { return true }
-        return s.count == 5 && s[1] == "_design" && s[3] == "_view"
-    }
-
-    // MARK: Authentication
-
-    /// Checks HTTP Basic credentials or a session cookie when passwords are set. Returns the
-    /// 401 response to send, or nil to proceed (with `request.user` set).
-    func authenticate(_ request: inout RESTRequest) -> RESTResponse? {
-        if let user = state.authenticatedUser(request) {
-            request.user = user
-            return nil
-        }
-        guard state.passwords != nil else { return nil }
-        // Logging in is the one thing allowed without credentials.
-        if request.segments == ["_session"] && request.method == "POST" { return nil }
-        var error = RESTError(401, "unauthorized", "You are not authorized to access this db.")
-        error.headers = [("WWW-Authenticate", "Basic realm=\"CouchbaseLite\"")]
-        return .error(error)
-    }
-
-    // MARK: Routing
-
-    private func route(_ request: RESTRequest) throws -> RESTOutcome {
-        let s = request.segments
-        guard let first = s.first else { return .response(try serverRoot(request)) }
-        if first.hasPrefix("_") {
-            return .response(try serverEndpoint(first, request))
-        }
-        let dbName = first
-        if s.count == 1 { return .response(try databaseRoot(dbName, request)) }
-
-        let second = s[1]
-        // Database endpoints.
-        if second.hasPrefix("_") && second != "_design" && second != "_local"
-            && !second.hasPrefix("_design/") && !second.hasPrefix("_local/") {
-            let db = try openDatabase(dbName)
-            switch second {
-            case "_all_docs":
-                guard s.count == 2 else { throw RESTError.missing }
-                return .response(try allDocs(db, request))
-            case "_changes":
-                guard s.count == 2 else { throw RESTError.missing }
-                return try changes(db, request)
-            case "_bulk_docs":
-                guard s.count == 2 else { throw RESTError.missing }
-                return .response(try bulkDocs(db, request))
-            case "_bulk_get":
-                guard s.count == 2 else { throw RESTError.missing }
-                return try bulkGet(db, request)
-            case "_revs_diff":
-                guard s.count == 2 else { throw RESTError.missing }
-                return .response(try revsDiff(db, request))
-            case "_purge":
-                guard s.count == 2 else { throw RESTError.missing }
-                return .response(try purge(db, request))
-            case "_compact":
-                if s.count == 3 { return .response(try compactDesignIndexes(db, designDoc: s[2], request)) }
-                guard s.count == 2 else { throw RESTError.missing }
-                return .response(try compact(db, request))
-            case "_temp_view":
-                // CouchDB 2 dropped temporary views; its answer says so.
-                throw RESTError(410, "gone", "Temporary views are not supported in CouchDB")
-            case "_ensure_full_commit":
-                try requireMethod(request, "POST")
-                return .response(ensureFullCommit())
-            case "_design_docs":
-                guard s.count == 2 else { throw RESTError.missing }
-                return .response(try allDocs(db, request, prefix: "_design/"))
-            case "_local_docs":
-                guard s.count == 2 else { throw RESTError.missing }
-                return .response(try localDocs(db, request))
-            case "_revs_limit":
-                guard s.count == 2 else { throw RESTError.missing }
-                return .response(try revsLimit(db, request))
-            default:
-                // A write naming a reserved ID (`PUT /db/_foo`, `PUT /db/_foo/att`) is CouchDB's
-                // 400; reading one finds nothing.
-                if s.count == 2 || !["GET", "HEAD"].contains(request.method) { throw RESTError.illegalDocID }
-                throw RESTError.missing
-            }
-        }
-
-        // Documents: `_design/x` and `_local/x` take two segments (or one containing `/`).
-        var docID = second
-        var rest = Array(s.dropFirst(2))
-        try checkLocalDocumentPath(s)
-        if (second == "_design" || second == "_local") {
-            guard let name = rest.first, !name.isEmpty else { throw RESTError.illegalDocID }
-            docID = second + "/" + name
-            rest.removeFirst()
-        }
-        if request.nonUTF8Segments.contains(1) || (docID != second && request.nonUTF8Segments.contains(2)) {
-            throw RESTError(400, "illegal_docid", "Document id must be valid UTF-8")
-        }
-        let db = try openDatabase(dbName)
-        if docID.hasPrefix("_local/") {
-            guard rest.isEmpty else { throw RESTError(400, "bad_request", "Local documents have no attachments") }
-            return .response(try localDocument(db, docID: docID, request))
-        }
-        if docID.hasPrefix("_design/"), rest.first == "_view" {
-            guard rest.count == 2 else { throw RESTError.missing }
-            return .response(try view(db, designDoc: String(docID.dropFirst(8)), view: rest[1], request))
-        }
-        if docID.hasPrefix("_design/"), let op = rest.first, op.hasPrefix("_") {
-            if op == "_info", rest.count == 1 { return .response(try designInfo(db, designDoc: String(docID.dropFirst(8)), request)) }
-            throw RESTError(501, "not_implemented", "Design document handler '\(op)' is not supported")
-        }
-        if rest.isEmpty { return try document(db, docID: docID, request) }
-        return .response(try attachment(db, docID: docID, name: rest.joined(separator: "/"), request))
-    }
-
-    func requireMethod(_ request: RESTRequest, _ allowed: String...) throws {
-        if !allowed.contains(request.method) && !(request.method == "HEAD" && allowed.contains("GET")) {
-            throw RESTError.methodNotAllowed(allowed.joined(separator: ","))
         }
     }
 
@@ -193,9 +61,8 @@ final class RESTRouter: Sendable {
 
     // MARK: Server endpoints
 
-    private func serverRoot(_ request: RESTRequest) throws -> RESTResponse {
-        try requireMethod(request, "GET")
-        return .json(200, [
+    func serverRoot(_ request: RESTRequest) throws -> RESTResponse {
+        .json(200, [
             "couchdb": "Welcome",
             "CouchbaseLite": CBLVersion(),
             "version": CBLVersion(),
@@ -204,32 +71,7 @@ final class RESTRouter: Sendable {
         ])
     }
 
-    private func serverEndpoint(_ name: String, _ request: RESTRequest) throws -> RESTResponse {
-        // `_node/_local/_versions` (or this node's name, which CouchDB 3 accepts too).
-        if name == "_node", request.segments.count == 3, request.segments[2] == "_versions" {
-            return try nodeVersions(request)
-        }
-        guard request.segments.count == 1 else { throw RESTError(404, "not_found", "missing") }
-        switch name {
-        case "_all_dbs":
-            return try allDatabases(request)
-        case "_uuids":
-            return try uuids(request)
-        case "_active_tasks":
-            try requireMethod(request, "GET")
-            return .json(200, activeTasks())
-        case "_session":
-            return try session(request)
-        case "_replicate":
-            return try replicate(request)
-        case "_up":
-            return .json(200, ["status": "ok"])
-        default:
-            throw RESTError(400, "illegal_database_name", Self.illegalNameReason(name))
-        }
-    }
-
-    private func session(_ request: RESTRequest) throws -> RESTResponse {
+    func session(_ request: RESTRequest) throws -> RESTResponse {
         switch request.method {
         case "GET", "HEAD":
             let roles: [String] = (request.user != nil || state.passwords == nil) ? ["_admin"] : []

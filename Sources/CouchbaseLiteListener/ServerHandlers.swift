@@ -7,7 +7,6 @@ extension RESTRouter {
     /// through `_all_docs`): `startkey`/`endkey` (JSON strings), `inclusive_end`, `descending`,
     /// `skip`, `limit`.
     func allDatabases(_ request: RESTRequest) throws -> RESTResponse {
-        try requireMethod(request, "GET")
         let q = QueryParams(values: request.query)
         let descending = try q.bool("descending")
         let inclusiveEnd = try q.bool("inclusive_end", default: true)
@@ -42,7 +41,6 @@ extension RESTRouter {
     /// `GET /_uuids?count=N`: random UUIDs with the cache-busting headers CouchDB sends (one
     /// `Cache-Control: no-cache`, `Pragma`, a past `Expires`, an `ETag`).
     func uuids(_ request: RESTRequest) throws -> RESTResponse {
-        try requireMethod(request, "GET")
         let count: Int
         if let raw = request.query["count"] {
             guard let n = Int(raw), n >= 0 else { throw RESTError(400, "bad_request", "count must be a positive integer") }
@@ -68,7 +66,7 @@ extension RESTRouter {
     /// CouchDB's answers for `_local` paths that name no local document: `/db/_local`,
     /// `/db/_local%2F` (400 "Invalid _local document id.") and `/db/_local/x/y` (400, local
     /// documents have no attachments).
-    func checkLocalDocumentPath(_ segments: [String]) throws {
+    static func checkLocalDocumentPath(_ segments: [String]) throws {
         guard segments.count >= 2 else { return }
         let second = segments[1]
         if second == "_local/" || (second == "_local" && (segments.count == 2 || segments[2].isEmpty)) {

@@ -6,7 +6,6 @@ import JSONCore
 /// defined in the design document and compiled with the registered view compiler.
 extension RESTRouter {
     func view(_ db: CBLDatabase, designDoc: String, view viewName: String, _ request: RESTRequest) throws -> RESTResponse {
-        try requireMethod(request, "GET", "POST")
         let fullName = "\(designDoc)/\(viewName)"
         guard let view = try designView(db, name: fullName) else {
             throw try missingViewError(db, designDoc: designDoc, view: viewName)

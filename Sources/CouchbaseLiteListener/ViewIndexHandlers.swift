@@ -6,7 +6,6 @@ import Foundation
 extension RESTRouter {
     /// `GET /{db}/_design/{ddoc}/_info`: the `view_index` of the design document's views.
     func designInfo(_ db: CBLDatabase, designDoc: String, _ request: RESTRequest) throws -> RESTResponse {
-        try requireMethod(request, "GET")
         guard let info = try db.designIndexInfo(designDoc) else { throw RESTError.missing }
         let pending = Int(info.pendingSequences)
         let index: [String: Any] = [
@@ -28,7 +27,6 @@ extension RESTRouter {
 
     /// `POST /{db}/_compact/{ddoc}`: rewrites the design document's view indexes.
     func compactDesignIndexes(_ db: CBLDatabase, designDoc: String, _ request: RESTRequest) throws -> RESTResponse {
-        try requireMethod(request, "POST")
         try requireJSONBody(request)
         guard try db.compactDesignIndexes(designDoc) else {
             throw RESTError(404, "not_found", "missing")
@@ -39,7 +37,6 @@ extension RESTRouter {
     /// `GET /_node/{node}/_versions`: the JavaScript engine views run on (when one is registered)
     /// and the collation library.
     func nodeVersions(_ request: RESTRequest) throws -> RESTResponse {
-        try requireMethod(request, "GET")
         let versions = CollationVersions.current
         var answer: [String: Any] = [
             "collation_driver": ["name": "libicu", "library_version": versions.library,
