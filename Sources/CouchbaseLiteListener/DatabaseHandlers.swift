@@ -91,53 +91,52 @@ extension RESTRouter {
     /// failure rolls the batch back and answers `417` with the failures.
     func bulkDocs(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
         try requireJSONBody(request)
-        let body = try JSONText.parseObject(request.body)
+        // Read once, typed: each document keeps its members in the order the request lists them.
+        let body = try JSONText.object(request.body)
         guard let docsValue = body["docs"] else {
             throw RESTError(400, "bad_request", "POST body must include `docs` parameter.")
         }
-        guard let docs = docsValue as? [Any] else {
+        guard case .array(let docs) = docsValue else {
             throw RESTError(400, "bad_request", "`docs` parameter must be an array.")
         }
         let newEdits: Bool
         switch body["new_edits"] {
         case nil: newEdits = try QueryParams(values: request.query).bool("new_edits", default: true)
-        case let flag as Bool: newEdits = flag
+        case .bool(let flag)?: newEdits = flag
         default: throw RESTError(400, "bad_request", "`new_edits` parameter must be a boolean.")
         }
-        let allOrNothing = body["all_or_nothing"] as? Bool == true
-        var bodies: [[String: Any]] = []
-        // Each document's members in the order the request lists them (nil where sorted).
-        let docsOrder = JSONMemberOrder.unsorted(in: request.body)?.member("docs")
+        let allOrNothing = body["all_or_nothing"]?.boolValue == true
+        var bodies: [JSONObject] = []
         for item in docs {
-            guard let doc = item as? [String: Any] else {
+            guard case .object(let doc) = item else {
                 throw RESTError(400, "bad_request", "Document must be a JSON object")
             }
-            if let id = doc["_id"] { try Self.validateDocumentID(id) }
+            if let id = doc["_id"] { try Self.validateDocumentID(id.foundation) }
             bodies.append(doc)
         }
 
-        var results: [[String: Any]] = []
+        var results: [JSONValue] = []
         var failed = false
         let saveAll = {
-            for (index, doc) in bodies.enumerated() {
-                let memberOrder = docsOrder?.element(index)
-                let docID = (doc["_id"] as? String) ?? (newEdits ? CBLDatabase.syncGenerateDocumentID() : "")
+            for doc in bodies {
+                let docID = doc["_id"]?.stringValue ?? (newEdits ? CBLDatabase.syncGenerateDocumentID() : "")
                 do {
                     if docID.hasPrefix("_local/") {
-                        results.append(["ok": true, "id": docID, "rev": try self.saveLocalDocument(db, docID: docID, body: doc)])
+                        let rev = try self.saveLocalDocument(db, docID: docID, body: doc.foundation)
+                        results.append(["ok": true, "id": .string(docID), "rev": .string(rev)])
                     } else if newEdits {
-                        let (revID, _) = try self.saveDocument(db, docID: docID, body: doc, request: nil,
-                                                               memberOrder: memberOrder)
-                        results.append(["ok": true, "id": docID, "rev": revID])
+                        let (revID, _) = try self.saveDocument(db, docID: docID, body: doc.foundation, request: nil,
+                                                               memberOrder: JSONMemberOrder(unsortedIn: .object(doc)))
+                        results.append(["ok": true, "id": .string(docID), "rev": .string(revID)])
                     } else {
-                        try self.insertWithHistory(db, docID: docID, body: doc, memberOrder: memberOrder)
+                        try self.insertWithHistory(db, docID: docID, body: doc)
                     }
                 } catch {
                     failed = true
                     let e = RESTError.from(error)
-                    var entry: [String: Any] = ["id": docID, "error": e.error, "reason": e.reason]
-                    if !newEdits, let rev = doc["_rev"] as? String { entry["rev"] = rev }
-                    results.append(entry)
+                    var entry: JSONObject = ["id": .string(docID), "error": .string(e.error), "reason": .string(e.reason)]
+                    if !newEdits, let rev = doc["_rev"]?.stringValue { entry["rev"] = .string(rev) }
+                    results.append(.object(entry))
                 }
             }
         }
@@ -146,14 +145,14 @@ extension RESTRouter {
                 saveAll()
                 return !failed
             }
-            if failed { return .json(417, results.filter { $0["error"] != nil }) }
+            if failed { return Self.typedJSON(417, .array(results.filter { $0["error"] != nil })) }
         } else {
             db.inTransaction {
                 saveAll()
                 return true
             }
         }
-        return .json(201, results)
+        return Self.typedJSON(201, .array(results))
     }
 
     /// A `_local/` document of a `_bulk_docs` request: written, or deleted (`_deleted`, CouchDB's

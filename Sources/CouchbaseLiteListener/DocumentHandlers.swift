@@ -73,25 +73,40 @@ extension RESTRouter {
 
     /// Checks the ID and special members of a body about to be saved.
     func validateForSave(docID: String, body: [String: Any]) throws {
+        let attachments = body["_attachments"]
+        if let attachments, !(attachments is [String: Any]) {
+            throw RESTError(400, "bad_request", "_attachments must be a JSON object")
+        }
+        try validateForSave(docID: docID, memberNames: body.keys, rev: body["_rev"].map { $0 as? String },
+                            attachments: (attachments as? [String: Any] ?? [:]).map { ($0.key, ($0.value as? [String: Any])?["data"] as? String) })
+    }
+
+    /// ``validateForSave(docID:body:)`` for a typed body.
+    func validateForSave(docID: String, body: JSONObject) throws {
+        let attachments = body["_attachments"]
+        if let attachments, attachments.objectValue == nil {
+            throw RESTError(400, "bad_request", "_attachments must be a JSON object")
+        }
+        try validateForSave(docID: docID, memberNames: body.keys, rev: body["_rev"].map(\.stringValue),
+                            attachments: (attachments?.objectValue ?? [:]).map { ($0.key, $0.value["data"]?.stringValue) })
+    }
+
+    /// The checks of a save: the ID, special members, `_rev` (`.some(nil)`: present but not a
+    /// string), and each attachment's name and inline `data`.
+    private func validateForSave(docID: String, memberNames: some Sequence<String>, rev: String??,
+                                 attachments: [(name: String, data: String?)]) throws {
         try Self.validateDocumentID(docID)
         guard CBLDatabase.syncIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
-        for key in body.keys where key.hasPrefix("_") && !allowedSpecialMembers.contains(key) {
+        for key in memberNames where key.hasPrefix("_") && !allowedSpecialMembers.contains(key) {
             throw RESTError(400, "doc_validation", "Bad special document member: \(key)")
         }
-        if let rev = body["_rev"], !(rev is String) || CBLDatabase.syncGeneration(rev as! String) == 0 {
-            throw RESTError.badRev
-        }
-        if let atts = body["_attachments"] {
-            guard let atts = atts as? [String: Any] else {
-                throw RESTError(400, "bad_request", "_attachments must be a JSON object")
-            }
-            // couch_att: inline data that is not base64 is the client's error, named as CouchDB names it.
-            for (name, meta) in atts {
-                try Self.validateAttachmentName(name)
-                // Strict base64 (line breaks aside), as Erlang's base64:decode is.
-                if let data = (meta as? [String: Any])?["data"] as? String, !Self.isStrictBase64(data) {
-                    throw RESTError(400, "bad_request", "Invalid attachment data for \(name)")
-                }
+        if let rev, rev.map(CBLDatabase.syncGeneration) ?? 0 == 0 { throw RESTError.badRev }
+        // couch_att: inline data that is not base64 is the client's error, named as CouchDB names it.
+        for (name, data) in attachments {
+            try Self.validateAttachmentName(name)
+            // Strict base64 (line breaks aside), as Erlang's base64:decode is.
+            if let data, !Self.isStrictBase64(data) {
+                throw RESTError(400, "bad_request", "Invalid attachment data for \(name)")
             }
         }
     }
@@ -179,6 +194,19 @@ extension RESTRouter {
             throw RESTError(400, "bad_request", "new_edits=false requires a _rev")
         }
         return try reportingMissingStub(docID: docID) { try db.syncInsertRevision(docID: docID, body: body, memberOrder: memberOrder) }
+    }
+
+    /// new_edits=false for a typed body (`_bulk_docs`): read once, stored in the client's member order.
+    @discardableResult
+    func insertWithHistory(_ db: CBLDatabase, docID: String, body: JSONObject) throws -> String {
+        try validateForSave(docID: docID, body: body)
+        guard body["_rev"]?.stringValue != nil else {
+            throw RESTError(400, "bad_request", "new_edits=false requires a _rev")
+        }
+        var doc = body
+        doc["_id"] = .string(docID)
+        let revision = try IncomingRevision(json: doc, keepsMemberOrder: true)
+        return try reportingMissingStub(docID: docID) { try db.syncInsert(revision) }
     }
 
     /// CouchDB's `412 missing_stub` for a replicated revision whose stub names an attachment the

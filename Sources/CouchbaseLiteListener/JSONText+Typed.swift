@@ -20,3 +20,10 @@ extension JSONText {
         return object
     }
 }
+
+extension RESTRouter {
+    /// A JSON answer from a typed value, members sorted (as the dictionary-based answers write them).
+    static func typedJSON(_ status: Int, _ value: JSONValue) -> RESTResponse {
+        encodedJSON(status, (try? JSON.data(value, sortedKeys: true)) ?? JSONText.bytes([String: Any]()))
+    }
+}
