@@ -55,7 +55,7 @@ extension RESTRouter {
     /// Parses `filter=` (and what it needs: `doc_ids`, `view`, the POST body's `selector`),
     /// with CouchDB's errors. Sets `options.docIDs` for `_doc_ids`.
     func parseChangesFilter(_ name: String, _ db: CBLDatabase, _ request: RESTRequest, query q: QueryParams,
-                            params: [String: String], body: [String: Any]?, bodyDocIDs: [String]?,
+                            params: [String: String], body: JSONObject?, bodyDocIDs: [String]?,
                             into options: inout ChangesOptions) throws -> ChangesFilter? {
         switch name {
         case "":
@@ -90,9 +90,8 @@ extension RESTRouter {
                 throw RESTError(400, "bad_request", "Selector must be specified in POST payload")
             }
             do {
-                let typed = { (value: Any?) throws -> JSONValue? in try value.map { try JSONValue(foundation: $0) } }
-                let selector = try MangoSelector(typed(body["selector"]))
-                return .selector(selector, fields: try typed(body["fields"]).map { try MangoFields($0) })
+                let selector = try MangoSelector(body["selector"])
+                return .selector(selector, fields: try body["fields"].map { try MangoFields($0) })
             } catch let error as MangoError {
                 // CouchDB's `_changes` reports selector errors as `bad_request` with Mango's reason.
                 throw RESTError(400, "bad_request", error.reason)

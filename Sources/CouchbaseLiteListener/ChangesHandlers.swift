@@ -58,18 +58,19 @@ extension RESTRouter {
     func changesOptions(_ db: CBLDatabase, _ request: RESTRequest) throws -> ChangesOptions {
         var params = request.query
         var bodyDocIDs: [String]?
-        var body: [String: Any]?
+        var body: JSONObject?
         if request.method == "POST" {
             try requireJSONBody(request)
-            body = request.body.isEmpty ? [:] : try JSONText.parseObject(request.body)
+            body = request.body.isEmpty ? JSONObject() : try JSONText.object(request.body)
             if let ids = body?["doc_ids"] {
-                guard let list = ids as? [Any], let strings = list as? [String] else {
+                let strings = ids.arrayValue?.compactMap(\.stringValue)
+                guard let strings, strings.count == ids.arrayValue?.count else {
                     throw RESTError(400, "bad_request", "`doc_ids` must be an array of strings")
                 }
                 bodyDocIDs = strings
             }
             // The URL wins; the body (what Sync Gateway-era replicators also send) fills the gaps.
-            mergeBodyParameters(body ?? [:], into: &params, except: "doc_ids")
+            mergeBodyParameters(body ?? JSONObject(), into: &params, except: "doc_ids")
         }
         let q = QueryParams(values: params)
         var options = ChangesOptions()

@@ -360,11 +360,18 @@ struct QueryParams {
         return n
     }
 
-    /// A JSON parameter used as a view key: as ``json(_:)``, objects keeping their members' order
-    /// (an ``OrderedQueryKey`` where it is not the sorted one).
+    /// A JSON parameter used as a view key: as ``json(_:)``, read once, typed where an object in it
+    /// lists its members out of sorted order (see ``viewKey(_:)-(JSONValue)``).
     func viewKey(_ name: String) throws -> Any? {
-        guard let value = try json(name) else { return nil }
-        return OrderedQueryKey.keeping(value, JSONMemberOrder.unsorted(in: Array(values[name]!.utf8)))
+        guard let raw = values[name] else { return nil }
+        guard let value = try? JSONText.value(Array(raw.utf8)) else { throw RESTError(400, "bad_request", "invalid UTF-8 JSON") }
+        return Self.viewKey(value)
+    }
+
+    /// A view key as the query takes it: the typed value itself when its objects' member order is
+    /// not the sorted one (the index compares it in that order), else its Foundation form.
+    static func viewKey(_ value: JSONValue) -> Any {
+        JSONMemberOrder(unsortedIn: value) != nil ? value : value.foundation
     }
 
     /// A JSON parameter; text that is not JSON is CouchDB's 400 `bad_request` "invalid UTF-8 JSON"
@@ -382,32 +389,13 @@ private let jsonParameters: Set<String> = [
 ]
 
 /// Adds the members of a JSON request body to the query parameters as their query-string
-/// form; parameters given in the URL win.
-func mergeBodyParameters(_ body: [String: Any], into params: inout [String: String], except skipped: String,
-                         order: JSONMemberOrder? = nil) {
+/// form (objects in the body's member order); parameters given in the URL win.
+func mergeBodyParameters(_ body: JSONObject, into params: inout [String: String], except skipped: String) {
     for (key, value) in body where key != skipped && params[key] == nil {
-        if let s = value as? String, !jsonParameters.contains(key) {
+        if case .string(let s) = value, !jsonParameters.contains(key) {
             params[key] = s
-        } else if let memberOrder = order?.member(key) {
-            // A key object keeps the member order the body gave it (see `QueryParams.viewKey`).
-            var writer = JSONWriter(capacity: 64)
-            params[key] = (try? writer.write(value, order: memberOrder)).map { String(decoding: writer.bytes, as: UTF8.self) }
-                ?? JSONText.string(value)
         } else {
-            params[key] = JSONText.string(value)
+            params[key] = (try? JSON.string(value, sortedKeys: false)) ?? "null"
         }
-    }
-}
-
-extension OrderedQueryKey {
-    /// `value` as a view key: wrapped with `order` when there is one (objects not in sorted order).
-    static func keeping(_ value: Any, _ order: JSONMemberOrder?) -> Any {
-        order.map { OrderedQueryKey(value: value, order: $0) } ?? value
-    }
-
-    /// The elements of a `keys` array, each keeping its order (`order` is the array's).
-    static func keeping(elementsOf keys: [Any], _ order: JSONMemberOrder?) -> [Any] {
-        guard let order else { return keys }
-        return keys.enumerated().map { keeping($0.element, order.element($0.offset)) }
     }
 }

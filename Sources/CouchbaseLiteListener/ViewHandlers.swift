@@ -109,18 +109,18 @@ extension RESTRouter {
         var keys: [Any]?
         if request.method == "POST" {
             try requireJSONBody(request)
-            let body = request.body.isEmpty ? [:] : try JSONText.parseObject(request.body)
-            let order = JSONMemberOrder.unsorted(in: request.body)
+            let body = request.body.isEmpty ? JSONObject() : try JSONText.object(request.body)
             if let k = body["keys"] {
-                guard let array = k as? [Any] else { throw RESTError(400, "bad_request", keysMustBeArray) }
-                keys = OrderedQueryKey.keeping(elementsOf: array, order?.member("keys"))
+                guard case .array(let array) = k else { throw RESTError(400, "bad_request", keysMustBeArray) }
+                keys = array.map(QueryParams.viewKey)
             }
-            mergeBodyParameters(body, into: &params, except: "keys", order: order)
+            mergeBodyParameters(body, into: &params, except: "keys")
         }
         let q = QueryParams(values: params)
-        if keys == nil, let k = try q.json("keys") {
-            guard let array = k as? [Any] else { throw RESTError.queryParse("`keys` must be an array of strings.") }
-            keys = OrderedQueryKey.keeping(elementsOf: array, JSONMemberOrder.unsorted(in: Array(params["keys"]!.utf8)))
+        if keys == nil, let raw = params["keys"] {
+            guard let k = try? JSONText.value(Array(raw.utf8)) else { throw RESTError(400, "bad_request", "invalid UTF-8 JSON") }
+            guard case .array(let array) = k else { throw RESTError.queryParse("`keys` must be an array of strings.") }
+            keys = array.map(QueryParams.viewKey)
         }
         try validateRowOptions(q, keys: keys)
         return (params, q, keys)

@@ -3,20 +3,6 @@ import Foundation
 import JSONCore
 import SQLiteKit
 
-/// A query key (`startKey`, `endKey`, an element of `keys`) whose objects' members keep the order
-/// of the JSON text it was read from (the listener's parameters): CouchDB's collation compares
-/// object keys member by member in order, so `{"b":2,"a":1}` finds only the rows emitted so.
-package struct OrderedQueryKey: @unchecked Sendable {
-    // @unchecked: `value` is an immutable JSON value (dictionaries, arrays, strings, numbers).
-    package let value: Any
-    package let order: JSONMemberOrder
-
-    package init(value: Any, order: JSONMemberOrder) {
-        self.value = value
-        self.order = order
-    }
-}
-
 extension CBLViewCollation {
     /// The C collator's mode for this collation.
     var cMode: CBLJSONCollationMode {
@@ -42,9 +28,7 @@ struct QueryRunner {
     /// arrays get `{}` appended (level 1) or their last element extended (deeper levels).
     static func prefixExtend(_ key: Any, level: UInt) -> Any {
         guard level > 0 else { return key }
-        if let ordered = key as? OrderedQueryKey {
-            return OrderedQueryKey(value: prefixExtend(ordered.value, level: level), order: ordered.order)
-        }
+        if let typed = key as? JSONValue { return prefixExtend(typed, level: level) }
         if let s = key as? String { return s + "\u{FFFF}" }
         if let array = key as? [Any] {
             if level == 1 { return array + [[String: Any]()] }
@@ -56,17 +40,29 @@ struct QueryRunner {
         return key
     }
 
+    /// ``prefixExtend(_:level:)`` of a typed key.
+    static func prefixExtend(_ key: JSONValue, level: UInt) -> JSONValue {
+        guard level > 0 else { return key }
+        switch key {
+        case .string(let s): return .string(s + "\u{FFFF}")
+        case .array(var items):
+            if level == 1 { return .array(items + [.object([:])]) }
+            guard let last = items.last else { return key }
+            items[items.count - 1] = prefixExtend(last, level: level - 1)
+            return .array(items)
+        default: return key
+        }
+    }
+
     private func encodeKey(_ key: Any) throws -> [UInt8] { try Self.keyText(key) }
 
-    /// A query key's JSON text as the index holds keys: canonical, objects' members sorted, or in
-    /// the order an ``OrderedQueryKey`` gives.
+    /// A query key's JSON text as the index holds keys: canonical, objects' members sorted; a typed
+    /// key (a ``JSONValue``, as the listener reads its parameters) keeps its objects' member order,
+    /// which CouchDB's collation compares member by member (`{"b":2,"a":1}` finds only the rows
+    /// emitted so).
     static func keyText(_ key: Any) throws -> [UInt8] {
         do {
-            if let ordered = key as? OrderedQueryKey {
-                var writer = JSONWriter(capacity: 64)
-                try writer.write(ordered.value, order: ordered.order)
-                return writer.bytes
-            }
+            if let typed = key as? JSONValue { return try JSON.data(typed, sortedKeys: false) }
             return try JSON.data(key, sortedKeys: true)
         } catch {
             throw CBLError.badRequest("Query key is not JSON: \(error)")
