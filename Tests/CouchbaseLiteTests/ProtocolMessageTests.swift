@@ -225,4 +225,23 @@ final class ProtocolMessageTests: XCTestCase {
                        #"{"_id":"_local/abc","_rev":"0-3","lastSequence":"26-g1AAAA"}"#)
         XCTAssertEqual(try Checkpoint(jsonText: mine.encoded, fallbackID: ""), mine)
     }
+
+    /// A revision read from a peer is parsed once: its stored body is written from the typed members,
+    /// canonical for the replicator, in the client's order for the listener's `new_edits=false`.
+    func testIncomingRevisionWritesItsBodyOnceFromTheTypedMembers() throws {
+        let text = #"{"_id":"d","_rev":"2-b","zeta":1,"alpha":{"y":true,"x":null},"_revisions":{"start":2,"ids":["b","a"]}}"#
+        let pulled = try IncomingRevision(jsonText: Array(text.utf8))
+        XCTAssertEqual(pulled.history, ["2-b", "1-a"])
+        XCTAssertEqual(String(decoding: try pulled.storedBody(), as: UTF8.self), #"{"alpha":{"x":null,"y":true},"zeta":1}"#)
+        XCTAssertNil(pulled.storedMemberOrder)
+        let kept = try IncomingRevision(json: try JSON.object(Array(text.utf8)), keepsMemberOrder: true)
+        XCTAssertEqual(String(decoding: try kept.storedBody(), as: UTF8.self), #"{"zeta":1,"alpha":{"y":true,"x":null}}"#)
+        XCTAssertEqual(kept.storedMemberOrder?.memberNames, ["zeta", "alpha"])
+        // The dictionary form the attachment path inserts carries the same members, unparsed again.
+        let properties = try pulled.insertionProperties()
+        XCTAssertEqual(properties["zeta"] as? Int, 1)
+        XCTAssertEqual((properties["alpha"] as? [String: Any])?["y"] as? Bool, true)
+        XCTAssertNil(properties["_revisions"])
+    }
 }
+

@@ -72,4 +72,15 @@ final class MemberOrderTests: XCTestCase {
         try writer.write(["key": JSONFragment(Array(#"{"b":2,"a":1}"#.utf8)), "id": "5"] as [String: Any])
         XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), #"{"id":"5","key":{"b":2,"a":1}}"#)
     }
+
+    /// The member order a typed value carries is the one the text scanner finds in its text.
+    func testTypedValueGivesTheTextsOrder() throws {
+        for text in [#"{"a":1,"b":2}"#, #"{"b":2,"a":1}"#, #"{"a":{"d":1,"c":2},"b":[{"y":1,"x":2},3]}"#,
+                     #"[{"b":1,"a":2},{"a":1}]"#, #"[1,"x",null]"#, #"{"z":{"a":{"c":1,"b":2}}}"#, "7"] {
+            let typed = try JSON.value(text)
+            XCTAssertEqual(JSONMemberOrder(unsortedIn: typed), JSONMemberOrder.unsorted(in: Array(text.utf8)), text)
+            // Written back in its own order, a typed value is its text again.
+            XCTAssertEqual(try JSON.string(typed, sortedKeys: false), text)
+        }
+    }
 }
