@@ -60,6 +60,10 @@ let package = Package(
         // on the first JavaScript design-document function: building needs no JavaScriptCore package.
         .target(name: "CJavaScriptCoreAPI", linkerSettings: [.linkedLibrary("dl")]),
 
+        // The `sha1-<base64>` attachment/blob digest, parsed and written the same way by the 1.x
+        // (CouchbaseLite) and 2.x (CouchbaseLiteSwift) sides, neither of which depends on the other.
+        .target(name: "BlobDigest"),
+
         // Thin Swift layer over the SQLite C API: the only code that calls sqlite3_*.
         .target(name: "SQLiteKit", dependencies: ["CSQLite", "CSQLiteAPI"]),
 
@@ -68,14 +72,15 @@ let package = Package(
         .target(name: "CFleeceSQL", dependencies: ["CSQLiteAPI"]),
 
         // Fleece, the binary format 2.x/3.x store document bodies in: encoder (also straight
-        // from JSON text), shared keys, and a validating zero-copy decoder.
+        // from JSON text), shared keys, and a validating zero-copy decoder; also the package's one
+        // LEB128 varint, which the 2.x rev trees and revision IDs (CouchbaseLiteSwift) read.
         .target(name: "Fleece", dependencies: ["JSONCore"]),
 
         // The 1.x API.
         .target(
             name: "CouchbaseLite",
             dependencies: [
-                "SQLiteKit", "CCollation", "CivilDate", "JSONCore", "CZlib",
+                "SQLiteKit", "CCollation", "CivilDate", "JSONCore", "CZlib", "BlobDigest",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -91,7 +96,7 @@ let package = Package(
         // the `unicodesn` full-text tokenizer; OpenCombine carries the change publishers.
         .target(
             name: "CouchbaseLiteSwift",
-            dependencies: ["SQLiteKit", "Fleece", "JSONCore", "CCollation", "CFullText", "CFleeceSQL", "CivilDate",
+            dependencies: ["SQLiteKit", "Fleece", "JSONCore", "CCollation", "CFullText", "CFleeceSQL", "CivilDate", "BlobDigest",
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "OpenCombine", package: "OpenCombine")]
         ),

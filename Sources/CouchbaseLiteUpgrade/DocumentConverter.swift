@@ -8,7 +8,7 @@ import SQLiteKit
 /// The reading side of the conversion: one pass over the 1.x `revs` rows (grouped by document,
 /// winner first), each winning body re-encoded from JSON text straight to Fleece, each rev tree
 /// serialized straight from the text revision IDs of the winner's history as the 1.x
-/// ``CouchbaseLite/RevisionTree`` walks it, rows handed to the writer in batches (`RowBatch`).
+/// ``CouchbaseLite/RevsTableTree`` walks it, rows handed to the writer in batches (`RowBatch`).
 /// Per-document scratch buffers are reused. Runs on its own thread while the caller's thread
 /// inserts rows.
 struct DocumentConverter {
@@ -19,12 +19,9 @@ struct DocumentConverter {
     /// Documents in the source (for progress).
     private(set) var total = 0
 
-    /// The 1.x revision tree (spec 3.4): it decides the winner, the other live leaves and the history.
-    private typealias LegacyTree = CouchbaseLite.RevisionTree
-
     private var encoder: FleeceEncoder
     /// The current document's `revs` rows, winner first (the statement's order).
-    private var nodes: [LegacyTree.Node] = []
+    private var nodes: [RevsTableTree.Node] = []
     private var tree: [UInt8] = []
     private var docIDBytes: [UInt8] = []
     private var winnerBody: [UInt8]?
@@ -75,7 +72,7 @@ struct DocumentConverter {
                 stmt.withBytes(1) { if let b = $0 { docIDBytes.append(contentsOf: b) } }
             }
             let current = stmt.int64(5) != 0
-            let row = LegacyTree.Node(sequence: stmt.int64(2), revID: stmt.string(3) ?? "",
+            let row = RevsTableTree.Node(sequence: stmt.int64(2), revID: stmt.string(3) ?? "",
                                       parent: stmt.isNull(4) ? nil : stmt.int64(4), current: current,
                                       deleted: stmt.int64(6) != 0)
             if nodes.isEmpty && current {
@@ -146,7 +143,7 @@ struct DocumentConverter {
             }
             return
         }
-        let revisions = LegacyTree(nodes: nodes)
+        let revisions = RevsTableTree(nodes: nodes)
         guard let winner = revisions.winner, let body = winnerBody else {
             report.skippedDocuments.append(.init(docID: docID, reason: "no current revision"))
             return
@@ -176,7 +173,7 @@ struct DocumentConverter {
             let flags = depth == 0 ? RevisionFlags.leaf(deleted: winner.deleted, hasAttachments: hasAttachments)
                                    : RevisionFlags(rawValue: 0)
             let ok = revID.withUTF8 { bytes in
-                CouchbaseLiteSwift.RevisionTree.appendRecord(into: &tree, revID: UnsafeRawBufferPointer(bytes),
+                LiteCoreRevTree.appendRecord(into: &tree, revID: UnsafeRawBufferPointer(bytes),
                                                              parentIndex: isLast ? nil : depth + 1, flags: flags,
                                                              body: depth == 0 ? body : nil)
             }
@@ -184,7 +181,7 @@ struct DocumentConverter {
                 throw upgradeError(.badRevisionID, "invalid revision ID '\(revID)'")
             }
         }
-        CouchbaseLiteSwift.RevisionTree.appendEnd(into: &tree)
+        LiteCoreRevTree.appendEnd(into: &tree)
 
         var expiration: Int64?
         if options.includeExpiration, let seconds = winnerExpiry, seconds > 0 {

@@ -43,16 +43,9 @@ enum FleeceLayout {
         var count = Int(b0 & 0x07) << 8 | Int(p[at &+ 1])
         var first = at &+ 2
         if count == 2047 {
-            var extra = 0
-            var shift = 0
-            while true {
-                let b = p[first]
-                first &+= 1
-                extra |= Int(b & 0x7F) << shift
-                if b & 0x80 == 0 { break }
-                shift &+= 7
-            }
+            let (extra, next) = Varint.readValidated(p, at: first)
             count &+= extra
+            first = next
             if first & 1 != 0 { first &+= 1 }
         }
         return (count, first, b0 & 0x08 != 0)
@@ -63,17 +56,8 @@ enum FleeceLayout {
     static func stringBytes(_ p: UnsafePointer<UInt8>, _ at: Int) -> (start: Int, length: Int) {
         let low = Int(p[at] & 0x0F)
         if low < 15 { return (at &+ 1, low) }
-        var length = 0
-        var shift = 0
-        var i = at &+ 1
-        while true {
-            let b = p[i]
-            i &+= 1
-            length |= Int(b & 0x7F) << shift
-            if b & 0x80 == 0 { break }
-            shift &+= 7
-        }
-        return (i, length)
+        let (length, start) = Varint.readValidated(p, at: at &+ 1)
+        return (start, length)
     }
 
     /// The 12-bit signed value of a short int.

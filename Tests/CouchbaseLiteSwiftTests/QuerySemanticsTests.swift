@@ -25,8 +25,8 @@ final class QuerySemanticsTests: XCTestCase {
         for (id, body) in docs {
             let fleece = try FleeceCoding.encode(body, sharedKeys: file.sharedKeys)
             var tree: [UInt8] = []
-            _ = Array("1-abcd".utf8).withUnsafeBytes { RevisionTree.appendRecord(into: &tree, revID: $0, parentIndex: nil, flags: .leaf, body: fleece) }
-            RevisionTree.appendEnd(into: &tree)
+            _ = Array("1-abcd".utf8).withUnsafeBytes { LiteCoreRevTree.appendRecord(into: &tree, revID: $0, parentIndex: nil, flags: .leaf, body: fleece) }
+            LiteCoreRevTree.appendEnd(into: &tree)
             try insert(file, id, version, tree)
         }
         // A row whose body is neither a rev tree nor Fleece: queries must not crash on it.

@@ -35,9 +35,9 @@ enum QueryTestSupport {
             var tree: [UInt8] = []
             let revID = Array("1-\(String(repeating: "ab", count: 20))".utf8)
             _ = revID.withUnsafeBytes {
-                RevisionTree.appendRecord(into: &tree, revID: $0, parentIndex: nil, flags: .leaf, body: fleece)
+                LiteCoreRevTree.appendRecord(into: &tree, revID: $0, parentIndex: nil, flags: .leaf, body: fleece)
             }
-            RevisionTree.appendEnd(into: &tree)
+            LiteCoreRevTree.appendEnd(into: &tree)
             let version = BinaryRevisionID.encode("1-\(String(repeating: "ab", count: 20))")!
             let idBytes = Array(id.utf8)
             try idBytes.withUnsafeBytes { idp in

@@ -121,7 +121,7 @@ final class TwoXStorageTests: XCTestCase {
             var rows = 0
             while try stmt.step() {
                 let bytes = try XCTUnwrap(stmt.bytes(1))
-                let tree = try RevisionTree.decode(bytes)
+                let tree = try LiteCoreRevTree.decode(bytes)
                 XCTAssertEqual(tree.encoded(includeCurrentBody: column == "body"), bytes, "\(fixture) \(stmt.string(0) ?? "")")
                 XCTAssertEqual(tree.current?.revID, stmt.bytes(2))
                 rows += 1
@@ -169,16 +169,16 @@ final class TwoXStorageTests: XCTestCase {
 
     func testHostileRevisionTreesThrow() {
         let valid: [UInt8] = [0, 0, 0, 0x18, 0xFF, 0xFF, 0x82, 3, 1, 0xAB, 0xCD, 0, 0x70, 2, 0, 0, 0, 1, 0, 1, 0x34, 0, 0x80, 5, 0, 0, 0, 0]
-        XCTAssertNoThrow(try RevisionTree.decode(valid))
+        XCTAssertNoThrow(try LiteCoreRevTree.decode(valid))
         for cut in 0..<(valid.count - 4) {
-            XCTAssertThrowsError(try RevisionTree.decode(Array(valid[0..<cut])), "cut at \(cut)")
+            XCTAssertThrowsError(try LiteCoreRevTree.decode(Array(valid[0..<cut])), "cut at \(cut)")
         }
         var badParent = valid
         badParent[4] = 0; badParent[5] = 7
-        XCTAssertThrowsError(try RevisionTree.decode(badParent))
+        XCTAssertThrowsError(try LiteCoreRevTree.decode(badParent))
         var hugeSize = valid
         hugeSize[0] = 0x7F
-        XCTAssertThrowsError(try RevisionTree.decode(hugeSize))
+        XCTAssertThrowsError(try LiteCoreRevTree.decode(hugeSize))
     }
 
     func testNewDatabaseHasThe28Layout() throws {

@@ -15,19 +15,7 @@ extension CBLDatabase {
     /// properties. Nil only if the ID is invalid. One object per ID while it is referenced.
     public func document(withID docID: String) -> CBLDocument? {
         guard CBLDatabase.isValidDocumentID(docID) else { return nil }
-        lock.lock()
-        defer { lock.unlock() }
-        // One hash lookup finds the entry or makes room for it.
-        let doc = documentCacheEntry(&documentCache[docID, default: WeakDocument()], docID: docID)
-        if documentCache.count > documentCacheSweepThreshold { sweepDocumentCache() }
-        return doc
-    }
-
-    private func documentCacheEntry(_ entry: inout WeakDocument, docID: String) -> CBLDocument {
-        if let doc = entry.document { return doc }
-        let doc = CBLDocument(database: self, documentID: docID)
-        entry.document = doc
-        return doc
+        return lock.withLock { $0.document(withID: docID, database: self) }
     }
 
     /// The document with this ID if it exists and is not deleted, else nil.
@@ -45,31 +33,6 @@ extension CBLDatabase {
     public func documentWithID(_ docID: String) -> CBLDocument? { document(withID: docID) }
     /// Deprecated 1.x spelling.
     public func existingDocumentWithID(_ docID: String) -> CBLDocument? { existingDocument(withID: docID) }
-
-    func cachedDocument(_ docID: String) -> CBLDocument? {
-        lock.lock(); defer { lock.unlock() }
-        return documentCache[docID]?.document
-    }
-
-    /// The identity map's documents still alive, found by index with each weak reference read
-    /// where it is (no copy of an entry: most are dead after a bulk insert). Called under `lock`.
-    func liveCachedDocuments() -> [CBLDocument] {
-        var live: [CBLDocument] = []
-        var index = documentCache.startIndex
-        while index != documentCache.endIndex {
-            if let document = documentCache.values[index].document { live.append(document) }
-            documentCache.formIndex(after: &index)
-        }
-        return live
-    }
-
-    private func sweepDocumentCache() {
-        // Emptied keeping the table's capacity, so refilling it does not rehash.
-        let live = liveCachedDocuments()
-        documentCache.removeAll(keepingCapacity: true)
-        for document in live { documentCache[document.documentID] = WeakDocument(document: document) }
-        documentCacheSweepThreshold = max(256, documentCache.count * 2)
-    }
 
     /// A 1.x-style random document ID: `-` + 22 URL-safe base64 characters (spec 3.1).
     static func generateDocumentID() -> String { SQLiteStore.generateUUID() }

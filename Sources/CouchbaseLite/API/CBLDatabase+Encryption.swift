@@ -21,7 +21,7 @@ extension CBLDatabase {
             newKey = key
         }
         try pool.write { _ in
-            guard let store = openStore else { throw closedError }
+            guard let store = storeOnWriter else { throw closedError }
             if store.connection.transactionDepth > 0 {
                 throw CBLError.conflict("Cannot change the encryption key of '\(name)' inside a transaction")
             }
@@ -45,15 +45,11 @@ extension CBLDatabase {
                     } catch {
                         throw CBLError(503, "Cannot reopen the database to change the encryption key: \(error)")
                     }
-                    lock.lock()
-                    storeIfOpen = reopened
-                    lock.unlock()
+                    replaceStore(reopened)
                     return (reopened.connection, reopened.openReader)
                 }
             } catch let error as CBLError where error.code == 503 {
-                lock.lock()
-                storeIfOpen = nil
-                lock.unlock()
+                replaceStore(nil)
                 throw error
             }
             if let failure { throw failure }

@@ -243,50 +243,55 @@ extension CBLDatabase {
     /// Called holding the writer, inside `write`.
     private func insertNewDocument(store: SQLiteStore, docID: String, properties: [String: Any], hasSpecialKeys: Bool,
                                    document knownDocument: CBLDocument?) throws -> CBLSavedRevision? {
-        bodyWriter.removeAll()
-        defer {
-            // Don't keep a huge buffer around after an unusually large document.
-            if bodyWriter.capacity > 1 << 16 { bodyWriter = JSONWriter(capacity: 1024) }
-        }
-        // The digest's `deleted` byte (spec 3.3) goes first, so the revision ID is one hash of
-        // one buffer; the body stored is what follows it.
-        bodyWriter.writeRawByte(0)
-        do {
-            try bodyWriter.writeObject(properties, sortedKeys: true,
-                                       skippingKey: hasSpecialKeys ? { CBLDatabase.isStrippedKey($0) } : nil)
-        } catch {
-            return nil
-        }
-        // Every check has passed: a new document has no parent to find or conflict with.
-        guard let numericID = try store.createNumericIDIfNew(of: docID) else { return nil }
-        let digest = bodyWriter.withUnsafeBytes { RevisionID.firstGenerationDigest(digestInput: $0) }
-        let document = try knownDocument ?? self.savedDocument(docID)
-        let docType = CBLDatabase.docType(properties)
-        // The revision ID is bound from a stack buffer; its string is made only if asked for.
-        guard let sequence = try digest.withFirstGenerationID({ revIDText in
-            try bodyWriter.withUnsafeBytes {
-                try store.insertFirstRevisionRow(numericID: numericID, revID: revIDText,
-                                                 body: UnsafeRawBufferPointer(rebasing: $0.dropFirst()), docType: docType)
+        // One access to the writer's fields for the whole save: nothing below reaches them but this body.
+        try writer.withState { w in
+            w.bodyWriter.removeAll()
+            defer {
+                // Don't keep a huge buffer around after an unusually large document.
+                if w.bodyWriter.capacity > 1 << 16 { w.bodyWriter = JSONWriter(capacity: 1024) }
             }
-        }) else {
-            // Cannot happen for a new docs row; answered as the general path does (spec 3.5 step 7).
-            let revID = digest.firstGenerationID
-            guard let existing = try store.revision(docID: docID, numericID: numericID, revID: revID) else {
-                throw CBLError.dbError("Revision \(revID) vanished")
+            // The digest's `deleted` byte (spec 3.3) goes first, so the revision ID is one hash of
+            // one buffer; the body stored is what follows it.
+            w.bodyWriter.writeRawByte(0)
+            do {
+                try w.bodyWriter.writeObject(properties, sortedKeys: true,
+                                             skippingKey: hasSpecialKeys ? { CBLDatabase.isStrippedKey($0) } : nil)
+            } catch {
+                return nil
             }
-            return CBLSavedRevision(document: document, stored: existing)
+            // Every check has passed: a new document has no parent to find or conflict with.
+            guard let numericID = try store.createNumericIDIfNew(of: docID) else { return nil }
+            let digest = w.bodyWriter.withUnsafeBytes { RevisionID.firstGenerationDigest(digestInput: $0) }
+            let document = try knownDocument ?? self.savedDocument(docID)
+            let docType = CBLDatabase.docType(properties)
+            // The revision ID is bound from a stack buffer; its string is made only if asked for.
+            guard let sequence = try digest.withFirstGenerationID({ revIDText in
+                try w.bodyWriter.withUnsafeBytes {
+                    try store.insertFirstRevisionRow(numericID: numericID, revID: revIDText,
+                                                     body: UnsafeRawBufferPointer(rebasing: $0.dropFirst()), docType: docType)
+                }
+            }) else {
+                // Cannot happen for a new docs row; answered as the general path does (spec 3.5 step 7).
+                let revID = digest.firstGenerationID
+                guard let existing = try store.revision(docID: docID, numericID: numericID, revID: revID) else {
+                    throw CBLError.dbError("Revision \(revID) vanished")
+                }
+                return CBLSavedRevision(document: document, stored: existing)
+            }
+            let saved = CBLSavedRevision(document: document, data: RevisionBody(
+                docID: docID, firstGenerationDigest: digest, sequence: sequence, savedProperties: properties))
+            w.pendingChanges.appendFirstRevision(docID: docID, digest: digest, sequence: sequence)
+            let serial = w.transactionSerial
+            let stale = lock.withLock { s in
+                // Every live CBLDocument of this database is in its identity map, so `document` is the
+                // one `noteChange` would look up.
+                assert(s.cachedDocument(docID) === document)
+                document.firstRevisionAdded(saved, serial: serial)
+                return s.designDocumentChanged(docID)
+            }
+            _ = stale   // released here, after the lock
+            return saved
         }
-        let saved = CBLSavedRevision(document: document, data: RevisionBody(
-            docID: docID, firstGenerationDigest: digest, sequence: sequence, savedProperties: properties))
-        // Every live CBLDocument of this database is in its identity map, so `document` is the
-        // one `noteChange` would look up.
-        assert(cachedDocument(docID) === document)
-        pendingChanges.appendFirstRevision(docID: docID, digest: digest, sequence: sequence)
-        designDocumentChanged(docID)
-        lock.lock()
-        document.firstRevisionAdded(saved, serial: transactionSerial)
-        lock.unlock()
-        return saved
     }
 
     /// Builds the notification record after a write, reading the new winner and conflict state.

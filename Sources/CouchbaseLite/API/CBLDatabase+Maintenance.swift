@@ -118,15 +118,16 @@ extension CBLDatabase {
             guard store.hasExpiryColumn else { return nil }
             return try store.nextExpirationTimestamp()
         }) ?? nil
-        lock.lock(); defer { lock.unlock() }
-        expirationTimer?.cancel()
-        expirationTimer = nil
-        guard let next, storeIfOpen != nil else { return }
-        let delay = max(0, TimeInterval(next) - Date().timeIntervalSince1970)
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
-        timer.schedule(deadline: .now() + delay + 0.05)
-        timer.setEventHandler { [weak self] in self?.purgeExpiredDocuments() }
-        timer.resume()
-        expirationTimer = timer
+        lock.withLock { s in
+            s.expirationTimer?.cancel()
+            s.expirationTimer = nil
+            guard let next, s.store != nil else { return }
+            let delay = max(0, TimeInterval(next) - Date().timeIntervalSince1970)
+            let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+            timer.schedule(deadline: .now() + delay + 0.05)
+            timer.setEventHandler { [weak self] in self?.purgeExpiredDocuments() }
+            timer.resume()
+            s.expirationTimer = timer
+        }
     }
 }

@@ -10,8 +10,10 @@ import SQLiteKit
 /// inside a write (an `inTransaction` block, a validation or map block) runs on the writer and
 /// sees that write's own uncommitted changes. Change notifications are delivered after the
 /// outermost transaction commits.
-// @unchecked because its mutable state is only touched under `lock` (or on the writer inside a transaction), as its comment says.
-public final class CBLDatabase: NSObject, @unchecked Sendable {
+// Sendable without `@unchecked`: every stored property is a `let`. Mutable state lives in `lock`
+// (`GuardedState`: any thread, holding the lock) or in `writer` (`WriterState`: the thread holding
+// the writer), so a new field's home says which rule keeps it safe.
+public final class CBLDatabase: NSObject, Sendable {
     /// The database name.
     public let name: String
     /// The manager that opened it.
@@ -19,63 +21,29 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     /// The `.cblite2` directory.
     public let directoryURL: URL
 
-    /// Guards the in-memory state marked below, documents' cached state and views' functions.
-    /// Held briefly: never while waiting for the writer, running SQL or calling app code (so a
-    /// read never waits for a write through it). Recursive for the rare nested use.
-    let lock = NSRecursiveLock()
+    /// The lock and the fields it guards (``GuardedState``); it also guards documents' cached
+    /// state and views' functions.
+    let lock: DatabaseLock
     /// The writer connection (serialising every write, see `write`) and the reader connections (`read`).
     let pool: SQLiteConnectionPool
+    /// The fields only the thread holding the writer touches (``WriterState``).
+    let writer: WriterOwned
     let isReadOnly: Bool
 
     /// Reader connections per database: enough for the listener's concurrent GETs on a small
     /// machine, few enough that each keeps a useful page cache.
     static let readerConnectionLimit = 3
 
-    // Guarded by `lock` (and changed only by the thread holding the writer, for `storeIfOpen`).
-    // The properties a save touches are `@exclusivity(unchecked)`: the lock or the writer already
-    // serialises every access, and the runtime's access tracking cost ~800 instructions per saved document.
-    /// The store on the writer connection; nil once closed.
-    var storeIfOpen: SQLiteStore?
-    @exclusivity(unchecked) var documentCache: [String: WeakDocument] = [:]
-    var documentCacheSweepThreshold = 256
-    @exclusivity(unchecked) var validations: [String: CBLValidationBlock] = [:]
-    var filters: [String: CBLFilterBlock] = [:]
-    var changeListeners: [ObjectIdentifier: ([CBLDatabaseChange]) -> Void] = [:]
-    var changeContinuations: [UUID: AsyncStream<CBLDatabaseChange>.Continuation] = [:]
-    var expirationTimer: DispatchSourceTimer?
-    var cachedMaxRevTreeDepth: Int?
-    var views: [String: CBLView] = [:]
-    /// What was compiled from design documents, by the revision it came from (`DesignDocuments/`).
-    @exclusivity(unchecked) var designDocumentCache = DesignDocumentCache()
-    /// The model factory, unsaved models and autosave queue (`Models/`), made on first use.
-    var modelRegistryStorage: ModelRegistry?
-    /// Moves when a commit that changes documents starts and when it ends: a document state
-    /// loaded on a reader is cached only if it did not move meanwhile (see `CBLDocument.state`).
-    var commitGeneration: UInt64 = 0
-    /// True between the start and the end of such a commit.
-    var isCommitting = false
-
-    // Owned by the writer (touched only by the thread holding it):
-    /// The changes of the open transaction, as delivered after it commits.
-    @exclusivity(unchecked) var pendingChanges = PendingChanges()
-    /// Set when a non-atomic nested write failed half-way: the outermost transaction must roll back.
-    var transactionPoisoned = false
-    /// Why the last `inTransaction` on this thread's writer could not commit (a full disk: 507),
-    /// nil when it committed; read by callers that must not take a `false` for "nothing to do".
-    var lastCommitError: CBLError?
-    /// Numbers the outermost transactions (from 1): a document's uncommitted state names the one it belongs to.
-    @exclusivity(unchecked) var transactionSerial: UInt64 = 0
-    /// Reused to encode the body of a new document (see `insertNewDocument`), so a save
-    /// allocates no JSON buffer.
-    @exclusivity(unchecked) var bodyWriter = JSONWriter(capacity: 1024)
-
     /// Makes every read take the writer, as all access did before the reader pool: only for
     /// measuring what the pool buys (the `readers` benchmark).
     package var readsWaitForWriter: Bool {
-        get { lock.lock(); defer { lock.unlock() }; return forcedWriterReads }
-        set { lock.lock(); defer { lock.unlock() }; forcedWriterReads = newValue }
+        get { lock.withLock { $0.readsWaitForWriter } }
+        set { lock.withLock { $0.readsWaitForWriter = newValue } }
     }
-    private var forcedWriterReads = false
+
+    /// Why the last `inTransaction` could not commit (a full disk: 507), nil when it committed;
+    /// read by callers that must not take a `false` for "nothing to do".
+    var lastCommitError: CBLError? { lock.withLock { $0.lastCommitError } }
 
     init(name: String, directory: URL, manager: CBLManager, create: Bool, readOnly: Bool,
          encryptionKey: CBLSymmetricKey? = nil) throws {
@@ -84,9 +52,11 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
         self.directoryURL = directory
         self.isReadOnly = readOnly
         let store = try SQLiteStore(directory: directory, create: create, readOnly: readOnly, encryptionKey: encryptionKey)
-        self.storeIfOpen = store
-        self.pool = SQLiteConnectionPool(writer: store.connection, maximumReaderCount: Self.readerConnectionLimit,
-                                         openReader: store.openReader)
+        let pool = SQLiteConnectionPool(writer: store.connection, maximumReaderCount: Self.readerConnectionLimit,
+                                        openReader: store.openReader)
+        self.pool = pool
+        self.lock = DatabaseLock(GuardedState(store: store))
+        self.writer = WriterOwned(WriterState(store: store), pool: pool)
         super.init()
         if !readOnly {
             purgeExpiredDocuments()
@@ -94,7 +64,7 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     }
 
     deinit {
-        expirationTimer?.cancel()
+        lock.withLock { $0.expirationTimer?.cancel() }
         pool.close()
     }
 
@@ -102,21 +72,26 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
 
     /// The store on the writer connection, or nil when closed.
     var openStore: SQLiteStore? {
-        lock.lock(); defer { lock.unlock() }
-        return storeIfOpen
+        lock.withLock { $0.store }
     }
 
-    /// ``openStore`` for the thread holding the writer: every assignment of `storeIfOpen` is made
-    /// holding the writer too, so this reads it without taking `lock` (once per saved document).
-    private var storeOnWriter: SQLiteStore? { storeIfOpen }
+    /// ``openStore`` for the thread holding the writer, read without taking `lock` (once per saved document).
+    var storeOnWriter: SQLiteStore? {
+        writer.withState { $0.store }
+    }
+
+    /// Replaces (or with nil, forgets) the store on the writer connection: its copies in both
+    /// states. Called holding the writer.
+    func replaceStore(_ store: SQLiteStore?) {
+        writer.withState { $0.store = store }
+        lock.withLock { $0.store = store }
+    }
 
     /// Runs a read on a store that sees the last committed state, without waiting for a write in
     /// progress on another thread. On the thread inside a write it runs on the writer, and sees
     /// that write's uncommitted changes. Reads nested in `body` share its snapshot.
     func read<R>(_ body: (SQLiteStore) throws -> R) throws -> R {
-        lock.lock()
-        let writerStore = storeIfOpen, forced = forcedWriterReads
-        lock.unlock()
+        let (writerStore, forced) = lock.withLock { ($0.store, $0.readsWaitForWriter) }
         if forced { return try withWriter(body) }
         guard let writerStore else { throw closedError }
         do {
@@ -133,16 +108,18 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     /// after any write in progress (compaction, which cannot run inside a transaction).
     func withWriter<R>(_ body: (SQLiteStore) throws -> R) throws -> R {
         try pool.write { _ in
-            guard let store = openStore else { throw closedError }
+            guard let store = storeOnWriter else { throw closedError }
             return try body(store)
         }
     }
 
     /// The serial of the transaction the calling thread has open on the writer; nil when it has none.
     var currentTransactionSerial: UInt64? {
-        guard pool.currentThreadIsWriter, let store = storeIfOpen,
-              store.connection.transactionDepth > 0 else { return nil }
-        return transactionSerial
+        guard pool.currentThreadIsWriter else { return nil }
+        return writer.withState { w in
+            guard let store = w.store, store.connection.transactionDepth > 0 else { return nil }
+            return w.transactionSerial
+        }
     }
 
     func checkWritable() throws {
@@ -173,9 +150,7 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
         set {
             _ = try? write(atomic: true) { store in
                 try store.setInfo("max_revs", String(newValue))
-                lock.lock()
-                cachedMaxRevTreeDepth = Int(newValue)
-                lock.unlock()
+                lock.withLock { $0.cachedMaxRevTreeDepth = Int(newValue) }
             }
         }
     }
@@ -183,15 +158,12 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     static let defaultMaxRevTreeDepth = 20
 
     var maxDepth: Int {
-        lock.lock()
-        let cached = cachedMaxRevTreeDepth
-        lock.unlock()
-        if let cached { return cached }
+        if let cached = lock.withLock({ $0.cachedMaxRevTreeDepth }) { return cached }
         let value = (try? read { try $0.info("max_revs") }).flatMap { $0.flatMap { Int($0) } } ?? CBLDatabase.defaultMaxRevTreeDepth
         let depth = value > 0 ? value : CBLDatabase.defaultMaxRevTreeDepth
-        lock.lock()
-        if cachedMaxRevTreeDepth == nil { cachedMaxRevTreeDepth = depth }
-        lock.unlock()
+        lock.withLock { s in
+            if s.cachedMaxRevTreeDepth == nil { s.cachedMaxRevTreeDepth = depth }
+        }
         return depth
     }
 
@@ -210,14 +182,14 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     @discardableResult
     public func inTransaction(_ block: () throws -> Bool) rethrows -> Bool {
         try pool.write { _ in
-            guard let store = openStore else { return false }
-            let mark = pendingChanges.count
+            guard let store = storeOnWriter else { return false }
+            let mark = writer.withState { $0.pendingChanges.count }
             do {
                 try begin(store)
             } catch {
                 return false
             }
-            if store.connection.transactionDepth == 1 { transactionPoisoned = false }
+            if store.connection.transactionDepth == 1 { writer.withState { $0.transactionPoisoned = false } }
             let committed: Bool
             do {
                 committed = try block()
@@ -225,12 +197,14 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
                 rollBack(store: store, to: mark)
                 throw error
             }
-            lastCommitError = nil
-            if committed && !(transactionPoisoned && store.connection.transactionDepth == 1) {
+            lock.withLock { $0.lastCommitError = nil }
+            let poisoned = writer.withState { $0.transactionPoisoned }
+            if committed && !(poisoned && store.connection.transactionDepth == 1) {
                 do {
                     try commit(store)
                 } catch {
-                    lastCommitError = (error as? SQLiteError).map(CBLError.database) ?? CBLReplication.asCBLError(error)
+                    let reason = (error as? SQLiteError).map(CBLError.database) ?? CBLReplication.asCBLError(error)
+                    lock.withLock { $0.lastCommitError = reason }
                     rollBack(store: store, to: mark)
                     return false
                 }
@@ -244,7 +218,7 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     /// Opens a transaction level on the writer (called holding it).
     private func begin(_ store: SQLiteStore) throws {
         try store.connection.begin()
-        if store.connection.transactionDepth == 1 { transactionSerial &+= 1 }
+        if store.connection.transactionDepth == 1 { writer.withState { $0.transactionSerial &+= 1 } }
     }
 
     /// Commits the innermost transaction level (called holding the writer). The outermost commit
@@ -267,16 +241,23 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
 
     private func rollBack(store: SQLiteStore, to mark: Int) {
         try? store.connection.rollback()
-        if store.connection.transactionDepth == 0 { transactionPoisoned = false }
-        lock.lock()
-        for i in mark..<pendingChanges.count {
-            let docID = pendingChanges.documentID(at: i)
-            cachedDocument(docID)?.forgetPendingState(serial: transactionSerial)
-            // What was compiled or counted from a design document the rollback undid is stale.
-            designDocumentChanged(docID)
+        let outermost = store.connection.transactionDepth == 0
+        let stale = writer.withState { w in
+            if outermost { w.transactionPoisoned = false }
+            let stale = lock.withLock { s in
+                var stale: [DesignDocumentCache] = []
+                for i in mark..<w.pendingChanges.count {
+                    let docID = w.pendingChanges.documentID(at: i)
+                    s.cachedDocument(docID)?.forgetPendingState(serial: w.transactionSerial)
+                    // What was compiled or counted from a design document the rollback undid is stale.
+                    if let dropped = s.designDocumentChanged(docID) { stale.append(dropped) }
+                }
+                return stale
+            }
+            w.pendingChanges.removeSuffix(from: mark)
+            return stale
         }
-        lock.unlock()
-        pendingChanges.removeSuffix(from: mark)
+        _ = stale   // released here, after the lock
     }
 
     /// Runs a write inside a transaction and posts notifications after the outermost commit.
@@ -295,11 +276,11 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
                 do {
                     return try body(store)
                 } catch let e as SQLiteError {
-                    transactionPoisoned = true
+                    writer.withState { $0.transactionPoisoned = true }
                     throw CBLError.database(e)
                 }
             }
-            let mark = pendingChanges.count
+            let mark = writer.withState { $0.pendingChanges.count }
             do {
                 try begin(store)
             } catch let e as SQLiteError {
@@ -308,7 +289,7 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
             let result: R
             do {
                 result = try body(store)
-                if store.connection.transactionDepth == 1 && transactionPoisoned {
+                if store.connection.transactionDepth == 1 && writer.withState({ $0.transactionPoisoned }) {
                     throw CBLError.dbError("Transaction rolled back after a failed write")
                 }
                 try commit(store)
@@ -330,22 +311,20 @@ public final class CBLDatabase: NSObject, @unchecked Sendable {
     public func close() throws {
         stopReplications()
         let closed = try pool.write { _ -> Bool in
-            lock.lock()
-            guard let store = storeIfOpen else {
-                lock.unlock()
-                return false
-            }
+            guard let store = storeOnWriter else { return false }
             if store.connection.transactionDepth > 0 {
-                lock.unlock()
                 throw CBLError.conflict("Cannot close database '\(name)' inside a transaction")
             }
-            expirationTimer?.cancel()
-            expirationTimer = nil
-            let continuations = Array(changeContinuations.values)
-            changeContinuations.removeAll()
-            storeIfOpen = nil
-            documentCache.removeAll()
-            lock.unlock()
+            writer.withState { $0.store = nil }
+            let continuations = lock.withLock { s in
+                s.expirationTimer?.cancel()
+                s.expirationTimer = nil
+                let continuations = Array(s.changeContinuations.values)
+                s.changeContinuations.removeAll()
+                s.store = nil
+                s.documentCache.removeAll()
+                return continuations
+            }
             for continuation in continuations { continuation.finish() }
             pool.close()
             return true

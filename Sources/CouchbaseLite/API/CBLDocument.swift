@@ -38,7 +38,8 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
         }
     }
 
-    // Guarded by database.lock:
+    // Guarded by database.lock (`database.lock.withLockHeld`, or `withLock` where the database's
+    // commit generation is read too):
     /// The state as of the last commit; nil until loaded, and while a commit changing it lands.
     private var committed: State?
     /// The state inside transaction `pendingSerial` on the writer (nil: load it from the writer).
@@ -51,8 +52,8 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
     /// The model object for this document (1.x `modelObject`): a ``CBLModel`` sets itself here,
     /// so `X(for: doc)` finds it again. Held weakly.
     public var modelObject: AnyObject? {
-        get { database.lock.lock(); defer { database.lock.unlock() }; return model }
-        set { database.lock.lock(); model = newValue; database.lock.unlock() }
+        get { database.lock.withLockHeld { model } }
+        set { database.lock.withLockHeld { model = newValue } }
     }
 
     init(database: CBLDatabase, documentID: String) {
@@ -72,18 +73,15 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
     private func state() -> State {
         let serial = database.currentTransactionSerial
         let lock = database.lock
-        lock.lock()
-        if let serial {
-            if pendingSerial == serial, let pending {
-                lock.unlock()
-                return pending
+        let (cached, generation) = lock.withLock { s -> (State?, UInt64) in
+            if let serial {
+                if pendingSerial == serial, let pending { return (pending, 0) }
+            } else if let committed {
+                return (committed, 0)
             }
-        } else if let committed {
-            lock.unlock()
-            return committed
+            return (nil, s.commitGeneration)
         }
-        let generation = database.commitGeneration
-        lock.unlock()
+        if let cached { return cached }
 
         let loaded: State
         do {
@@ -91,15 +89,15 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
         } catch {
             return State(winner: nil)   // closed or unreadable: nothing to show, nothing cached
         }
-        lock.lock()
-        if let serial {
-            pending = loaded
-            pendingSerial = serial
-        } else if committed == nil, database.commitGeneration == generation, !database.isCommitting {
-            // No commit started since the read began, so its snapshot is still the latest.
-            committed = loaded
+        lock.withLock { s in
+            if let serial {
+                pending = loaded
+                pendingSerial = serial
+            } else if committed == nil, s.commitGeneration == generation, !s.isCommitting {
+                // No commit started since the read began, so its snapshot is still the latest.
+                committed = loaded
+            }
         }
-        lock.unlock()
         return loaded
     }
 
@@ -171,14 +169,14 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
     /// Drops the state this thread sees, so it is reloaded.
     private func forgetState() {
         let serial = database.currentTransactionSerial
-        database.lock.lock()
-        if let serial {
-            pending = nil
-            pendingSerial = serial
-        } else {
-            committed = nil
+        database.lock.withLockHeld {
+            if let serial {
+                pending = nil
+                pendingSerial = serial
+            } else {
+                committed = nil
+            }
         }
-        database.lock.unlock()
     }
 
     // MARK: Properties
@@ -316,22 +314,17 @@ public final class CBLDocument: NSObject, @unchecked Sendable {
     @discardableResult
     public func addChangeListener(_ listener: @escaping (CBLDatabaseChange) -> Void) -> CBLListenerToken {
         let token = CBLListenerToken()
-        database.lock.lock(); defer { database.lock.unlock() }
-        listeners[ObjectIdentifier(token)] = listener
+        database.lock.withLockHeld { listeners[ObjectIdentifier(token)] = listener }
         return token
     }
 
     /// Removes a listener added with ``addChangeListener(_:)``.
     public func removeChangeListener(_ token: CBLListenerToken) {
-        database.lock.lock(); defer { database.lock.unlock() }
-        listeners[ObjectIdentifier(token)] = nil
+        database.lock.withLockHeld { listeners[ObjectIdentifier(token)] = nil }
     }
 
     func postChange(_ change: CBLDatabaseChange) {
-        database.lock.lock()
-        let current = Array(listeners.values)
-        let model = self.model as? CBLDocumentModel
-        database.lock.unlock()
+        let (current, model) = database.lock.withLockHeld { (Array(listeners.values), self.model as? CBLDocumentModel) }
         // Like 1.x, the model hears of the change before the listeners and the notification.
         model?.document(self, didChange: change)
         for listener in current { listener(change) }

@@ -88,42 +88,42 @@ func jsonEqual(_ a: Any, _ b: Any) -> Bool {
 extension CBLDatabase {
     /// Registers (or with nil, removes) a validation function, run before every revision is saved.
     public func setValidationNamed(_ name: String, as block: CBLValidationBlock?) {
-        lock.lock(); defer { lock.unlock() }
-        validations[name] = block
+        let replaced = lock.withLock { s -> CBLValidationBlock? in
+            if let block { return s.validations.updateValue(block, forKey: name) }
+            return s.validations.removeValue(forKey: name)
+        }
+        _ = replaced   // released here, after the lock
     }
 
     /// The validation function registered under `name`.
     public func validationNamed(_ name: String) -> CBLValidationBlock? {
-        lock.lock(); defer { lock.unlock() }
-        return validations[name]
+        lock.withLock { $0.validations[name] }
     }
 
     /// Registers (or with nil, removes) a replication filter function.
     public func setFilterNamed(_ name: String, as block: CBLFilterBlock?) {
-        lock.lock(); defer { lock.unlock() }
-        filters[name] = block
+        let replaced = lock.withLock { s -> CBLFilterBlock? in
+            if let block { return s.filters.updateValue(block, forKey: name) }
+            return s.filters.removeValue(forKey: name)
+        }
+        _ = replaced   // released here, after the lock
     }
 
     /// The filter function registered under `name`.
     public func filterNamed(_ name: String) -> CBLFilterBlock? {
-        lock.lock(); defer { lock.unlock() }
-        return filters[name]
+        lock.withLock { $0.filters[name] }
     }
 
     /// The validations a save runs (the app's, then the design documents'); empty, with one lock
     /// taken, when the app registered none and no design document has a `validate_doc_update`.
     var validationBlocksToRun: [String: CBLValidationBlock] {
-        lock.lock()
-        let none = validations.isEmpty && designDocumentCache.validateFunctionCount == 0
-        lock.unlock()
+        let none = lock.withLock { $0.validations.isEmpty && $0.designDocumentCache.validateFunctionCount == 0 }
         return none ? [:] : validationBlocks
     }
 
     /// The registered validation functions (a snapshot: they run outside the lock).
     var validationBlocks: [String: CBLValidationBlock] {
-        lock.lock()
-        var all = validations
-        lock.unlock()
+        var all = lock.withLock { $0.validations }
         // Design documents' validate_doc_update run after the app's (the key sorts last).
         if let design = designDocumentValidation() { all["\u{10FFFF}_design"] = design }
         return all

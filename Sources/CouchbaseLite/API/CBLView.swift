@@ -31,14 +31,15 @@ public enum CBLViewCollation: Int, Sendable {
 
 /// A map/reduce view: an index of rows emitted by a map function over every document,
 /// stored in the 1.x schema (`views` row + `maps_N` table) and updated incrementally.
-// @unchecked because its mutable fields (map, reduce, version…) are only touched under `database.lock`.
+// @unchecked because its mutable fields (map, reduce, version…) are only touched holding `database.lock`
+// (`withLockHeld`, or `withLock` where the database's own state is touched too).
 public final class CBLView: NSObject, @unchecked Sendable {
     /// The database the view indexes.
     public let database: CBLDatabase
     /// The view name (may contain `/`, as in `design/view`).
     public let name: String
 
-    // Guarded by database.lock:
+    // Guarded by database.lock (`database.lock.withLockHeld`):
     private var map: CBLMapBlock?
     /// The JSON-text form of `map` when a compiler made it (see `CBLJSONMapFunction`).
     private var jsonMap: CBLJSONMapFunction?
@@ -67,40 +68,37 @@ public final class CBLView: NSObject, @unchecked Sendable {
 
     /// The map function, or nil before `setMapBlock` was called in this process.
     public var mapBlock: CBLMapBlock? {
-        database.lock.lock(); defer { database.lock.unlock() }
-        return map
+        database.lock.withLockHeld { map }
     }
 
     /// The JSON-text form of the map function, when a compiler made one.
     var jsonMapFunction: CBLJSONMapFunction? {
-        database.lock.lock(); defer { database.lock.unlock() }
-        return jsonMap
+        database.lock.withLockHeld { jsonMap }
     }
 
     /// The reduce function, if any.
     public var reduceBlock: CBLReduceBlock? {
-        database.lock.lock(); defer { database.lock.unlock() }
-        return reduce
+        database.lock.withLockHeld { reduce }
     }
 
     /// If set, only documents whose `type` property equals this are mapped (uses `revs.doc_type`).
     public var documentType: String? {
-        get { database.lock.lock(); defer { database.lock.unlock() }; return docType }
-        set { database.lock.lock(); defer { database.lock.unlock() }; docType = newValue }
+        get { database.lock.withLockHeld { docType } }
+        set { database.lock.withLockHeld { docType = newValue } }
     }
 
     /// How the view's keys are ordered when queried (default ``CBLViewCollation/unicode``). The
     /// index is kept in the Unicode order; a query orders by this collation. Set from a design
     /// document's `options.collation` for views compiled from one.
     public var collation: CBLViewCollation {
-        get { database.lock.lock(); defer { database.lock.unlock() }; return keyCollation }
-        set { database.lock.lock(); defer { database.lock.unlock() }; keyCollation = newValue }
+        get { database.lock.withLockHeld { keyCollation } }
+        set { database.lock.withLockHeld { keyCollation = newValue } }
     }
 
     /// The design document options the view was compiled with (none for a view set in Swift).
     package var designDocumentOptions: DesignOptions {
-        get { database.lock.lock(); defer { database.lock.unlock() }; return designOptions }
-        set { database.lock.lock(); defer { database.lock.unlock() }; designOptions = newValue }
+        get { database.lock.withLockHeld { designOptions } }
+        set { database.lock.withLockHeld { designOptions = newValue } }
     }
 
     /// Defines the view's map function. A different `version` than the stored one discards the index.
@@ -125,13 +123,14 @@ public final class CBLView: NSObject, @unchecked Sendable {
     /// Defines the view's functions from a compiler's output (the JSON form, if any, is what the indexer runs).
     @discardableResult
     func setMap(_ compiled: CBLCompiledMap, reduce reduceBlock: CBLReduceBlock?, version: String) -> Bool {
-        database.lock.lock()
-        map = compiled.block
-        jsonMap = compiled.json
-        reduce = reduceBlock
-        let changed = self.version != version
-        self.version = version
-        database.lock.unlock()
+        let changed = database.lock.withLockHeld {
+            map = compiled.block
+            jsonMap = compiled.json
+            reduce = reduceBlock
+            let changed = self.version != version
+            self.version = version
+            return changed
+        }
         guard changed else { return true }
         // Registered holding the writer, not the lock (a read must never wait for the writer through it).
         do {
@@ -198,13 +197,18 @@ public final class CBLView: NSObject, @unchecked Sendable {
         _ = try? database.write(atomic: true) { store in
             if let record = try store.viewRecord(named: name) { try store.deleteView(record) }
         }
-        database.lock.lock()
-        map = nil
-        jsonMap = nil
-        reduce = nil
-        version = nil
-        database.forgetView(named: name)
-        database.lock.unlock()
+        // The functions are released after the lock (their captures may call back into the database).
+        let released = database.lock.withLock { s in
+            defer {
+                map = nil
+                jsonMap = nil
+                reduce = nil
+                version = nil
+                s.views[name] = nil
+            }
+            return (map, jsonMap, reduce, s.views[name])
+        }
+        _ = released
     }
 
     /// A new query on this view.
@@ -235,19 +239,17 @@ public final class CBLView: NSObject, @unchecked Sendable {
 extension CBLDatabase {
     /// The view with this name, created (unregistered) if new. One instance per name.
     public func viewNamed(_ name: String) -> CBLView {
-        lock.lock(); defer { lock.unlock() }
-        if let view = views[name] { return view }
-        let view = CBLView(database: self, name: name)
-        views[name] = view
-        return view
+        lock.withLock { s in
+            if let view = s.views[name] { return view }
+            let view = CBLView(database: self, name: name)
+            s.views[name] = view
+            return view
+        }
     }
 
     /// The view if it exists in the database or was created in this process; nil otherwise.
     public func existingViewNamed(_ name: String) -> CBLView? {
-        lock.lock()
-        let known = views[name]
-        lock.unlock()
-        if let known { return known }
+        if let known = lock.withLock({ $0.views[name] }) { return known }
         guard (try? read({ try $0.viewRecord(named: name) })) != nil else { return nil }
         return viewNamed(name)
     }
@@ -258,18 +260,15 @@ extension CBLDatabase {
         return names.map(viewNamed)
     }
 
-    func forgetView(named name: String) {
-        views[name] = nil
-    }
-
     /// Indexes `view` together with the other views of its group that have map functions.
     func updateIndexes(for view: CBLView) throws {
-        lock.lock()
         var group = [view]
         if let prefix = view.groupName {
-            group += views.values.filter { $0 !== view && $0.groupName == prefix && $0.mapBlock != nil }
+            // `mapBlock` takes the lock again (`withLockHeld`, which nests), never the state.
+            group += lock.withLock { s in
+                s.views.values.filter { $0 !== view && $0.groupName == prefix && $0.mapBlock != nil }
+            }
         }
-        lock.unlock()
         guard view.mapBlock != nil else {
             throw CBLError.notFound("View '\(view.name)' has no map function")
         }

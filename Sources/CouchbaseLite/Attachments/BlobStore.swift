@@ -1,3 +1,4 @@
+import BlobDigest
 import Crypto
 import Foundation
 
@@ -17,10 +18,10 @@ package struct BlobKey: Hashable, Sendable {
         bytes = Array(Insecure.SHA1.hash(data: content))
     }
 
-    /// Parses an attachment `digest` of the form `sha1-<base64>`.
+    /// Parses an attachment `digest` of the form `sha1-<base64>` (``SHA1BlobDigest``).
     package init?(digest: String) {
-        guard digest.hasPrefix("sha1-"), let data = Data(base64Encoded: String(digest.dropFirst(5))) else { return nil }
-        self.init(bytes: Array(data))
+        guard let key = SHA1BlobDigest.key(fromDigest: digest) else { return nil }
+        self.init(bytes: key)
     }
 
     /// Parses a blob file name (`<40 hex>.blob`, either case).
@@ -39,7 +40,7 @@ package struct BlobKey: Hashable, Sendable {
     }
 
     /// `sha1-<base64>`, the form stored in `_attachments`.
-    package var digest: String { "sha1-" + Data(bytes).base64EncodedString() }
+    package var digest: String { SHA1BlobDigest.digest(forKey: bytes) }
     /// The 40 upper-case hex digits 1.2+ names the blob file with.
     package var hexUppercase: String { hex(bytes).uppercased() }
     /// The file name 1.2+ writes: `<UPPER-HEX>.blob`.

@@ -73,8 +73,7 @@ extension CBLDatabase {
     }
 
     var storeIfOpenForBlobs: BlobStore? {
-        lock.lock(); defer { lock.unlock() }
-        return storeIfOpen?.blobStore
+        lock.withLock { $0.store?.blobStore }
     }
 
     /// Turns every `_attachments` entry into the stored stub form, resolving stubs against the

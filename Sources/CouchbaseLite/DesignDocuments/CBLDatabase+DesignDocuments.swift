@@ -20,9 +20,7 @@ extension CBLDatabase {
         }
         let (revID, ddoc) = (found.revID, found.properties)
         let view = viewNamed(name)
-        lock.lock()
-        let compiledRev = designDocumentCache.views[name]
-        lock.unlock()
+        let compiledRev = lock.withLock { $0.designDocumentCache.views[name] }
         if compiledRev == revID, view.mapBlock != nil { return view }
 
         let language = ddoc["language"] as? String ?? "javascript"
@@ -60,22 +58,18 @@ extension CBLDatabase {
         guard view.setMap(map, reduce: reduce, version: version) else {
             throw CBLError(500, "View '\(name)' could not be registered")
         }
-        lock.lock()
-        designDocumentCache.views[name] = revID
-        lock.unlock()
+        lock.withLock { $0.designDocumentCache.views[name] = revID }
         return view
     }
 
     /// True if the view `name` was compiled from a design document (rather than registered in Swift).
     package func isDesignDocumentView(_ name: String) -> Bool {
-        lock.lock(); defer { lock.unlock() }
-        return designDocumentCache.views[name] != nil
+        lock.withLock { $0.designDocumentCache.views[name] != nil }
     }
 
     /// Forgets that the view `name` came from a design document (its functions were set in Swift).
     func forgetDesignDocumentView(named name: String) {
-        lock.lock(); defer { lock.unlock() }
-        designDocumentCache.views[name] = nil
+        lock.withLock { $0.designDocumentCache.views[name] = nil }
     }
 
     /// The filter `design/filter` defined in `_design/design` (`filters.filter`), compiled with
@@ -87,18 +81,15 @@ extension CBLDatabase {
         guard let found = try designDocument(parts[0]),
               let source = (found.properties["filters"] as? [String: Any])?[parts[1]] as? String else { return nil }
         let (revID, ddoc) = (found.revID, found.properties)
-        lock.lock()
-        let cached = designDocumentCache.filters[name]
-        lock.unlock()
+        let cached = lock.withLock { $0.designDocumentCache.filters[name] }
         if let cached, cached.revID == revID { return cached.block }
         let language = ddoc["language"] as? String ?? "javascript"
         var whole = ddoc
         whole["_id"] = "_design/" + parts[0]
         whole["_rev"] = revID
         let block = try compiler.compileDesignDocumentFilter(source, language: language, designDocument: whole)
-        lock.lock()
-        designDocumentCache.filters[name] = (revID, block)
-        lock.unlock()
+        let replaced = lock.withLock { $0.designDocumentCache.filters.updateValue((revID, block), forKey: name) }
+        _ = replaced   // released here, after the lock
         return block
     }
 
@@ -118,17 +109,6 @@ extension CBLDatabase {
 
     // MARK: validate_doc_update
 
-    /// Called when a revision of `docID` is noted: a design document change recompiles the validations.
-    func designDocumentChanged(_ docID: String) {
-        // Tested on the first byte first: this runs on every save.
-        guard CBLDatabase.startsWithUnderscore(docID), docID.hasPrefix("_design/") else { return }
-        lock.lock()
-        designDocumentCache.validations = nil
-        designDocumentCache.validateFunctionCount = nil
-        designDocumentCache.filters = [:]
-        lock.unlock()
-    }
-
     /// The IDs of the database's design documents (deleted ones included; `designDocument`
     /// answers nil for those).
     private func designDocumentIDs() -> [String] {
@@ -139,17 +119,12 @@ extension CBLDatabase {
     /// documents made once per change to them, so a save (the bulk insert's hot path) answers it
     /// with one lock instead of looking up the compilers.
     private func hasNoValidateFunctions() -> Bool {
-        lock.lock()
-        let known = designDocumentCache.validateFunctionCount
-        lock.unlock()
-        if let known { return known == 0 }
+        if let known = lock.withLock({ $0.designDocumentCache.validateFunctionCount }) { return known == 0 }
         let count = designDocumentIDs().reduce(0) { count, id in
             let found = try? designDocument(String(id.dropFirst("_design/".count)))
             return count + (found?.properties["validate_doc_update"] is String ? 1 : 0)
         }
-        lock.lock()
-        designDocumentCache.validateFunctionCount = count
-        lock.unlock()
+        lock.withLock { $0.designDocumentCache.validateFunctionCount = count }
         return count == 0
     }
 
@@ -162,10 +137,9 @@ extension CBLDatabase {
         if hasNoValidateFunctions() { return nil }
         let compiler = CBLDatabase.filterCompiler()
         if compiler == nil, !manager.refusesWritesWithUnrunnableValidations { return nil }
-        lock.lock()
-        var validations = designDocumentCache.validations
-        if designDocumentCache.validationsCompiled != (compiler != nil) { validations = nil }
-        lock.unlock()
+        var validations = lock.withLock { s in
+            s.designDocumentCache.validationsCompiled == (compiler != nil) ? s.designDocumentCache.validations : nil
+        }
         if validations == nil {
             var compiled: [(docID: String, validate: CBLDesignValidation)] = []
             for id in designDocumentIDs() {
@@ -197,10 +171,14 @@ extension CBLDatabase {
                 }
             }
             validations = compiled
-            lock.lock()
-            designDocumentCache.validations = compiled
-            designDocumentCache.validationsCompiled = compiler != nil
-            lock.unlock()
+            let replaced = lock.withLock { s in
+                defer {
+                    s.designDocumentCache.validations = compiled
+                    s.designDocumentCache.validationsCompiled = compiler != nil
+                }
+                return s.designDocumentCache.validations
+            }
+            _ = replaced   // released here, after the lock
         }
         guard let validations, !validations.isEmpty else { return nil }
         let dbName = name

@@ -130,11 +130,12 @@ final class ModelRegistry: @unchecked Sendable {
 
 extension CBLDatabase {
     var modelRegistry: ModelRegistry {
-        lock.lock(); defer { lock.unlock() }
-        if let registry = modelRegistryStorage { return registry }
-        let registry = ModelRegistry()
-        modelRegistryStorage = registry
-        return registry
+        lock.withLock { s in
+            if let registry = s.modelRegistry { return registry }
+            let registry = ModelRegistry()
+            s.modelRegistry = registry
+            return registry
+        }
     }
 
     /// The factory that maps this database's documents to model classes by their `type`

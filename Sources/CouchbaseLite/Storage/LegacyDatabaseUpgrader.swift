@@ -262,14 +262,14 @@ package struct LegacyDatabaseUpgrader {
         try source.prepare("SELECT doc_id, docid FROM docs").forEachRow { row in
             if let docID = row.string(1) { docIDs[row.int64(0)] = docID }
         }
-        var nodesByDoc: [Int64: [RevisionTree.Node]] = [:]
+        var nodesByDoc: [Int64: [RevsTableTree.Node]] = [:]
         var leaves: [RevRow] = []
         try source.prepare("SELECT sequence, doc_id, revid, parent, current, deleted FROM revs ORDER BY sequence")
             .forEachRow { row in
                 let rev = RevRow(sequence: row.int64(0), docNumericID: row.int64(1), revID: row.string(2) ?? "",
                                  parent: row.isNull(3) ? nil : row.int64(3), current: row.bool(4), deleted: row.bool(5))
                 nodesByDoc[rev.docNumericID, default: []].append(
-                    RevisionTree.Node(sequence: rev.sequence, revID: rev.revID, parent: rev.parent,
+                    RevsTableTree.Node(sequence: rev.sequence, revID: rev.revID, parent: rev.parent,
                                       current: rev.current, deleted: rev.deleted))
                 if rev.current { leaves.append(rev) }
             }
@@ -278,7 +278,7 @@ package struct LegacyDatabaseUpgrader {
         let attachmentStmt = try layout.attachmentQuery.map { try source.prepare($0) }
         let maxDepth = try Self.maxRevTreeDepth(source: source, layout: layout)
         var missingBlobs = 0
-        let trees = nodesByDoc.mapValues(RevisionTree.init(nodes:))
+        let trees = nodesByDoc.mapValues(RevsTableTree.init(nodes:))
 
         for leaf in leaves {
             guard let docID = docIDs[leaf.docNumericID] else {

@@ -105,17 +105,17 @@ extension SQLiteStore {
     }
 
     /// A document's revision tree (spec 3.4), newest sequence first; empty for an unknown document.
-    func revisionTree(numericID: Int64) throws -> RevisionTree {
+    func revisionTree(numericID: Int64) throws -> RevsTableTree {
         let stmt = try connection.cached(static:
             "SELECT sequence, revid, deleted, json IS NOT NULL, parent, current FROM revs WHERE doc_id=? ORDER BY sequence DESC")
-        var nodes: [RevisionTree.Node] = []
+        var nodes: [RevsTableTree.Node] = []
         try stmt.bind(numericID, at: 1)
         try stmt.forEachRow { row in
-            nodes.append(RevisionTree.Node(sequence: row.int64(0), revID: row.string(1) ?? "",
+            nodes.append(RevsTableTree.Node(sequence: row.int64(0), revID: row.string(1) ?? "",
                                            parent: row.isNull(4) ? nil : row.int64(4), current: row.bool(5),
                                            deleted: row.bool(2), hasBody: row.bool(3)))
         }
-        return RevisionTree(nodes: nodes)
+        return RevsTableTree(nodes: nodes)
     }
 
     /// The history of a revision, itself first, following `parent` links (spec 3.4).

@@ -48,7 +48,7 @@ extension SQLiteStore {
 
     /// Deletes the rows of a revision purge: the parents left childless become leaves again,
     /// and a document left without revisions loses its `docs` row.
-    func purgeRevisions(numericID: Int64, plan: RevisionTree.PurgePlan) throws {
+    func purgeRevisions(numericID: Int64, plan: RevsTableTree.PurgePlan) throws {
         let delete = try connection.cached(static: "DELETE FROM revs WHERE sequence=?")
         for sequence in plan.sequences { try delete.run([.integer(sequence)]) }
         for parent in plan.formerParents {

@@ -163,7 +163,7 @@ extension Database {
             let saved = try file.inTransaction {
                 let existing = try file.record(forDocumentID: document.id, in: keyStore)
                 let base = document.revisionID.flatMap(BinaryRevisionID.encode)
-                var tree = RevisionTree(revisions: [])
+                var tree = LiteCoreRevTree(revisions: [])
                 var parentIndex: Int?
                 if let existing {
                     let changed = base != existing.version && !(base == nil && existing.isDeleted)

@@ -1,3 +1,5 @@
+import Fleece
+
 /// Revision IDs in LiteCore's binary form (spec 3.2): `uvarint(generation)` followed by the
 /// hex-decoded digest. `2-db99…50c7` is stored as `02 DB 99 … 50 C7`.
 package enum BinaryRevisionID {
@@ -90,35 +92,5 @@ package enum BinaryRevisionID {
         let da = a[ia...], db = b[ib...]
         for (x, y) in zip(da, db) where x != y { return x < y ? -1 : 1 }
         return da.count == db.count ? 0 : (da.count < db.count ? -1 : 1)
-    }
-}
-
-/// Unsigned LEB128 varints (7 bits per byte, low group first), as rev trees and revision IDs use.
-package enum Varint {
-    package static func append(_ value: UInt64, to out: inout [UInt8]) {
-        var v = value
-        while v >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        out.append(UInt8(v))
-    }
-
-    /// Reads a varint at `offset`, advancing it; nil when truncated or longer than 10 bytes.
-    package static func read(_ bytes: UnsafeRawBufferPointer, at offset: inout Int) -> UInt64? {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        var i = offset
-        while i < bytes.count, shift < 64 {
-            let byte = bytes[i]
-            result |= UInt64(byte & 0x7F) << shift
-            i += 1
-            if byte & 0x80 == 0 {
-                offset = i
-                return result
-            }
-            shift += 7
-        }
-        return nil
     }
 }

@@ -1,3 +1,4 @@
+import BlobDigest
 import Crypto
 import Foundation
 
@@ -12,21 +13,18 @@ package struct BlobStore: Sendable {
 
     /// The 20-byte key of a `sha1-<base64>` digest, or nil for other digest kinds (e.g. `md5-`).
     package static func key(fromDigest digest: String) -> [UInt8]? {
-        guard digest.hasPrefix("sha1-"), let data = Data(base64Encoded: String(digest.dropFirst(5))), data.count == 20 else {
-            return nil
-        }
-        return Array(data)
+        SHA1BlobDigest.key(fromDigest: digest)
     }
 
     package static func digest(forKey key: [UInt8]) -> String {
-        "sha1-" + Data(key).base64EncodedString()
+        SHA1BlobDigest.digest(forKey: key)
     }
 
     /// The digest a blob file in `Attachments/` is named after (`<base64 with _ for />.blob`),
     /// or nil for other files.
     package static func digest(forFileName name: String) -> String? {
         guard name.hasSuffix(".blob") else { return nil }
-        return "sha1-" + String(name.dropLast(5)).replacingOccurrences(of: "_", with: "/")
+        return SHA1BlobDigest.prefix + String(name.dropLast(5)).replacingOccurrences(of: "_", with: "/")
     }
 
     package static func fileName(forKey key: [UInt8]) -> String {

@@ -1,3 +1,4 @@
+import BlobDigest
 import Foundation
 import SQLiteKit
 
@@ -30,7 +31,7 @@ extension DataFile {
     static func collectDigests(in bytes: UnsafeRawBufferPointer, into out: inout Set<String>) {
         let n = bytes.count
         guard n >= 33 else { return }
-        let prefix: [UInt8] = Array("sha1-".utf8)
+        let prefix: [UInt8] = Array(SHA1BlobDigest.prefix.utf8)
         var i = 0
         while i + 33 <= n {
             if bytes[i] == prefix[0], bytes[i + 1] == prefix[1], bytes[i + 2] == prefix[2],
@@ -44,7 +45,7 @@ extension DataFile {
                     if !isB64 { ok = false; break }
                 }
                 if ok {
-                    out.insert("sha1-" + String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + 28)]), as: UTF8.self))
+                    out.insert(SHA1BlobDigest.prefix + String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + 28)]), as: UTF8.self))
                     i = start + 28
                     continue
                 }

@@ -41,7 +41,7 @@ extension DataFile {
     /// Stores `tree` as the document's row in `keyStore` with its next sequence, replacing
     /// `existing` (the row as read before the edit), and advances its `kvmeta.lastSeq`.
     /// Returns the new sequence.
-    package func writeRecord(docID: String, tree: RevisionTree, existing: DocumentRecord?,
+    package func writeRecord(docID: String, tree: LiteCoreRevTree, existing: DocumentRecord?,
                              in keyStore: KeyStore = .default) throws -> UInt64 {
         try checkWritable()
         guard let current = tree.current else {

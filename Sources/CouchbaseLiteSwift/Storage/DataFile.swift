@@ -10,7 +10,7 @@ package struct DocumentRecord: Sendable {
     /// Binary revision ID of the current revision (spec 3.2).
     package var version: [UInt8]
     /// The whole rev tree; revision 0 is the current one.
-    package var tree: RevisionTree
+    package var tree: LiteCoreRevTree
     /// Fleece properties of the current revision (nil when it kept no body).
     package var body: [UInt8]?
     /// Absolute expiry time in milliseconds since 1970 (C4Timestamp), when set.
@@ -382,19 +382,19 @@ package final class DataFile: @unchecked Sendable {
         let rawBody = stmt.bytes(c + 3)
         let extra = stmt.isNull(c + 4) ? nil : stmt.bytes(c + 4)
         let expiration = stmt.isNull(c + 5) ? nil : stmt.int64(c + 5)
-        var tree: RevisionTree
+        var tree: LiteCoreRevTree
         var body: [UInt8]?
         do {
             if let extra {
                 // 3.x row (spec 3.4): current body in `body`, the rest of the tree in `extra`.
-                tree = try RevisionTree.decode(extra)
+                tree = try LiteCoreRevTree.decode(extra)
                 body = rawBody
-            } else if let rawBody, rawBody.withUnsafeBytes({ RevisionTree.looksLikeRevisionTree($0) }) {
-                tree = try RevisionTree.decode(rawBody)
+            } else if let rawBody, rawBody.withUnsafeBytes({ LiteCoreRevTree.looksLikeRevisionTree($0) }) {
+                tree = try LiteCoreRevTree.decode(rawBody)
                 body = tree.current?.body
             } else {
                 // A 3.x row saved without tree (or a VV row): only the current revision is known.
-                tree = RevisionTree(revisions: [TreeRevision(revID: version, parentIndex: nil,
+                tree = LiteCoreRevTree(revisions: [TreeRevision(revID: version, parentIndex: nil,
                                                              flags: flags.contains(.deleted) ? [.leaf, .deleted] : [.leaf])])
                 body = rawBody
             }

@@ -1,4 +1,5 @@
 import Crypto
+import Fleece
 
 extension BinaryRevisionID {
     /// The ID LiteCore gives a new revision (`generateDocRevID`): generation = the parent's + 1
@@ -26,7 +27,7 @@ extension BinaryRevisionID {
     }
 }
 
-extension RevisionTree {
+extension LiteCoreRevTree {
     /// Adds a new leaf revision under `parentIndex` the way LiteCore's `RevTree` does on a save:
     /// revisions stored with sequence 0 take the old record's sequence, the parent stops being a
     /// leaf and loses its body (unless KeepBody), then the tree is re-sorted (index 0 = winner)

@@ -2,12 +2,12 @@ import XCTest
 @testable import CouchbaseLite
 
 /// The 1.x revision tree's rules (spec 3.4, 3.6, 3.8) on concrete trees.
-final class RevisionTreeTests: XCTestCase {
+final class RevsTableTreeTests: XCTestCase {
     /// 1-a ─┬─ 2-b ─┬─ 3-c (live leaf)
     ///      │       └─ 3-d (live leaf)
     ///      └─ 2-x ─── 4-y (deleted leaf)
     /// Newest sequence first, as the store reads it.
-    private let branched = RevisionTree(nodes: [
+    private let branched = RevsTableTree(nodes: [
         .init(sequence: 6, revID: "3-d", parent: 2, current: true, deleted: false),
         .init(sequence: 5, revID: "4-y", parent: 4, current: true, deleted: true),
         .init(sequence: 4, revID: "2-x", parent: 1, current: false, deleted: false, hasBody: false),
@@ -23,7 +23,7 @@ final class RevisionTreeTests: XCTestCase {
     }
 
     func testWinnerComparesGenerationsNumerically() {
-        let tree = RevisionTree(nodes: [
+        let tree = RevsTableTree(nodes: [
             .init(sequence: 2, revID: "9-zz", parent: nil, current: true, deleted: false),
             .init(sequence: 3, revID: "10-aa", parent: nil, current: true, deleted: false),
         ])
@@ -31,7 +31,7 @@ final class RevisionTreeTests: XCTestCase {
     }
 
     func testDeletedLeavesOnlyMakeADeletedWinnerAndNoConflict() {
-        let tree = RevisionTree(nodes: [
+        let tree = RevsTableTree(nodes: [
             .init(sequence: 3, revID: "3-t", parent: 2, current: true, deleted: true),
             .init(sequence: 2, revID: "2-live", parent: 1, current: false, deleted: false),
             .init(sequence: 4, revID: "2-u", parent: 1, current: true, deleted: true),
@@ -40,7 +40,7 @@ final class RevisionTreeTests: XCTestCase {
         XCTAssertEqual(tree.winner?.revID, "3-t")
         XCTAssertEqual(tree.winner?.deleted, true)
         XCTAssertFalse(tree.isInConflict)
-        XCTAssertNil(RevisionTree(nodes: []).winner)
+        XCTAssertNil(RevsTableTree(nodes: []).winner)
     }
 
     func testHistoryFollowsParentsNewestFirst() {
@@ -53,12 +53,12 @@ final class RevisionTreeTests: XCTestCase {
     }
 
     func testHistoryStopsAtAPrunedRootAndAtACycle() {
-        let pruned = RevisionTree(nodes: [
+        let pruned = RevsTableTree(nodes: [
             .init(sequence: 8, revID: "8-h", parent: 7, current: true, deleted: false),
             .init(sequence: 7, revID: "7-g", parent: 3, current: false, deleted: false),   // 3 was pruned
         ])
         XCTAssertEqual(pruned.history(of: 8).map(\.revID), ["8-h", "7-g"])
-        let cycle = RevisionTree(nodes: [
+        let cycle = RevsTableTree(nodes: [
             .init(sequence: 2, revID: "2-b", parent: 1, current: true, deleted: false),
             .init(sequence: 1, revID: "1-a", parent: 2, current: false, deleted: false),
         ])
@@ -71,7 +71,7 @@ final class RevisionTreeTests: XCTestCase {
     func testLongHistoryWalksAndStopsAtADeepCycle() {
         // 40-… → 39-… → … → 1-…, whose parent points back to 30 (a damaged file), plus a
         // deleted leaf 41-z on 40 and an older live leaf 2-y on 1.
-        var nodes: [RevisionTree.Node] = [
+        var nodes: [RevsTableTree.Node] = [
             .init(sequence: 42, revID: "41-z", parent: 40, current: true, deleted: true),
             .init(sequence: 41, revID: "2-y", parent: 1, current: true, deleted: false),
         ]
@@ -79,7 +79,7 @@ final class RevisionTreeTests: XCTestCase {
             nodes.append(.init(sequence: seq, revID: "\(seq)-r", parent: seq == 1 ? 30 : seq - 1,
                                current: seq == 40, deleted: false))
         }
-        let tree = RevisionTree(nodes: nodes)
+        let tree = RevsTableTree(nodes: nodes)
         XCTAssertEqual(tree.history(of: 40).map(\.sequence), Array(stride(from: Int64(40), through: 1, by: -1)))
         XCTAssertEqual(tree.history(of: 40, limit: 20).count, 20)
         XCTAssertEqual(tree.history(of: 41).map(\.revID), ["2-y", "1-r"] + stride(from: 30, through: 2, by: -1).map { "\($0)-r" })

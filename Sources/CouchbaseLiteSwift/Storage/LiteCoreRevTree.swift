@@ -1,3 +1,5 @@
+import Fleece
+
 /// Flags of one revision inside a rev tree (spec 3.1; the values of `C4RevisionFlags`).
 package struct RevisionFlags: OptionSet, Sendable, Hashable {
     package let rawValue: UInt8
@@ -64,8 +66,9 @@ package struct TreeRevision: Sendable, Equatable {
 }
 
 /// LiteCore's serialized revision tree ("RawRevTree", spec 3.3): the `body` of a 2.x document row
-/// and the `extra` of a 3.x row. Revision 0 is the current (winning) revision.
-package struct RevisionTree: Sendable, Equatable {
+/// and the `extra` of a 3.x row. Revision 0 is the current (winning) revision. (The 1.x tree, rows
+/// of the `revs` table, is `CouchbaseLite`'s `RevsTableTree`.)
+package struct LiteCoreRevTree: Sendable, Equatable {
     package var revisions: [TreeRevision]
     /// `(remoteDBID, revisionIndex)` pairs: the current revision on each replication remote.
     package var remotes: [(remote: UInt16, revision: Int)]
@@ -75,7 +78,7 @@ package struct RevisionTree: Sendable, Equatable {
         self.remotes = remotes
     }
 
-    package static func == (a: RevisionTree, b: RevisionTree) -> Bool {
+    package static func == (a: LiteCoreRevTree, b: LiteCoreRevTree) -> Bool {
         a.revisions == b.revisions && a.remotes.elementsEqual(b.remotes) { $0.remote == $1.remote && $0.revision == $1.revision }
     }
 
@@ -174,7 +177,7 @@ package struct RevisionTree: Sendable, Equatable {
     }
 
     /// Decodes a serialized tree, validating every field; throws on malformed input.
-    package static func decode(_ bytes: UnsafeRawBufferPointer) throws -> RevisionTree {
+    package static func decode(_ bytes: UnsafeRawBufferPointer) throws -> LiteCoreRevTree {
         var revisions: [TreeRevision] = []
         var offset = 0
         while true {
@@ -217,10 +220,10 @@ package struct RevisionTree: Sendable, Equatable {
             guard revision < revisions.count else { throw CouchbaseLiteError(.corruptRevisionData, "Corrupt revision tree: remote revision index out of range") }
             remotes.append((remote, revision))
         }
-        return RevisionTree(revisions: revisions, remotes: remotes)
+        return LiteCoreRevTree(revisions: revisions, remotes: remotes)
     }
 
-    package static func decode(_ bytes: [UInt8]) throws -> RevisionTree {
+    package static func decode(_ bytes: [UInt8]) throws -> LiteCoreRevTree {
         try bytes.withUnsafeBytes { try decode($0) }
     }
 
@@ -228,3 +231,8 @@ package struct RevisionTree: Sendable, Equatable {
         UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
     }
 }
+
+/// The name ``LiteCoreRevTree`` had while the 1.x tree was also called `RevisionTree`. Kept only
+/// for `Query/QueryValue.swift`, which is being rewritten elsewhere: remove with that last use.
+@available(*, deprecated, renamed: "LiteCoreRevTree")
+package typealias RevisionTree = LiteCoreRevTree

@@ -1,12 +1,13 @@
 /// One 1.x document's revision tree as its `revs` rows hold it (spec 3.4): each revision a node
 /// linked to its parent by sequence, `current` marking the leaves. The one owner of the 1.x tree
 /// rules (leaves, winner, history, descendants, pruning and purging), as LiteCore's `RevTree` is
-/// for 2.x; the store reads the rows, this type decides.
+/// for 2.x (whose serialized form is `CouchbaseLiteSwift`'s `LiteCoreRevTree`); the store reads
+/// the rows, this type decides.
 ///
 /// The rows form a forest when old roots were pruned or purged (their children's `parent` became
 /// NULL), and a damaged file may even hold a parent cycle: every walk stops at a missing parent
 /// and never visits a node twice.
-package struct RevisionTree: Sendable {
+package struct RevsTableTree: Sendable {
     /// One revision of the tree: one `revs` row without its body.
     package struct Node: Sendable, Equatable {
         package let sequence: Int64
@@ -176,3 +177,8 @@ package struct RevisionTree: Sendable {
         let formerParents: Set<Int64>
     }
 }
+
+/// The name ``RevsTableTree`` had while the 2.x rev tree was also called `RevisionTree`. Kept only
+/// for `Sync/SyncOperations.swift`, which is being rewritten elsewhere: remove with that last use.
+@available(*, deprecated, renamed: "RevsTableTree")
+package typealias RevisionTree = RevsTableTree
