@@ -1,3 +1,4 @@
+import BlobDigest
 import Foundation
 import JSONCore
 
@@ -347,7 +348,7 @@ struct Puller {
                     return .failure(Replicator.documentError(491, docID, revID,
                                                              "attachment '\(name)' does not match its digest \(expectedDigest)"))
                 }
-                if let expectedDigest, expectedDigest.hasPrefix("sha1-"), expectedDigest != installed.digest {
+                if let expectedDigest, expectedDigest.hasPrefix(SHA1BlobDigest.prefix), expectedDigest != installed.digest {
                     return .failure(Replicator.documentError(491, docID, revID,
                                                              "attachment '\(name)' does not match its digest \(expectedDigest)"))
                 }

@@ -177,8 +177,3 @@ package struct RevsTableTree: Sendable {
         let formerParents: Set<Int64>
     }
 }
-
-/// The name ``RevsTableTree`` had while the 2.x rev tree was also called `RevisionTree`. Kept only
-/// for `Sync/SyncOperations.swift`, which is being rewritten elsewhere: remove with that last use.
-@available(*, deprecated, renamed: "RevsTableTree")
-package typealias RevisionTree = RevsTableTree

@@ -1,3 +1,4 @@
+import BlobDigest
 import Crypto
 import Foundation
 import JSONCore
@@ -229,7 +230,7 @@ package enum MultipartDocument {
 /// them (`sha1-<base64>`, `md5-<base64>`), each computed once when first asked.
 private final class Digests {
     private let data: Data
-    private lazy var sha1 = "sha1-" + Data(Insecure.SHA1.hash(data: data)).base64EncodedString()
+    private lazy var sha1 = SHA1BlobDigest.digest(forKey: Array(Insecure.SHA1.hash(data: data)))
     private lazy var md5 = "md5-" + Data(Insecure.MD5.hash(data: data)).base64EncodedString()
 
     init(_ data: Data) { self.data = data }
@@ -241,10 +242,10 @@ private final class Digests {
         md5 = blob.md5Digest
     }
 
-    static func isChecked(_ digest: String) -> Bool { digest.hasPrefix("sha1-") || digest.hasPrefix("md5-") }
+    static func isChecked(_ digest: String) -> Bool { digest.hasPrefix(SHA1BlobDigest.prefix) || digest.hasPrefix("md5-") }
 
     func matches(_ digest: String) -> Bool {
-        if digest.hasPrefix("sha1-") { return sha1 == digest }
+        if digest.hasPrefix(SHA1BlobDigest.prefix) { return sha1 == digest }
         if digest.hasPrefix("md5-") { return md5 == digest }
         return false
     }

@@ -160,7 +160,7 @@ extension CBLDatabase {
             var result: [String: RevsDiff.Missing] = [:]
             for offer in offers {
                 let docID = offer.docID, revIDs = offer.revIDs
-                let tree: [RevisionTree.Node]
+                let tree: [RevsTableTree.Node]
                 if let id = try store.numericID(of: docID) { tree = try store.revisionTree(numericID: id).nodes } else { tree = [] }
                 let known = Set(tree.map(\.revID))
                 var seen = Set<String>()

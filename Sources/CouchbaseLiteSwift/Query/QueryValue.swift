@@ -149,7 +149,7 @@ final class FleeceBodyDecoder: @unchecked Sendable {
     /// The Fleece body inside `bytes`: for a 2.x row the body of revision 0 (spec 3.3), else
     /// the bytes themselves (spec 3.4).
     static func currentBody(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        guard RevisionTree.looksLikeRevisionTree(bytes) else { return bytes }
+        guard LiteCoreRevTree.looksLikeRevisionTree(bytes) else { return bytes }
         let size = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
         let flags = bytes[6]
         guard flags & 0x80 != 0 else { return nil }

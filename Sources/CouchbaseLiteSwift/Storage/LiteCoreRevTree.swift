@@ -231,8 +231,3 @@ package struct LiteCoreRevTree: Sendable, Equatable {
         UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
     }
 }
-
-/// The name ``LiteCoreRevTree`` had while the 1.x tree was also called `RevisionTree`. Kept only
-/// for `Query/QueryValue.swift`, which is being rewritten elsewhere: remove with that last use.
-@available(*, deprecated, renamed: "LiteCoreRevTree")
-package typealias RevisionTree = LiteCoreRevTree
