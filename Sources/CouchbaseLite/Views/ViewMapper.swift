@@ -240,9 +240,8 @@ final class ViewMapper: @unchecked Sendable {
     private func write(_ text: UnsafeBufferPointer<UInt8>, canonicalizing: Bool) throws {
         if canonicalizing {
             // Objects keep the order their members were emitted in: CouchDB's collation compares
-            // them member by member in that order.
-            let order = JSONMemberOrder.unsorted(in: Array(text))
-            try out.text.write(try JSON.parse(UnsafeRawBufferPointer(text)), order: order)
+            // them member by member in that order. Read once, typed, written back in that order.
+            try out.text.write(try JSON.value(UnsafeRawBufferPointer(text)), sortedKeys: false)
         } else {
             out.text.writeRaw(text)
         }
