@@ -201,7 +201,58 @@ package enum JSONLexer {
         return true
     }
 
+    /// Reads the string whose opening quote is at `quote`: its value and the index just past its
+    /// closing quote. `scratch` is the caller's buffer for strings with escapes (reused across calls).
+    @inline(__always)
+    package static func readString(_ p: UnsafePointer<UInt8>, quote: Int, end: Int,
+                                   scratch: inout [UInt8]) throws -> (value: String, next: Int) {
+        let start = quote &+ 1
+        guard let (stop, nonASCII) = scanString(p, from: start, end: end) else {
+            throw JSONError("unterminated string", offset: quote)
+        }
+        switch p[stop] {
+        case UInt8(ascii: "\""):
+            let buf = UnsafeBufferPointer(start: p + start, count: stop &- start)
+            if nonASCII && !isValidUTF8(p + start, buf.count) { throw JSONError("invalid UTF-8 in string", offset: start) }
+            return (String(decoding: buf, as: UTF8.self), stop &+ 1)
+        case UInt8(ascii: "\\"):
+            let bound = decodedLengthBound(p, start: start, firstEscape: stop, end: end)
+            if scratch.count < bound { scratch = [UInt8](repeating: 0, count: Swift.max(bound, 2 &* scratch.count)) }
+            let (count, next) = try scratch.withUnsafeMutableBufferPointer { out in
+                try decodeEscapedString(p, start: start, firstEscape: stop, end: end, into: out.baseAddress!)
+            }
+            let value = scratch.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[..<count]), as: UTF8.self) }
+            return (value, next)
+        default:
+            throw JSONError("unescaped control character in string", offset: stop)
+        }
+    }
+
     // MARK: Numbers
+
+    /// A number literal's value as the readers give it: an integer literal (no fraction, no
+    /// exponent) that fits in 64 bits as `Int64`, every other number as a correctly rounded
+    /// `Double` (an out-of-range magnitude is an error).
+    package enum NumberValue {
+        case integer(Int64)
+        case double(Double)
+    }
+
+    /// Reads the number literal starting at `at`: its value and the index just past it.
+    @inline(__always)
+    package static func readNumber(_ p: UnsafePointer<UInt8>, at start: Int, end: Int) throws -> (value: NumberValue, next: Int) {
+        let number = try scanNumber(p, at: start, end: end)
+        if number.isInteger, let magnitude = integerMagnitude(p, number) {
+            if number.negative {
+                if magnitude <= UInt64(Int64.max) &+ 1 { return (.integer(Int64(truncatingIfNeeded: 0 &- magnitude)), number.end) }
+            } else if magnitude <= UInt64(Int64.max) {
+                return (.integer(Int64(magnitude)), number.end)
+            }
+        }
+        let d = doubleValue(p, number)
+        guard d.isFinite else { throw JSONError("number out of range", offset: number.start) }
+        return (.double(d), number.end)
+    }
 
     /// A validated number literal `p[start..<end]`.
     package struct Number: Sendable {

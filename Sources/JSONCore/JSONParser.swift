@@ -221,35 +221,11 @@ internal struct JSONParser {
     // MARK: - Strings
 
     /// Parses a string starting at the opening quote.
+    @inline(__always)
     private mutating func parseString() throws -> String {
-        let start = pos &+ 1
-        guard let (stop, nonASCII) = JSONLexer.scanString(p, from: start, end: end) else {
-            throw error("unterminated string", at: start &- 1)
-        }
-        let c = p[stop]
-        if c == UInt8(ascii: "\"") {
-            let buf = UnsafeBufferPointer(start: p + start, count: stop &- start)
-            if nonASCII && !JSONLexer.isValidUTF8(p + start, buf.count) {
-                throw error("invalid UTF-8 in string", at: start)
-            }
-            pos = stop &+ 1
-            return String(decoding: buf, as: UTF8.self)
-        }
-        if c == UInt8(ascii: "\\") {
-            return try parseEscapedString(start: start, firstEscape: stop)
-        }
-        throw error("unescaped control character in string", at: stop)
-    }
-
-    private mutating func parseEscapedString(start: Int, firstEscape: Int) throws -> String {
-        let bound = JSONLexer.decodedLengthBound(p, start: start, firstEscape: firstEscape, end: end)
-        if scratch.count < bound { scratch = [UInt8](repeating: 0, count: Swift.max(bound, 2 &* scratch.count)) }
-        let (p, end) = (self.p, self.end)
-        let (count, next) = try scratch.withUnsafeMutableBufferPointer { out in
-            try JSONLexer.decodeEscapedString(p, start: start, firstEscape: firstEscape, end: end, into: out.baseAddress!)
-        }
+        let (value, next) = try JSONLexer.readString(p, quote: pos, end: end, scratch: &scratch)
         pos = next
-        return scratch.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[..<count]), as: UTF8.self) }
+        return value
     }
 
     // MARK: - Numbers
@@ -257,18 +233,12 @@ internal struct JSONParser {
     /// Integer literals (no fraction, no exponent) that fit in Int become Int; every other
     /// number becomes Double (correctly rounded; out-of-range magnitudes are an error).
     private mutating func parseNumber() throws -> Any {
-        let number = try JSONLexer.scanNumber(p, at: pos, end: end)
-        pos = number.end
-        if number.isInteger, let magnitude = JSONLexer.integerMagnitude(p, number) {
-            if number.negative {
-                if magnitude <= UInt64(Int64.max) &+ 1 { return Int(truncatingIfNeeded: 0 &- magnitude) }
-            } else if magnitude <= UInt64(Int64.max) {
-                return Int(magnitude)
-            }
+        let (value, next) = try JSONLexer.readNumber(p, at: pos, end: end)
+        pos = next
+        switch value {
+        case .integer(let i): return Int(i)
+        case .double(let d): return d
         }
-        let d = JSONLexer.doubleValue(p, number)
-        guard d.isFinite else { throw error("number out of range", at: number.start) }
-        return d
     }
 }
 

@@ -121,45 +121,18 @@ internal struct JSONValueReader {
     }
 
     private mutating func readString() throws -> String {
-        let start = pos &+ 1
-        guard let (stop, nonASCII) = JSONLexer.scanString(p, from: start, end: end) else {
-            throw error("unterminated string", at: start &- 1)
-        }
-        switch p[stop] {
-        case UInt8(ascii: "\""):
-            let buf = UnsafeBufferPointer(start: p + start, count: stop &- start)
-            if nonASCII && !JSONLexer.isValidUTF8(p + start, buf.count) { throw error("invalid UTF-8 in string", at: start) }
-            pos = stop &+ 1
-            return String(decoding: buf, as: UTF8.self)
-        case UInt8(ascii: "\\"):
-            let bound = JSONLexer.decodedLengthBound(p, start: start, firstEscape: stop, end: end)
-            if scratch.count < bound { scratch = [UInt8](repeating: 0, count: Swift.max(bound, 2 &* scratch.count)) }
-            let (p, end) = (self.p, self.end)
-            let (count, next) = try scratch.withUnsafeMutableBufferPointer { out in
-                try JSONLexer.decodeEscapedString(p, start: start, firstEscape: stop, end: end, into: out.baseAddress!)
-            }
-            pos = next
-            return scratch.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[..<count]), as: UTF8.self) }
-        default:
-            throw error("unescaped control character in string", at: stop)
-        }
+        let (value, next) = try JSONLexer.readString(p, quote: pos, end: end, scratch: &scratch)
+        pos = next
+        return value
     }
 
-    /// Integer literals that fit in Int64 are `.int`; every other number `.double` (correctly
-    /// rounded; out-of-range magnitudes are an error), as the Foundation-value reader reads them.
     private mutating func readNumber() throws -> JSONValue {
-        let number = try JSONLexer.scanNumber(p, at: pos, end: end)
-        pos = number.end
-        if number.isInteger, let magnitude = JSONLexer.integerMagnitude(p, number) {
-            if number.negative {
-                if magnitude <= UInt64(Int64.max) &+ 1 { return .int(Int64(truncatingIfNeeded: 0 &- magnitude)) }
-            } else if magnitude <= UInt64(Int64.max) {
-                return .int(Int64(magnitude))
-            }
+        let (value, next) = try JSONLexer.readNumber(p, at: pos, end: end)
+        pos = next
+        switch value {
+        case .integer(let i): return .int(i)
+        case .double(let d): return .double(d)
         }
-        let d = JSONLexer.doubleValue(p, number)
-        guard d.isFinite else { throw error("number out of range", at: number.start) }
-        return .double(d)
     }
 }
 
