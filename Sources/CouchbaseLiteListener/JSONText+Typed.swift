@@ -1,7 +1,7 @@
 import JSONCore
 
 extension JSONText {
-    /// Reads a request body or parameter as a typed ``JSONValue`` (objects in the client's member
+    /// Reads a request body or parameter as a typed `JSONValue` (objects in the client's member
     /// order); malformed or too deeply nested input → 400 `invalid UTF-8 JSON`.
     static func value(_ bytes: [UInt8]) throws -> JSONValue {
         guard !bytes.isEmpty, depthIsAcceptable(bytes) else { throw RESTError.badJSON }

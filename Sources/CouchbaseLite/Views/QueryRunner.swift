@@ -57,7 +57,7 @@ struct QueryRunner {
     private func encodeKey(_ key: Any) throws -> [UInt8] { try Self.keyText(key) }
 
     /// A query key's JSON text as the index holds keys: canonical, objects' members sorted; a typed
-    /// key (a ``JSONValue``, as the listener reads its parameters) keeps its objects' member order,
+    /// key (a `JSONValue`, as the listener reads its parameters) keeps its objects' member order,
     /// which CouchDB's collation compares member by member (`{"b":2,"a":1}` finds only the rows
     /// emitted so).
     static func keyText(_ key: Any) throws -> [UInt8] {

@@ -5,7 +5,7 @@ import JSONCore
 ///
 /// A hand-written recursive-descent parser of the spec 9.2 subset; binary operators are parsed by
 /// precedence climbing, each level left-associative (`3 - 4 - 5` is `["-", ["-", 3, 4], 5]`, as LiteCore).
-/// The tree is built as ``JSONValue`` nodes, the form the translator reads.
+/// The tree is built as `JSONValue` nodes, the form the translator reads.
 public enum N1QLParser {
     /// Parses a `SELECT` statement into the query dictionary (`WHAT`, `FROM`, `WHERE`, …), as
     /// Foundation values (`[String: Any]`, `[Any]`, `Int`, `Double`, `Bool`, `NSNull`).

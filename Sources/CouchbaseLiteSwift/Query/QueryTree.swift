@@ -1,7 +1,7 @@
 import JSONCore
 
 /// A query, or one of its expressions, in LiteCore's JSON query language (spec 9.1): JSONCore's
-/// ``JSONValue``, built directly by the N1QL parser, the JSON query reader and the QueryBuilder,
+/// `JSONValue`, built directly by the N1QL parser, the JSON query reader and the QueryBuilder,
 /// then translated from there. A value type, so a compiled query can be shared across threads.
 ///
 /// The language's shapes, read by the accessors below:

@@ -3,11 +3,11 @@ import Foundation
 @_exported import struct JSONCore.JSONObject
 import JSONCore
 
-/// A key or value of a compared row: a JSON value (JSONCore's ``JSONValue``, re-exported by this
+/// A key or value of a compared row: a JSON value (JSONCore's `JSONValue`, re-exported by this
 /// module), or MISSING — no value at all (an absent N1QL column), which is not JSON's `null`.
 ///
 /// The comparison sees numbers by value (`1` equals `1.0`, as both 1.x views and N1QL compare
-/// them) and objects by their members in any order: ``JSONValue``'s own equality.
+/// them) and objects by their members in any order: `JSONValue`'s own equality.
 ///
 /// MISSING is a case of its own rather than a `nil` `JSONValue?`: `row?.key` would then mix "no
 /// row" with "no key", and `nil` (which is also `JSONValue`'s literal for JSON null) would mean
@@ -116,7 +116,7 @@ extension ComparedValue: Codable {
     }
 }
 
-/// A ``JSONValue`` through `Codable` (JSONCore's type has no `Codable` conformance of its own).
+/// A `JSONValue` through `Codable` (JSONCore's type has no `Codable` conformance of its own).
 struct CodableJSON: Codable {
     var value: JSONValue
 
