@@ -103,7 +103,7 @@ struct DocumentConverter {
 
     /// JSON text → Fleece with the output's shared keys (spec 8.2: "invalid JSON data" aborts).
     private mutating func encodeWinnerBody(_ json: UnsafeRawBufferPointer?, deleted: Bool) throws {
-        guard let json, json.contains(where: { !Self.isJSONSpace($0) }) else {
+        guard let json, json.contains(where: { !JSONLexer.isWhitespace($0) }) else {
             guard deleted else {
                 throw upgradeError(.corruptRevisionData, "the current revision has no body")
             }
@@ -113,7 +113,7 @@ struct DocumentConverter {
             winnerBody = try encoder.finish()
             return
         }
-        guard json.first(where: { !Self.isJSONSpace($0) }) == UInt8(ascii: "{") else {
+        guard json.first(where: { !JSONLexer.isWhitespace($0) }) == UInt8(ascii: "{") else {
             throw upgradeError(.corruptRevisionData, "invalid JSON data (the body is not a JSON object)")
         }
         do {
@@ -124,8 +124,6 @@ struct DocumentConverter {
             throw upgradeError(.corruptRevisionData, "invalid JSON data (\(error))")
         }
     }
-
-    private static func isJSONSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 }
 
     /// LiteCore's wording (spec 8.2 step 5), naming the document.
     private func upgradeError(_ code: CouchbaseLiteError.Code, _ what: String) -> CouchbaseLiteError {

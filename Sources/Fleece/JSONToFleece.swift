@@ -38,10 +38,7 @@ struct JSONToFleece {
 
     @inline(__always)
     private mutating func skipWhitespace() {
-        while pos < end {
-            let c = p[pos]
-            if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { pos &+= 1 } else { return }
-        }
+        pos = JSONLexer.skipWhitespace(p, from: pos, end: end)
     }
 
     private mutating func parseValue(_ w: inout FleeceWriter, depth: Int) throws {

@@ -5,6 +5,20 @@
 /// escapes, strictly valid UTF-8. Numbers: no leading zeros, a digit after `.` and in the
 /// exponent. All functions work on `p[0..<end]` and never read past `end`.
 package enum JSONLexer {
+    // MARK: Whitespace
+
+    /// True for JSON's four whitespace bytes (space, tab, line feed, carriage return).
+    @inline(__always)
+    package static func isWhitespace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 }
+
+    /// The index of the first byte at or after `from` that is not JSON whitespace (`end` if none).
+    @inline(__always)
+    package static func skipWhitespace(_ p: UnsafePointer<UInt8>, from: Int, end: Int) -> Int {
+        var i = from
+        while i < end && isWhitespace(p[i]) { i &+= 1 }
+        return i
+    }
+
     // MARK: Strings
 
     /// Finds the first `"`, `\` or control character at or after `start` (just past a string's

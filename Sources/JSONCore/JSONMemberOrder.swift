@@ -73,7 +73,7 @@ package indirect enum JSONMemberOrder: Sendable, Equatable {
         var pos = 0
 
         mutating func skipWhitespace() {
-            while pos < end, p[pos] == 0x20 || p[pos] == 0x0A || p[pos] == 0x0D || p[pos] == 0x09 { pos += 1 }
+            pos = JSONLexer.skipWhitespace(p, from: pos, end: end)
         }
 
         /// Reads one value. Returns nil for a scalar, `.some(nil)` for a container in sorted
@@ -208,6 +208,34 @@ extension JSONMemberOrder {
             self = .array(orders)
         default:
             return nil
+        }
+    }
+}
+
+extension JSONValue {
+    /// The value with its objects' members in the order `order` gives, members it does not list
+    /// (and every object it gives no order for) in sorted order: what
+    /// ``JSONWriter/writeObject(_:order:skippingKey:)`` writes, as a value a writer given
+    /// `sortedKeys: false` writes the same way.
+    package func ordered(by order: JSONMemberOrder?) -> JSONValue {
+        switch (self, order) {
+        case (.object(let object), .object(let members)?):
+            var out = JSONObject(minimumCapacity: object.count)
+            for member in members where out[member.name] == nil {
+                if let value = object[member.name] { out[member.name] = value.ordered(by: member.order) }
+            }
+            for (key, value) in object.sortedMembers where out[key] == nil { out[key] = value.ordered(by: nil) }
+            return .object(out)
+        case (.object(let object), _):
+            var out = JSONObject(minimumCapacity: object.count)
+            for (key, value) in object.sortedMembers { out[key] = value.ordered(by: nil) }
+            return .object(out)
+        case (.array(let items), .array(let orders)?):
+            return .array(items.enumerated().map { $0.element.ordered(by: $0.offset < orders.count ? orders[$0.offset] : nil) })
+        case (.array(let items), _):
+            return .array(items.map { $0.ordered(by: nil) })
+        default:
+            return self
         }
     }
 }

@@ -30,11 +30,7 @@ internal struct JSONValueReader {
 
     @inline(__always)
     private mutating func skipWhitespace() {
-        while pos < end {
-            let c = p[pos]
-            guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
-            pos &+= 1
-        }
+        pos = JSONLexer.skipWhitespace(p, from: pos, end: end)
     }
 
     private mutating func readValue() throws -> JSONValue {

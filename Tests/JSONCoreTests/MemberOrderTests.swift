@@ -83,4 +83,20 @@ final class MemberOrderTests: XCTestCase {
             XCTAssertEqual(try JSON.string(typed, sortedKeys: false), text)
         }
     }
+
+    /// A value put in an order writes, unsorted, what the dictionary writer writes in that order.
+    func testOrderedValueWritesWhatTheOrderedWriterWrites() throws {
+        for text in [#"{"b":2,"a":1}"#, #"{"a":{"d":1,"c":2},"b":[{"y":1,"x":2},3]}"#, #"[{"b":1,"a":2},{"z":0,"a":1}]"#] {
+            let order = JSONMemberOrder.unsorted(in: Array(text.utf8))
+            var writer = JSONWriter()
+            try writer.write(try JSON.parse(text), order: order)
+            let typed = try JSON.value(text)
+            XCTAssertEqual(try JSON.string(typed.ordered(by: order), sortedKeys: false), String(decoding: writer.bytes, as: UTF8.self), text)
+            XCTAssertEqual(try JSON.string(typed.ordered(by: nil), sortedKeys: false), try JSON.string(typed, sortedKeys: true), text)
+        }
+        // An order naming only some members: the others follow, sorted.
+        let partial = JSONMemberOrder.object([.init(name: "m", order: nil)])
+        XCTAssertEqual(try JSON.string(try JSON.value(#"{"z":1,"a":2,"m":3}"#).ordered(by: partial), sortedKeys: false),
+                       #"{"m":3,"a":2,"z":1}"#)
+    }
 }

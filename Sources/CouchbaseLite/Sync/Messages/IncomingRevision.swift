@@ -21,8 +21,6 @@ package struct IncomingRevision: Sendable {
     /// The stored body keeps ``body``'s member order (CouchDB keeps a document's members as its
     /// client wrote them; the listener asks for that). Otherwise it is 1.x's canonical JSON, sorted.
     package let keepsMemberOrder: Bool
-    /// The member order of a dictionary-based body (``init(foundation:memberOrder:)``), which has none of its own.
-    package let memberOrder: JSONMemberOrder?
     /// The `type` property (the 1.x `docs.doc_type` column).
     package var docType: String? { body["type"]?.stringValue }
     /// Other `_`-prefixed members (`_conflicts`, `_revs_info`…, or unknown ones 1.x refuses):
@@ -37,12 +35,7 @@ package struct IncomingRevision: Sendable {
     /// Reads a revision; 400 for a missing or invalid `_id`/`_rev`/`_revisions` (the checks
     /// `new_edits=false` makes, spec 9.4).
     package init(json doc: JSONObject, keepsMemberOrder: Bool = false) throws {
-        try self.init(reading: doc, keepsMemberOrder: keepsMemberOrder, memberOrder: nil)
-    }
-
-    private init(reading doc: JSONObject, keepsMemberOrder: Bool, memberOrder: JSONMemberOrder?) throws {
         self.keepsMemberOrder = keepsMemberOrder
-        self.memberOrder = memberOrder
         guard let docID = doc["_id"]?.stringValue else { throw CBLError.badRequest("Revision without an _id") }
         guard let revID = doc["_rev"]?.stringValue, RevisionID.generation(revID) > 0 else {
             throw CBLError.badRequest("new_edits=false requires a valid _rev")
@@ -79,7 +72,8 @@ package struct IncomingRevision: Sendable {
     }
 
     /// Reads a dictionary-based revision (the listener's `[String: Any]` bodies, multipart uploads
-    /// whose attachment bodies are `Data`), written in `memberOrder` when given, else sorted.
+    /// whose attachment bodies are `Data`), its members put in `memberOrder` when given (the stored
+    /// body then keeps it), else stored sorted.
     package init(foundation doc: [String: Any], memberOrder: JSONMemberOrder? = nil) throws {
         var typed = doc
         let attachments = doc["_attachments"]
@@ -90,7 +84,11 @@ package struct IncomingRevision: Sendable {
         } catch {
             throw CBLError.badJSON("\(error)")
         }
-        try self.init(reading: object, keepsMemberOrder: false, memberOrder: memberOrder)
+        if let memberOrder, case .object(let ordered) = JSONValue.object(object).ordered(by: memberOrder) {
+            try self.init(json: ordered, keepsMemberOrder: true)
+        } else {
+            try self.init(json: object)
+        }
         if let attachments {
             guard let dict = attachments as? [String: Any] else { throw CBLError.badAttachment("_attachments must be an object") }
             var atts: [String: IncomingAttachment] = [:]
@@ -111,14 +109,9 @@ package struct IncomingRevision: Sendable {
     }
 
     /// The stored body of a revision without attachments: ``body`` written once, canonical
-    /// (sorted) or in its member order (``keepsMemberOrder``, ``memberOrder``).
+    /// (sorted) or in its member order (``keepsMemberOrder``).
     package func storedBody() throws -> [UInt8] {
         do {
-            if let memberOrder {
-                var writer = JSONWriter(capacity: 256)
-                try writer.writeObject(body.foundation, order: memberOrder, skippingKey: { _ in false })
-                return writer.bytes
-            }
             var writer = JSONWriter(capacity: 256)
             try writer.writeObject(body, sortedKeys: !keepsMemberOrder)
             return writer.bytes
@@ -129,7 +122,7 @@ package struct IncomingRevision: Sendable {
 
     /// The member order the stored body keeps (nil: sorted).
     package var storedMemberOrder: JSONMemberOrder? {
-        memberOrder ?? (keepsMemberOrder ? JSONMemberOrder(unsortedIn: .object(body)) : nil)
+        keepsMemberOrder ? JSONMemberOrder(unsortedIn: .object(body)) : nil
     }
 
     /// The attachments that are stubs: bodies the receiver must already have.
