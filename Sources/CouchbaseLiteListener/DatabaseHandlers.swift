@@ -292,8 +292,7 @@ extension RESTRouter {
 
     /// A JSON response whose body a protocol message wrote (as `RESTResponse.json` would).
     static func encodedJSON(_ status: Int, _ body: [UInt8]) -> RESTResponse {
-        RESTResponse(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "must-revalidate")],
-                     body: body + [0x0A])
+        .json(status, encoded: body)
     }
 
     // MARK: _purge, _compact

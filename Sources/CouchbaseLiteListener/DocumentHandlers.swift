@@ -289,23 +289,26 @@ extension RESTRouter {
         let rev = try requestedRevision(db, docID: docID, revID: try q.bool("latest") ? nil : q["rev"])
         let etag = "\"\(rev.revID)\""
         if request.ifNoneMatch(etag) { return .notModified(etag: etag) }
-        let multipart = options.attachments && request.accepts("multipart/related")
-        let doc = try documentJSON(db, rev, options, followsAttachments: multipart)
-        if multipart {
+        if options.attachments && request.accepts("multipart/related") {
+            let doc = try documentJSON(db, rev, options, followsAttachments: true)
             let part = try documentPart(db, doc: doc, rev: rev)
             var response = RESTResponse(status: 200, headers: part.headers, body: part.body)
             response.headers.append(("ETag", etag))
             return response
         }
-        return .json(200, doc, headers: [("ETag", etag)], order: Self.memberOrder(of: rev))
-    }
-
-    /// The order a revision's stored body lists its members in, when it is not the sorted one (a
-    /// body written through the listener keeps the client's order): `_id` and `_rev` first, as
-    /// CouchDB answers, then the body's members; nil for a sorted body.
-    static func memberOrder(of rev: SyncRevision) -> JSONMemberOrder? {
-        guard let body = rev.body, case .object(let members)? = JSONMemberOrder.unsorted(in: body) else { return nil }
-        return .object([.init(name: "_id", order: nil), .init(name: "_rev", order: nil)] + members)
+        // The stored body read once, typed: it gives the answer's members and their order.
+        let properties = rev.typedProperties ?? [:]
+        let doc = JSONValue.object(try db.syncTypedDocumentBody(rev, options, properties: properties))
+        let body: [UInt8]
+        if case .object(let members)? = JSONMemberOrder(unsortedIn: .object(properties)) {
+            // A body written through the listener keeps the client's order: `_id` and `_rev` first,
+            // as CouchDB answers, then the body's members, then what the options added, sorted.
+            let order = JSONMemberOrder.object([.init(name: "_id", order: nil), .init(name: "_rev", order: nil)] + members)
+            body = try JSON.data(doc.ordered(by: order), sortedKeys: false)
+        } else {
+            body = try JSON.data(doc, sortedKeys: true)
+        }
+        return .json(200, encoded: body, headers: [("ETag", etag)])
     }
 
     /// The revision `revID` names (404 `missing` unless its body is kept), or with none the

@@ -189,10 +189,15 @@ struct RESTResponse: Sendable {
     /// A JSON answer; `order` keeps the member order of its objects where given (a stored document).
     static func json(_ status: Int, _ value: Any, headers: [(String, String)] = [],
                      order: JSONMemberOrder? = nil) -> RESTResponse {
+        json(status, encoded: JSONText.bytes(value, order: order), headers: headers)
+    }
+
+    /// A JSON answer whose body is already written (see ``json(_:_:headers:order:)``).
+    static func json(_ status: Int, encoded body: [UInt8], headers: [(String, String)] = []) -> RESTResponse {
         let cacheControl = headers.contains { $0.0.lowercased() == "cache-control" } ? [] : [("Cache-Control", "must-revalidate")]
         return RESTResponse(status: status,
                             headers: [("Content-Type", "application/json")] + cacheControl + headers,
-                            body: JSONText.bytes(value, order: order) + [0x0A])
+                            body: body + [0x0A])
     }
 
     /// `304 Not Modified` for a matching `If-None-Match`: no body, `Content-Length: 0`.
