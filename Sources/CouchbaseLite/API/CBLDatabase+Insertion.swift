@@ -135,9 +135,13 @@ extension CBLDatabase {
             newBlobs = try installNewAttachmentBodies(properties: &properties, pending: pendingAttachments)
         }
 
+        // A design document from a user who is not the database's admin (CouchDB's check_is_admin),
+        // refused once the revision is known to be valid to make (after a conflict, as CouchDB).
+        let designRefusal = CBLRequestUser.designDocumentWriteRefusal(docID: docID)
+
         return try write { store in
             let validations = validationBlocksToRun
-            if mayBeNewDocument, validations.isEmpty,
+            if mayBeNewDocument, validations.isEmpty, designRefusal == nil,
                let saved = try insertNewDocument(store: store, docID: docID, properties: properties,
                                                  hasSpecialKeys: hasSpecialKeys, document: knownDocument) {
                 return saved
@@ -166,6 +170,7 @@ extension CBLDatabase {
             let body = try memberOrder.map { try CBLDatabase.storedBody(properties, order: $0) } ?? canonical
 
             let document = try knownDocument ?? self.savedDocument(docID)
+            if let designRefusal { throw designRefusal }
             if !validations.isEmpty {
                 try runValidations(validations, storedProperties: properties, document: document, revID: revID,
                                    deleted: isDeletion, parent: parent)
@@ -234,7 +239,8 @@ extension CBLDatabase {
     }
 
     /// Saves the first revision of a document the store has never seen (no parent, not a
-    /// deletion, no attachments, no validation blocks): the same rows, revision ID, change and
+    /// deletion, no attachments, no validation blocks, not a design document refused to the
+    /// writing user): the same rows, revision ID, change and
     /// returned revision as the general path, with fewer lookups. The body is encoded into the
     /// reused `bodyWriter` and bound from there.
     ///
@@ -324,6 +330,7 @@ extension CBLDatabase {
         let deleted = inputProperties["_deleted"] as? Bool ?? false
         var properties = inputProperties
         let newBlobs = deleted ? [:] : try installNewAttachmentBodies(properties: &properties, pending: [:])
+        let designRefusal = CBLRequestUser.designDocumentWriteRefusal(docID: docID)
 
         return try write { store in
             let generation = RevisionID.generation(revID)
@@ -348,7 +355,10 @@ extension CBLDatabase {
                                       parent: ancestor, store: store, keepRevpos: true)
             }
             let validations = validationBlocksToRun
-            if !validations.isEmpty, try store.revision(docID: docID, revID: revID, withBody: false) == nil {
+            if !validations.isEmpty || designRefusal != nil,
+               try store.revision(docID: docID, revID: revID, withBody: false) == nil {
+                // As CouchDB, a revision already present is no update: neither checked nor refused.
+                if let designRefusal { throw designRefusal }
                 // Revisions from a peer are validated like local edits, against the current winner
                 // (1.x does the same; a rejection is a 403 the replicator counts as handled).
                 try runValidations(validations, storedProperties: properties, document: self.savedDocument(docID),
@@ -372,7 +382,8 @@ extension CBLDatabase {
 
     /// `forceInsert` for a revision whose stored body is already written (a pulled revision
     /// without attachments or special keys, ``IncomingRevision``): nothing to check or
-    /// re-encode but the history. Callers fall back to `forceInsert` when validations run.
+    /// re-encode but the history. Callers fall back to `forceInsert` when validations run; a
+    /// design document from a user who is not the database's admin is refused here all the same.
     @discardableResult
     func forceInsert(docID: String, history: [String], storedBody body: [UInt8], deleted: Bool, docType: String?,
                      source: String? = nil) throws -> CBLSavedRevision? {
@@ -381,7 +392,11 @@ extension CBLDatabase {
         guard let revID = history.first, history.allSatisfy(RevisionID.isValid) else {
             throw CBLError.badRequest("Invalid revision history for '\(docID)'")
         }
+        let designRefusal = CBLRequestUser.designDocumentWriteRefusal(docID: docID)
         return try write { store in
+            if let designRefusal, try store.revision(docID: docID, revID: revID, withBody: false) == nil {
+                throw designRefusal
+            }
             let (sequence, numericID) = try store.forceInsert(
                 docID: docID, revID: revID, history: history, deleted: deleted, body: body,
                 hasAttachments: false, docType: docType, maxDepth: maxDepth)

@@ -27,6 +27,12 @@ struct GuardedState {
     var views: [String: CBLView] = [:]
     /// What was compiled from design documents, by the revision it came from (`DesignDocuments/`).
     var designDocumentCache = DesignDocumentCache()
+    /// Swift functions standing for design documents' `validate_doc_update`, by design document
+    /// ID (`setBuiltInValidation(_:forDesignDocument:)`).
+    var builtInValidations: [String: CBLDesignValidation] = [:]
+    /// Moves with every change to `builtInValidations`: what was counted or compiled from an
+    /// earlier set is not cached.
+    var builtInValidationsGeneration = 0
     /// The model factory, unsaved models and autosave queue (`Models/`), made on first use.
     var modelRegistry: ModelRegistry?
     /// Moves when a commit that changes documents starts and when it ends: a document state

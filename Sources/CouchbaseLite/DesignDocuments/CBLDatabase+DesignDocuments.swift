@@ -109,40 +109,87 @@ extension CBLDatabase {
 
     // MARK: validate_doc_update
 
+    /// Registers (or with nil, removes) a Swift function run as design document `id`'s
+    /// `validate_doc_update`, with the same `userCtx` and `secObj`, in the same place among the
+    /// design documents' validations (by ID), whether or not that design document exists.
+    ///
+    /// It replaces the document's own `validate_doc_update`, which is then neither compiled nor
+    /// run, and it runs without any compiler, so a database needing only built-in rules is never
+    /// refused for a rule it cannot run (`refusesWritesWithUnrunnableValidations`). The listener
+    /// uses it for the `_users` database's `_design/_auth`, whose rule CouchDB builds in as well.
+    package func setBuiltInValidation(_ validation: CBLDesignValidation?, forDesignDocument id: String) {
+        let replaced = lock.withLock { s -> (CBLDesignValidation?, DesignDocumentCache) in
+            let old = validation.map { s.builtInValidations.updateValue($0, forKey: id) }
+                ?? s.builtInValidations.removeValue(forKey: id)
+            s.builtInValidationsGeneration &+= 1
+            let stale = s.designDocumentCache
+            s.designDocumentCache.validations = nil
+            s.designDocumentCache.validateFunctionCount = nil
+            return (old, stale)
+        }
+        _ = replaced   // released here, after the lock
+    }
+
     /// The IDs of the database's design documents (deleted ones included; `designDocument`
     /// answers nil for those).
     private func designDocumentIDs() -> [String] {
         (try? read { try $0.designDocumentIDs() }) ?? []
     }
 
-    /// True when no design document has a `validate_doc_update`: known from a look at the design
-    /// documents made once per change to them, so a save (the bulk insert's hot path) answers it
-    /// with one lock instead of looking up the compilers.
+    /// The design documents' IDs and those of the built-in validations, in the order the store
+    /// lists design documents (SQLite's binary order: UTF-8 bytes).
+    private func validationDocumentIDs(builtIns: [String: CBLDesignValidation]) -> [String] {
+        let stored = designDocumentIDs()
+        if builtIns.isEmpty { return stored }
+        let ids = Set(stored).union(builtIns.keys)
+        return ids.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// True when no design document has a `validate_doc_update` and no built-in one is
+    /// registered: known from a look at the design documents made once per change to them, so a
+    /// save (the bulk insert's hot path) answers it with one lock instead of looking up the compilers.
     private func hasNoValidateFunctions() -> Bool {
         if let known = lock.withLock({ $0.designDocumentCache.validateFunctionCount }) { return known == 0 }
-        let count = designDocumentIDs().reduce(0) { count, id in
+        let (builtIns, generation) = lock.withLock { ($0.builtInValidations, $0.builtInValidationsGeneration) }
+        let count = designDocumentIDs().reduce(builtIns.count) { count, id in
+            if builtIns[id] != nil { return count }   // counted already: it stands for the document's own
             let found = try? designDocument(String(id.dropFirst("_design/".count)))
             return count + (found?.properties["validate_doc_update"] is String ? 1 : 0)
         }
-        lock.withLock { $0.designDocumentCache.validateFunctionCount = count }
+        lock.withLock { s in
+            if s.builtInValidationsGeneration == generation { s.designDocumentCache.validateFunctionCount = count }
+        }
         return count == 0
     }
 
-    /// One validation block running every design document's `validate_doc_update`, or nil when
-    /// no design document has one. Compiled once per set of design document revisions. Without a
-    /// filter compiler they are not run (1.x never ran them: an app's own rules are
-    /// `setValidationNamed`), unless the manager refuses such writes (the listener, where a
-    /// CouchDB client relies on them): then each write is refused, naming the design document.
+    /// One validation block running every design document's `validate_doc_update` (a built-in one
+    /// instead of the document's own where one is registered), or nil when there is none. Compiled
+    /// once per set of design document revisions. Without a filter compiler the documents' own are
+    /// not run (1.x never ran them: an app's own rules are `setValidationNamed`), unless the manager
+    /// refuses such writes (the listener, where a CouchDB client relies on them): then each write
+    /// is refused, naming the design document. Built-in ones always run.
+    ///
+    /// The block passes the current ``CBLRequestUser`` (`userCtx` with its name and roles, `secObj`
+    /// its database's `_security`), or without one CouchDB's admin party (`"roles": ["_admin"]`).
     func designDocumentValidation() -> CBLValidationBlock? {
         if hasNoValidateFunctions() { return nil }
         let compiler = CBLDatabase.filterCompiler()
-        if compiler == nil, !manager.refusesWritesWithUnrunnableValidations { return nil }
-        var validations = lock.withLock { s in
-            s.designDocumentCache.validationsCompiled == (compiler != nil) ? s.designDocumentCache.validations : nil
+        let runsDocumentFunctions = compiler != nil || manager.refusesWritesWithUnrunnableValidations
+        let (cached, builtIns, generation) = lock.withLock { s in
+            (s.designDocumentCache.validationsCompiled == (compiler != nil) ? s.designDocumentCache.validations : nil,
+             s.builtInValidations, s.builtInValidationsGeneration)
         }
-        if validations == nil {
+        var validations = cached
+        if !runsDocumentFunctions {
+            // Only the built-in ones run: nothing to compile or cache.
+            validations = validationDocumentIDs(builtIns: builtIns).compactMap { id in builtIns[id].map { (id, $0) } }
+        } else if validations == nil {
             var compiled: [(docID: String, validate: CBLDesignValidation)] = []
-            for id in designDocumentIDs() {
+            for id in validationDocumentIDs(builtIns: builtIns) {
+                if let builtIn = builtIns[id] {
+                    compiled.append((id, builtIn))
+                    continue
+                }
                 guard let found = try? designDocument(String(id.dropFirst("_design/".count))),
                       let source = found.properties["validate_doc_update"] as? String else { continue }
                 let (revID, ddoc) = (found.revID, found.properties)
@@ -171,7 +218,9 @@ extension CBLDatabase {
                 }
             }
             validations = compiled
-            let replaced = lock.withLock { s in
+            let replaced = lock.withLock { s -> [(docID: String, validate: CBLDesignValidation)]? in
+                // Compiled from built-in validations since replaced: used for this save, not kept.
+                guard s.builtInValidationsGeneration == generation else { return nil }
                 defer {
                     s.designDocumentCache.validations = compiled
                     s.designDocumentCache.validationsCompiled = compiler != nil
@@ -185,9 +234,12 @@ extension CBLDatabase {
         return { newRevision, context in
             let newDoc = newRevision.properties ?? [:]
             let oldDoc = context.currentRevision?.properties
-            // The listener has no user accounts: every request acts as CouchDB's admin party.
-            let userCtx: [String: Any] = ["db": dbName, "name": NSNull(), "roles": ["_admin"]]
-            let secObj: [String: Any] = [:]
+            // The writing user, on the thread making the save; without one (the app, a listener
+            // without user accounts) every write acts as CouchDB's admin party.
+            let user = CBLRequestUser.current
+            let userCtx: [String: Any] = user?.validationUserContext(databaseName: dbName)
+                ?? ["db": dbName, "name": NSNull(), "roles": ["_admin"]]
+            let secObj: [String: Any] = user?.validationSecurityObject ?? [:]
             for (_, validate) in validations {
                 do {
                     try validate(newDoc, oldDoc, userCtx, secObj)

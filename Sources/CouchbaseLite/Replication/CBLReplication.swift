@@ -64,6 +64,7 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
         var onlyTrustedRoots = true
         var retryTimeLimit: TimeInterval = 600
         var tuning = ReplicationTuning()
+        var actingUser: CBLRequestUser?
     }
 
     struct Progress {
@@ -226,6 +227,16 @@ public final class CBLReplication: NSObject, @unchecked Sendable {
     package var tuning: ReplicationTuning {
         get { config(\.tuning) }
         set { setConfig(\.tuning, newValue) }
+    }
+
+    /// Pull: the user every revision is inserted into the local database as
+    /// (``CBLRequestUser/acting(as:_:)``), so its design documents' validations see that user and
+    /// a design document is refused unless the user is the database's admin (a replication a
+    /// CouchDB user started through the listener); nil (the default): as the app, unchecked.
+    /// Read when the replication starts.
+    package var actingUser: CBLRequestUser? {
+        get { config(\.actingUser) }
+        set { setConfig(\.actingUser, newValue) }
     }
 
     // MARK: Status

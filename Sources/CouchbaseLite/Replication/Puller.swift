@@ -219,11 +219,13 @@ struct Puller {
         let db = replicator.db
         let source = replicator.remoteSource
         let results = page.fetched
+        let user = replicator.configuration.actingUser
         let outcome = try await replicator.onDatabase { () -> (inserted: Int, failures: [CBLError], rejected: [CBLError]) in
             var inserted = 0
             var failures: [CBLError] = []
             var rejected: [CBLError] = []
-            let committed = db.inTransaction {
+            // The whole page as the replication's user: the inserts run on this thread, inside the transaction.
+            let committed = CBLRequestUser.acting(ifSet: user) { db.inTransaction {
                 for result in results {
                     switch result {
                     case .document(let revision):
@@ -243,7 +245,7 @@ struct Puller {
                     }
                 }
                 return true
-            }
+            } }
             // A commit that failed (a full disk) stored nothing of the page: not a success.
             if !committed { return (0, [db.lastCommitError ?? CBLError.dbError("Cannot commit pulled revisions")], []) }
             return (inserted, failures, rejected)

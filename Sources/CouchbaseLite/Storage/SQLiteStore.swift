@@ -195,6 +195,9 @@ package final class SQLiteStore: @unchecked Sendable {
 
     /// The `info` key marking that view indexes were rebuilt with our collator.
     static let reindexedInfoKey = "linuxJSONCollation"
+    /// The `info` key holding the database's CouchDB `_security` object as JSON text (1.x reads
+    /// only the keys it knows, so the file stays a 1.x database).
+    static let securityInfoKey = "security"
 
     /// View indexes in a file written by another platform were sorted by that platform's
     /// collator; rebuilding them once with ours keeps B-tree range scans exact (spec 6.8).
