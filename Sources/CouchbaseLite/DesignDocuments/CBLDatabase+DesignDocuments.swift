@@ -181,8 +181,9 @@ extension CBLDatabase {
         }
         var validations = cached
         if !runsDocumentFunctions {
-            // Only the built-in ones run: nothing to compile or cache.
-            validations = validationDocumentIDs(builtIns: builtIns).compactMap { id in builtIns[id].map { (id, $0) } }
+            // Only the built-in ones run, in the order of their IDs: nothing to read, compile or cache.
+            validations = builtIns.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+                .map { (docID: $0.key, validate: $0.value) }
         } else if validations == nil {
             var compiled: [(docID: String, validate: CBLDesignValidation)] = []
             for id in validationDocumentIDs(builtIns: builtIns) {
