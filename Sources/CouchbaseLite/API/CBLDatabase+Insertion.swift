@@ -135,8 +135,9 @@ extension CBLDatabase {
             newBlobs = try installNewAttachmentBodies(properties: &properties, pending: pendingAttachments)
         }
 
-        // A design document from a user who is not the database's admin (CouchDB's check_is_admin),
-        // refused once the revision is known to be valid to make (after a conflict, as CouchDB).
+        // A design document from a user who is not the database's admin (CouchDB's check_is_admin):
+        // refused after the parent is checked (a conflict answers first, as in CouchDB), before
+        // any validation runs.
         let designRefusal = CBLRequestUser.designDocumentWriteRefusal(docID: docID)
 
         return try write { store in
