@@ -130,11 +130,8 @@ public final class CBLListener: @unchecked Sendable {
     /// Requires HTTP Basic authentication (or a `_session` cookie) with one of these
     /// credentials on every request; nil turns authentication off.
     public func setPasswords(_ passwords: [String: String]?) {
-        state.withLock {
-            // As in 1.x, an empty dictionary means no authentication.
-            $0.passwords = (passwords?.isEmpty ?? true) ? nil : passwords
-            $0.sessions.removeAll()
-        }
+        // As in 1.x, an empty dictionary means no authentication.
+        state.authenticator.plainAdmins = (passwords?.isEmpty ?? true) ? nil : passwords
     }
 
     /// Starts listening. Returns once the socket is bound (so `port` and `url` are valid);
@@ -252,9 +249,6 @@ final class ListenerState: @unchecked Sendable {
         var bindAddress = "0.0.0.0"
         var readOnly = false
         var maxBodySize = 64 * 1024 * 1024
-        var passwords: [String: String]?
-        /// Session cookie tokens → user name.
-        var sessions: [String: String] = [:]
         var serving = false
         var waiters: [ObjectIdentifier: ChangeSignal] = [:]
         /// Threads for the blocking database work of requests (never Dispatch's or Swift's
@@ -274,11 +268,21 @@ final class ListenerState: @unchecked Sendable {
     let serverUUID = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
     /// Microseconds since 1970 when the listener object was made (CouchDB's `instance_start_time`).
     let instanceStartTime = String(Int64(Date().timeIntervalSince1970 * 1_000_000))
+    /// The CouchDB-style configuration (`_node/_local/_config`), persisted beside the databases.
+    let configuration: ListenerConfiguration
+    /// Who requests are (Basic credentials, session cookies), with its caches.
+    let authenticator: ListenerAuthenticator
     private let lock = NSLock()
+    private let securityLock = NSLock()
+    private var securityCache: [String: SecurityObject] = [:]
+    private var preparedDatabases: [String: CBLDatabase] = [:]
     private var settings = Settings()
 
     init(manager: CBLManager) {
         self.manager = manager
+        let configuration = ListenerConfiguration(file: ListenerConfiguration.file(in: manager.directory))
+        self.configuration = configuration
+        self.authenticator = ListenerAuthenticator(configuration: configuration, manager: manager)
     }
 
     func withLock<R>(_ body: (inout Settings) throws -> R) rethrows -> R {
@@ -288,7 +292,8 @@ final class ListenerState: @unchecked Sendable {
 
     var readOnly: Bool { withLock { $0.readOnly } }
     var maxBodySize: Int { withLock { $0.maxBodySize } }
-    var passwords: [String: String]? { withLock { $0.passwords } }
+    /// The 1.x passwords (server admins), kept by the authenticator.
+    var passwords: [String: String]? { authenticator.plainAdmins }
 
     /// `http://<Host>/` + escaped path segments, for `Location` headers (as CouchDB sends them).
     func absoluteURL(_ request: RESTRequest, path: [String]) -> String {
@@ -302,50 +307,59 @@ final class ListenerState: @unchecked Sendable {
         return "\(scheme)://\(host)\(relative)"
     }
 
-    // MARK: Authentication
+    // MARK: Security
 
-    /// The user a request authenticates as (Basic credentials or session cookie), if any; nil
-    /// when the listener has no passwords. `settings` are the locked ones (ListenerAccessPolicy).
-    static func authenticatedUser(_ request: RESTRequest, _ settings: Settings) -> String? {
-        guard let passwords = settings.passwords else { return nil }
-        if let auth = request.header("authorization"), auth.lowercased().hasPrefix("basic "),
-           let data = Data(base64Encoded: String(auth.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-           let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") {
-            let user = String(text[..<colon])
-            let password = String(text[text.index(after: colon)...])
-            if let expected = passwords[user], constantTimeEqual(expected, password) { return user }
-            return nil
-        }
-        if let token = sessionToken(request), let user = settings.sessions[token], passwords[user] != nil {
-            return user
-        }
-        return nil
+    /// CouchDB's system databases, served beside the 1.x ones (their names start with `_`).
+    static func isSystemDatabase(_ name: String) -> Bool {
+        CBLManager.systemDatabaseNames.contains(name)
     }
 
-    static func sessionToken(_ request: RESTRequest) -> String? {
-        guard let cookies = request.header("cookie") else { return nil }
-        for cookie in cookies.split(separator: ";") {
-            let kv = cookie.split(separator: "=", maxSplits: 1)
-            if kv.count == 2, kv[0].trimmingCharacters(in: .whitespaces) == "AuthSession" {
-                return kv[1].trimmingCharacters(in: .whitespaces)
-            }
-        }
-        return nil
+    /// The `_security` of a database (CouchDB 3's `admin_only` default when it never had one),
+    /// or nil when there is no such database. Cached; read on a worker thread the first time.
+    func security(ofDatabase name: String) async -> SecurityObject? {
+        if let cached = securityLock.withLock({ securityCache[name] }) { return cached }
+        return await onWorker { self.loadSecurity(ofDatabase: name) } ?? nil
     }
 
-    /// Checks a name and password; returns a new session token when they match.
-    func login(name: String, password: String) -> String? {
-        withLock { s -> String? in
-            guard let expected = s.passwords?[name], constantTimeEqual(expected, password) else { return nil }
-            let token = (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-            s.sessions[token] = name
-            return token
+    /// ``security(ofDatabase:)`` on the calling thread.
+    func loadSecurity(ofDatabase name: String) -> SecurityObject? {
+        if let cached = securityLock.withLock({ securityCache[name] }) { return cached }
+        guard manager.databaseExistsNamed(name), let db = try? manager.existingDatabaseNamed(name) else { return nil }
+        let security: SecurityObject
+        if let stored = try? db.storedSecurityObject() {
+            security = SecurityObject(stored)
+        } else {
+            security = configuration.value("couchdb", "default_security") == "everyone" ? .everyone : .adminOnly
+        }
+        securityLock.withLock { securityCache[name] = security }
+        return security
+    }
+
+    /// Stores a database's `_security` and makes it the one requests see.
+    func setSecurity(_ security: SecurityObject, of db: CBLDatabase) throws {
+        try db.setStoredSecurityObject(security.json)
+        securityLock.withLock { securityCache[db.name] = security }
+    }
+
+    /// Forgets every database's security (the default or the authentication database changed).
+    func forgetAllSecurity() {
+        securityLock.withLock { securityCache.removeAll() }
+    }
+
+    /// True the first time it is called for this database object (see
+    /// `RESTRouter.prepareAuthenticationDatabase`).
+    func markPrepared(_ db: CBLDatabase) -> Bool {
+        securityLock.withLock {
+            if preparedDatabases[db.name] === db { return false }
+            preparedDatabases[db.name] = db
+            return true
         }
     }
 
-    func logout(_ request: RESTRequest) {
-        guard let token = Self.sessionToken(request) else { return }
-        withLock { _ = $0.sessions.removeValue(forKey: token) }
+    /// Forgets what is known of a database that was deleted or created.
+    func forgetDatabase(_ name: String) {
+        securityLock.withLock { _ = securityCache.removeValue(forKey: name) }
+        if name == configuration.authenticationDatabase { authenticator.invalidate() }
     }
 
     // MARK: Waiting feeds
@@ -402,13 +416,4 @@ final class ListenerState: @unchecked Sendable {
     func unregister(_ signal: ChangeSignal) {
         withLock { _ = $0.waiters.removeValue(forKey: ObjectIdentifier(signal)) }
     }
-}
-
-private func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.utf8), y = Array(b.utf8)
-    var diff = x.count ^ y.count
-    for i in 0..<max(x.count, y.count) {
-        diff |= Int((i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0))
-    }
-    return diff == 0
 }

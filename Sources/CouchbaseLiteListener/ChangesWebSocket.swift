@@ -86,7 +86,7 @@ enum ChangesWebSocket {
             headers["content-type"] = "application/json"
             var withBody = RESTRequest(method: "POST", segments: request.segments, query: request.query,
                                        headers: headers, body: body)
-            withBody.user = request.user
+            withBody.access = request.access
             let optionsRequest = withBody
             let db = initial.database
             let parsed = await router.state.onWorker { () -> Result<ChangesOptions, RESTError> in
@@ -145,8 +145,10 @@ struct ChangesWebSocketContext: ListenerContext, WebSocketRequestContext {
     var malformedTarget: RESTError?
     let webSocket = WebSocketHandlerReference<Self>()
     var feed: ChangesFeedRequest?
+    let peerAddress: String?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        peerAddress = source.channel.remoteAddress?.ipAddress
     }
 }

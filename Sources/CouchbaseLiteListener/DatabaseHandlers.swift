@@ -7,13 +7,15 @@ extension RESTRouter {
     func databaseRoot(_ name: String, _ request: RESTRequest) throws -> RESTResponse {
         switch request.method {
         case "PUT":
-            guard CBLManager.isValidDatabaseName(name) else {
+            guard CBLManager.isServableDatabaseName(name) else {
                 throw RESTError(400, "illegal_database_name", Self.illegalNameReason(name))
             }
             if manager.databaseExistsNamed(name) {
                 throw RESTError(412, "file_exists", "The database could not be created, the file already exists.")
             }
-            _ = try manager.databaseNamed(name)
+            let created = try manager.databaseNamed(name)
+            state.forgetDatabase(name)
+            if name == state.configuration.authenticationDatabase { try prepareAuthenticationDatabase(created) }
             return .json(201, ["ok": true], headers: [("Location", state.absoluteURL(request, path: [name]))])
         case "GET", "HEAD":
             let db = try openDatabase(name)
@@ -25,6 +27,7 @@ extension RESTRouter {
             }
             let db = try openDatabase(name)
             try db.delete()
+            state.forgetDatabase(name)
             state.wakeAll()
             return .json(200, ["ok": true])
         case "POST":

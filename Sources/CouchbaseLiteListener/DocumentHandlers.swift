@@ -163,9 +163,10 @@ extension RESTRouter {
     /// Returns the new revision ID and the status to answer (201, or 202 with `batch=ok`).
     /// `memberOrder`: the order of the body's members in the request text, which the stored body
     /// keeps as CouchDB does (see ``JSONMemberOrder``).
-    func saveDocument(_ db: CBLDatabase, docID: String, body: [String: Any],
+    func saveDocument(_ db: CBLDatabase, docID: String, body givenBody: [String: Any],
                       request: RESTRequest?, memberOrder: JSONMemberOrder? = nil) throws -> (String, Int) {
-        try validateForSave(docID: docID, body: body)
+        try validateForSave(docID: docID, body: givenBody)
+        let body = try usersDatabaseDocument(db, docID: docID, body: givenBody)
         var prevRevID = body["_rev"] as? String
         if let request {
             let fromQuery = request.query["rev"] ?? request.ifMatchRevision
@@ -187,9 +188,10 @@ extension RESTRouter {
 
     /// new_edits=false: inserts the revision named by `_rev` with the history in `_revisions`.
     @discardableResult
-    func insertWithHistory(_ db: CBLDatabase, docID: String, body: [String: Any],
+    func insertWithHistory(_ db: CBLDatabase, docID: String, body givenBody: [String: Any],
                            memberOrder: JSONMemberOrder? = nil) throws -> String {
-        try validateForSave(docID: docID, body: body)
+        try validateForSave(docID: docID, body: givenBody)
+        let body = try usersDatabaseDocument(db, docID: docID, body: givenBody)
         guard body["_rev"] is String else {
             throw RESTError(400, "bad_request", "new_edits=false requires a _rev")
         }
@@ -203,7 +205,7 @@ extension RESTRouter {
         guard body["_rev"]?.stringValue != nil else {
             throw RESTError(400, "bad_request", "new_edits=false requires a _rev")
         }
-        var doc = body
+        var doc = try usersDatabaseDocument(db, docID: docID, body: body)
         doc["_id"] = .string(docID)
         let revision = try IncomingRevision(json: doc, keepsMemberOrder: true)
         return try reportingMissingStub(docID: docID) { try db.syncInsert(revision) }

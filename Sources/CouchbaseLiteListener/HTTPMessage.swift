@@ -21,8 +21,10 @@ struct RESTRequest: Sendable {
     /// A `multipart/related` document body already split, its attachments in the blob store
     /// (`PUT /{db}/{doc}`), in place of `body`.
     var relatedParts: [MultipartUploadStream.Part]?
-    /// The authenticated user, if any (set by ListenerAccessMiddleware).
-    var user: String?
+    /// Who the request acts as and what it may do (set by ListenerAccessMiddleware).
+    var access = RequestAccess()
+    /// The client's IP address, when known (for the authentication lockout).
+    var peerAddress: String?
     /// Indexes of segments whose percent-decoded bytes are not UTF-8 (kept with replacement
     /// characters so routing still works; a document ID there is CouchDB's `illegal_docid`).
     var nonUTF8Segments: Set<Int> = []
@@ -43,7 +45,8 @@ struct RESTRequest: Sendable {
     func with(body: [UInt8]) -> RESTRequest {
         var copy = RESTRequest(method: method, segments: segments, query: query, headers: headers, body: body,
                                nonUTF8Segments: nonUTF8Segments)
-        copy.user = user
+        copy.access = access
+        copy.peerAddress = peerAddress
         copy.upload = upload
         copy.relatedParts = relatedParts
         return copy

@@ -13,6 +13,8 @@ protocol ListenerContext: RequestContext {
     var restRequest: RESTRequest { get set }
     /// Why the target could not be parsed, if it could not: the responder's `400`.
     var malformedTarget: RESTError? { get set }
+    /// The client's IP address, when the connection has one.
+    var peerAddress: String? { get }
 }
 
 /// The listener's request context: Hummingbird's, plus what its middleware found out.
@@ -20,9 +22,11 @@ struct ListenerRequestContext: ListenerContext {
     var coreContext: CoreRequestContextStorage
     var restRequest = RESTRequest.unparsed
     var malformedTarget: RESTError?
+    let peerAddress: String?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        peerAddress = source.channel.remoteAddress?.ipAddress
     }
 }
 
@@ -33,6 +37,7 @@ struct ListenerParseMiddleware<Context: ListenerContext>: RouterMiddleware {
         var context = context
         do {
             context.restRequest = try RESTRequest(head: request.head)
+            context.restRequest.peerAddress = context.peerAddress
         } catch {
             context.malformedTarget = RESTError.from(error)
         }
@@ -48,12 +53,16 @@ struct ListenerAccessMiddleware<Context: ListenerContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard context.malformedTarget == nil else { return try await next(request, context) }
-        let decision = policy.decide(context.restRequest)
-        if let refusal = decision.refusal { return ListenerResponder.response(refusal) }
-        guard case .allow(let user?) = decision else { return try await next(request, context) }
+        let decision = await policy.decide(context.restRequest)
+        guard case .allow(let access, let setCookie) = decision else {
+            return ListenerResponder.response(decision.refusal ?? .error(RESTError(500, "error", "refused")))
+        }
         var context = context
-        context.restRequest.user = user
-        return try await next(request, context)
+        context.restRequest.access = access
+        var response = try await next(request, context)
+        // A session cookie past a tenth of its life is renewed with the answer (CouchDB's refresh).
+        if let setCookie, response.headers[.setCookie] == nil { response.headers[.setCookie] = setCookie }
+        return response
     }
 }
 

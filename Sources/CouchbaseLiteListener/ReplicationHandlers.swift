@@ -98,7 +98,7 @@ extension RESTRouter {
                 c?.password = nil
                 display = c?.string ?? text
             } else {
-                guard CBLManager.isValidDatabaseName(text) else {
+                guard CBLManager.isServableDatabaseName(text) else {
                     throw RESTError(400, "illegal_database_name", RESTRouter.illegalNameReason(text))
                 }
                 localName = text
@@ -136,6 +136,7 @@ extension RESTRouter {
         let replication: CBLReplication
         let createTarget = body["create_target"] as? Bool ?? false
         if let targetName = target.localName {
+            let writer = try localReplicationUser(request, database: targetName, creating: createTarget)
             let db: CBLDatabase
             if createTarget {
                 db = try manager.databaseNamed(targetName)
@@ -156,7 +157,10 @@ extension RESTRouter {
             replication = db.createPullReplication(remote.url!)
             replication.headers = remote.headers
             replication.authenticator = remote.authenticator
+            // What it writes is validated as the user who asked (validate_doc_update, design documents).
+            replication.actingUser = writer
         } else if let sourceName = source.localName, let url = target.url {
+            _ = try localReplicationUser(request, database: sourceName, creating: false)
             let db = try openDatabase(sourceName)
             replication = db.createPushReplication(url)
             replication.headers = target.headers
@@ -258,5 +262,21 @@ extension RESTRouter {
             }
             return entry
         }
+    }
+
+    /// The user a replication acts as in a local database, checked as CouchDB checks it: a member
+    /// may read and write it, creating it takes a server admin (`401`/`403` otherwise); nil when
+    /// nothing is enforced.
+    func localReplicationUser(_ request: RESTRequest, database name: String, creating: Bool) throws -> CBLRequestUser? {
+        let access = request.access
+        guard access.enforced else { return nil }
+        let user = access.user
+        guard let security = state.loadSecurity(ofDatabase: name) else {
+            if creating && !user.isServerAdmin { throw ListenerAccessPolicy.notServerAdmin }
+            return CBLRequestUser(name: user.name, roles: user.roles, isDatabaseAdmin: user.isServerAdmin)
+        }
+        let isAdmin = user.isServerAdmin || security.isAdmin(user)
+        guard isAdmin || security.isMember(user) else { throw securityRefusal(user) }
+        return CBLRequestUser(name: user.name, roles: user.roles, securityObject: security.json, isDatabaseAdmin: isAdmin)
     }
 }

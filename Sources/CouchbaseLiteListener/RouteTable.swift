@@ -28,6 +28,13 @@ extension RESTRouter {
         Route("GET", "/_all_dbs") { r, m in .response(try r.allDatabases(m.request)) },
         Route("GET", "/_uuids") { r, m in .response(try r.uuids(m.request)) },
         Route("GET", "/_active_tasks") { r, _ in .response(.json(200, r.activeTasks())) },
+        Route("GET", "/_membership") { r, _ in .response(r.membership()) },
+        Route("GET", "/_node/{node}/_config") { r, m in .response(try r.configuration(m.request)) },
+        Route("GET", "/_node/{node}/_config/{section}") { r, m in .response(try r.configuration(m.request)) },
+        Route("GET,PUT,DELETE", "/_node/{node}/_config/{section}/{key}") { r, m in .response(try r.configuration(m.request)) },
+        Route("GET", "/_config") { r, m in .response(try r.configuration(m.request)) },
+        Route("GET", "/_config/{section}") { r, m in .response(try r.configuration(m.request)) },
+        Route("GET,PUT,DELETE", "/_config/{section}/{key}") { r, m in .response(try r.configuration(m.request)) },
         Route("GET,HEAD,POST,DELETE", "/_session") { r, m in .response(try r.session(m.request)) },
         Route("POST", "/_replicate") { r, m in .response(try r.replicate(m.request)) },
         Route("*", "/_up") { _, _ in .response(.json(200, ["status": "ok"])) },
@@ -58,6 +65,7 @@ extension RESTRouter {
         Route("GET,POST", "/{db}/_design_docs") { r, m in .response(try r.allDocs(m.db, m.request, prefix: "_design/")) },
         Route("GET,POST", "/{db}/_local_docs") { r, m in .response(try r.localDocs(m.db, m.request)) },
         Route("PUT,GET", "/{db}/_revs_limit") { r, m in .response(try r.revsLimit(m.db, m.request)) },
+        Route("GET,PUT", "/{db}/_security") { r, m in .response(try r.security(m.db, m.request)) },
 
         // Documents
         Route("GET,HEAD,PUT,DELETE", "/{db}/_local/{docid}") { r, m in
@@ -118,7 +126,7 @@ extension RESTRouter {
     /// `_design` without a name, an ID that is not UTF-8.
     static func resolvedPath(_ request: RESTRequest) throws -> [String] {
         let s = request.segments
-        guard s.count >= 2, !s[0].hasPrefix("_") else { return s }
+        guard s.count >= 2, !s[0].hasPrefix("_") || ListenerState.isSystemDatabase(s[0]) else { return s }
         let second = s[1]
         let twoSegmentID = second == "_design" || second == "_local"
         guard !second.hasPrefix("_") || twoSegmentID || second.hasPrefix("_design/") || second.hasPrefix("_local/") else {
@@ -232,7 +240,7 @@ struct RoutePattern: Sendable {
             case "{_endpoint}": parts.append(.reserved)
             case "{view}": parts.append(.segment(.view))
             case "{ddoc}": parts.append(.segment(.ddoc))
-            case "{node}": parts.append(.segment(.none))
+            case "{node}", "{section}", "{key}": parts.append(.segment(.none))
             case "{attachment+}": parts.append(.remainder(minimum: 1, .attachment))
             case "{rest+}": parts.append(.remainder(minimum: 1, .none))
             case "{rest*}": parts.append(.remainder(minimum: 0, .none))
@@ -266,7 +274,7 @@ struct RoutePattern: Sendable {
             case .literal(let name):
                 guard segment == name else { return nil }
             case .database:
-                guard !segment.hasPrefix("_") else { return nil }
+                guard !segment.hasPrefix("_") || ListenerState.isSystemDatabase(segment) else { return nil }
                 match.dbName = segment
             case .document:
                 guard !segment.hasPrefix("_") || segment.hasPrefix("_design/") else { return nil }
@@ -276,7 +284,7 @@ struct RoutePattern: Sendable {
                 match.docID = segment
                 if slot == .ddoc { match.ddoc = String(segment.dropFirst(prefix.count)) }
             case .reserved:
-                guard segment.hasPrefix("_") else { return nil }
+                guard segment.hasPrefix("_"), i > 0 || !ListenerState.isSystemDatabase(segment) else { return nil }
                 match.endpoint = segment
             case .segment(let slot):
                 switch slot {

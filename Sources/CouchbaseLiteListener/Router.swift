@@ -24,6 +24,12 @@ final class RESTRouter: Sendable {
     /// become CouchDB error responses). Credentials and read-only mode were decided before, by
     /// ListenerAccessMiddleware (HTTP requests and WebSocket upgrades alike).
     func handle(_ request: RESTRequest) -> RESTOutcome {
+        // Every write the request makes is validated as its user (design documents, validate_doc_update).
+        let outcome = CBLRequestUser.acting(as: request.access.requestUser) { handleAsUser(request) }
+        return request.query["callback"] == nil ? outcome : jsonp(outcome, for: request)
+    }
+
+    private func handleAsUser(_ request: RESTRequest) -> RESTOutcome {
         do {
             let outcome = try route(request)
             // HEAD gets the GET answer's headers (ListenerHeadMiddleware drops the body): a
@@ -49,14 +55,17 @@ final class RESTRouter: Sendable {
 
     /// The named database, or 404.
     func openDatabase(_ name: String) throws -> CBLDatabase {
-        guard CBLManager.isValidDatabaseName(name), manager.databaseExistsNamed(name) else {
+        guard CBLManager.isServableDatabaseName(name), manager.databaseExistsNamed(name) else {
             throw RESTError.noDatabase
         }
+        let db: CBLDatabase
         do {
-            return try manager.existingDatabaseNamed(name)
+            db = try manager.existingDatabaseNamed(name)
         } catch let e as CBLError where e.code == 404 {
             throw RESTError.noDatabase
         }
+        if name == state.configuration.authenticationDatabase { try prepareAuthenticationDatabase(db) }
+        return db
     }
 
     // MARK: Server endpoints
@@ -71,37 +80,45 @@ final class RESTRouter: Sendable {
         ])
     }
 
+    /// `/_session`: who the request is (`GET`), logging in for a cookie (`POST`, JSON or form),
+    /// logging out (`DELETE`), as CouchDB answers them.
     func session(_ request: RESTRequest) throws -> RESTResponse {
         switch request.method {
         case "GET", "HEAD":
-            let roles: [String] = (request.user != nil || state.passwords == nil) ? ["_admin"] : []
-            return .json(200, [
-                "ok": true,
-                "userCtx": ["name": request.user.map { $0 as Any } ?? NSNull(), "roles": roles],
-                "info": ["authentication_handlers": ["cookie", "default"],
-                         "authenticated": request.header("authorization") != nil ? "default" : "cookie"],
-            ])
+            let user = request.access.user
+            // `?basic=true` insists on Basic credentials (CouchDB's "force basic login").
+            if request.query["basic"] == "true", user.name == nil, state.authenticator.hasAdmins {
+                throw RESTError(401, "unauthorized", "Name or password is incorrect.")
+            }
+            var info: JSONObject = ["authentication_handlers": .array(["cookie", "default"]),
+                                    "authentication_db": .string(state.configuration.authenticationDatabase)]
+            if let by = user.authenticatedBy { info["authenticated"] = .string(by) }
+            let body: JSONObject = ["ok": true, "userCtx": .object(user.json()), "info": .object(info)]
+            return .json(200, encoded: try JSON.data(.object(body), sortedKeys: false))
         case "POST":
             var name: String?
             var password: String?
             if request.contentType == "application/json" {
-                let body = try JSONText.parseObject(request.body)
-                name = body["name"] as? String
-                password = body["password"] as? String
+                let body = try JSONText.object(request.body)
+                name = body["name"]?.stringValue
+                password = body["password"]?.stringValue
             } else {
                 let (_, form) = try RESTRequest.parseTarget("/?" + String(decoding: request.body, as: UTF8.self))
                 name = form["name"]
                 password = form["password"]
             }
-            guard let name, let password, let token = state.login(name: name, password: password) else {
+            guard let name, let password else {
                 throw RESTError(401, "unauthorized", "Name or password is incorrect.")
             }
-            return .json(200, ["ok": true, "name": name, "roles": ["_admin"]],
-                         headers: [("Set-Cookie", "AuthSession=\(token); Version=1; Path=/; HttpOnly")])
+            let (outcome, cookie) = state.authenticator.logIn(name: name, password: password, peer: request.peerAddress)
+            guard case .user(let user) = outcome else {
+                if case .refused(let error) = outcome { throw error }
+                throw ListenerAuthenticator.incorrect
+            }
+            let body: JSONObject = ["ok": true, "name": .string(name), "roles": .array(user.roles.map(JSONValue.string))]
+            return .json(200, encoded: try JSON.data(.object(body), sortedKeys: false), headers: cookie.map { [("Set-Cookie", $0)] } ?? [])
         case "DELETE":
-            state.logout(request)
-            return .json(200, ["ok": true],
-                         headers: [("Set-Cookie", "AuthSession=; Version=1; Path=/; HttpOnly; Max-Age=0")])
+            return .json(200, ["ok": true], headers: [("Set-Cookie", ListenerAuthenticator.endedSessionCookie)])
         default:
             throw RESTError.methodNotAllowed("GET,HEAD,POST,DELETE")
         }

@@ -134,8 +134,8 @@ struct Serve: ParsableCommand {
     @Flag(help: "Refuse every request that would change a database.")
     var readonly = false
 
-    @Option(help: "Require HTTP Basic authentication as USER:PASSWORD.")
-    var credentials: String?
+    @Option(help: "A server admin as USER:PASSWORD (repeatable); with one, requests need credentials where CouchDB's would (users of the _users database, per-database _security).")
+    var credentials: [String] = []
 
     @Flag(help: "Serve HTTPS with a self-signed certificate kept in the directory (printed at start).")
     var ssl = false
@@ -191,12 +191,14 @@ struct Serve: ParsableCommand {
         listener.bindAddress = host
         listener.readOnly = readonly
         listener.maxBodySize = maxBodySize
-        if let credentials {
-            guard let colon = credentials.firstIndex(of: ":") else {
+        var admins: [String: String] = [:]
+        for pair in credentials {
+            guard let colon = pair.firstIndex(of: ":") else {
                 throw ValidationError("--credentials must be USER:PASSWORD")
             }
-            listener.setPasswords([String(credentials[..<colon]): String(credentials[credentials.index(after: colon)...])])
+            admins[String(pair[..<colon])] = String(pair[pair.index(after: colon)...])
         }
+        if !admins.isEmpty { listener.setPasswords(admins) }
         if ssl {
             try listener.setAnonymousSSLIdentity(withLabel: "cbl serve")
         }

@@ -23,7 +23,11 @@ final class ListenerSecurityTests: ListenerTestCase {
         XCTAssertEqual(listener.bonjourName, "My DB")
         XCTAssertEqual(listener.TXTRecordDictionary, ["k": "v"])
 
-        for path in ["/", "/demo", "/_all_dbs", "/demo/_changes", "/demo/doc"] {
+        // As CouchDB 3: the welcome is open, server endpoints are for server admins, and a
+        // database without a `_security` is admin_only.
+        expect(try get("/"), 200)
+        expectError(try get("/_all_dbs"), 401, "unauthorized", "You are not a server admin.")
+        for path in ["/demo", "/demo/_changes", "/demo/doc"] {
             let denied = try get(path)
             expectError(denied, 401, "unauthorized", "You are not authorized to access this db.")
             XCTAssertEqual(denied.header("www-authenticate"), "Basic realm=\"CouchbaseLite\"")
@@ -53,7 +57,12 @@ final class ListenerSecurityTests: ListenerTestCase {
         expect(try get("/demo/doc", headers: ["Cookie": cookie]), 200)
         let jsonLogin = try request("POST", "/_session", json: ["name": "bob", "password": "pa:ss"])
         expect(jsonLogin, 200)
-        expect(try request("DELETE", "/_session", headers: ["Cookie": cookie]), 200)
+        // Logging out tells the client to drop the cookie; the cookie is CouchDB's signed one, so
+        // (as in CouchDB) it stays valid until it expires or the password changes.
+        let logout = try request("DELETE", "/_session", headers: ["Cookie": cookie])
+        expect(logout, 200)
+        XCTAssertTrue(logout.header("set-cookie")?.hasPrefix("AuthSession=;") == true)
+        listener.setPasswords(["admin": "n3w", "bob": "pa:ss"])
         expectError(try get("/demo/doc", headers: ["Cookie": cookie]), 401, "unauthorized")
 
         listener.setPasswords(nil)

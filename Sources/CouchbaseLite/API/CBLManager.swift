@@ -132,6 +132,16 @@ public final class CBLManager: NSObject, NSCopying, @unchecked Sendable {
         return utf8.allSatisfy(allowed.contains)
     }
 
+    /// CouchDB's system databases (`_users`, `_replicator`), which a listener serves beside the
+    /// app's: valid names for the manager although they start with `_` (1.x accepted
+    /// `_replicator` the same way).
+    package static let systemDatabaseNames: Set<String> = ["_users", "_replicator"]
+
+    /// A valid name (``isValidDatabaseName(_:)``) or a system database's.
+    package static func isServableDatabaseName(_ name: String) -> Bool {
+        isValidDatabaseName(name) || systemDatabaseNames.contains(name)
+    }
+
     /// `foo/bar` → `<directory>/foo:bar.cblite2`; an existing `foo.bar.cblite2` (.NET's form) is used if present.
     func databaseDirectory(for name: String) -> URL {
         let base = URL(fileURLWithPath: directory)
@@ -144,7 +154,7 @@ public final class CBLManager: NSObject, NSCopying, @unchecked Sendable {
     }
 
     private func validate(_ name: String) throws {
-        guard CBLManager.isValidDatabaseName(name) else {
+        guard CBLManager.isServableDatabaseName(name) else {
             throw CBLError.badID("Invalid database name '\(name)': use lowercase letters, digits and _$()+-/, starting with a letter")
         }
     }
@@ -154,7 +164,7 @@ public final class CBLManager: NSObject, NSCopying, @unchecked Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return names.filter { $0.hasSuffix(".cblite2") }
             .map { String($0.dropLast(".cblite2".count)).replacingOccurrences(of: ":", with: "/") }
-            .filter(CBLManager.isValidDatabaseName)
+            .filter(CBLManager.isServableDatabaseName)
             .sorted()
     }
 
@@ -177,7 +187,7 @@ public final class CBLManager: NSObject, NSCopying, @unchecked Sendable {
 
     /// True if a database with this name exists.
     public func databaseExistsNamed(_ name: String) -> Bool {
-        guard CBLManager.isValidDatabaseName(name) else { return false }
+        guard CBLManager.isServableDatabaseName(name) else { return false }
         if state.withLock({ $0.databases[name] }) != nil { return true }
         return FileManager.default.fileExists(atPath: databaseDirectory(for: name).path)
     }

@@ -233,6 +233,9 @@ extension CBLDatabase {
         guard let validations, !validations.isEmpty else { return nil }
         let dbName = name
         return { newRevision, context in
+            // CouchDB never runs validate_doc_update on a design document (only database admins
+            // write those, checked before): a rule can always be removed or fixed.
+            if newRevision.document.documentID.hasPrefix("_design/") { return }
             let newDoc = newRevision.properties ?? [:]
             let oldDoc = context.currentRevision?.properties
             // The writing user, on the thread making the save; without one (the app, a listener
@@ -245,9 +248,6 @@ extension CBLDatabase {
                 do {
                     try validate(newDoc, oldDoc, userCtx, secObj)
                 } catch let error as CBLDesignFunctionError {
-                    // Design documents stay writable, as CouchDB never validates them with
-                    // validate_doc_update: the rule can be removed or fixed.
-                    if newRevision.document.documentID.hasPrefix("_design/") { continue }
                     context.reject(error: error)
                     return
                 } catch {

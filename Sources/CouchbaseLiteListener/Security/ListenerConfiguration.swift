@@ -1,0 +1,183 @@
+import CouchbaseLite
+import Foundation
+import JSONCore
+
+/// The listener's CouchDB-style configuration: sections of string keys and string values, as
+/// `GET/PUT/DELETE /_node/_local/_config/SECTION/KEY` reads and writes them.
+///
+/// Values set with persistence (the default) are written to `.listener-config.json` in the
+/// manager's directory, beside the databases, and read again when a listener starts there;
+/// `X-Couch-Persist: false` changes only the running listener. The `admins` section holds
+/// server administrators, whose passwords are hashed as CouchDB hashes them
+/// (`-pbkdf2:sha256-KEY,SALT,ITERATIONS`) before they are kept.
+// @unchecked because `sections`, `persisted` and `generation` are only touched under `lock`.
+final class ListenerConfiguration: @unchecked Sendable {
+    private let lock = NSLock()
+    private var sections: [String: [String: String]] = [:]
+    private var persisted: [String: [String: String]] = [:]
+    private var generation = 0
+    private let file: URL?
+
+    /// The file the persisted sections live in, or nil for a listener without one.
+    static func file(in directory: String) -> URL {
+        URL(fileURLWithPath: directory).appendingPathComponent(".listener-config.json")
+    }
+
+    /// A configuration read from `file` (empty when there is none or it does not parse).
+    init(file: URL?) {
+        self.file = file
+        guard let file, let data = try? Data(contentsOf: file),
+              case .object(let top)? = try? JSON.value(Array(data)) else { return }
+        for (section, value) in top {
+            guard case .object(let keys) = value else { continue }
+            var entries: [String: String] = [:]
+            for (key, v) in keys { if let s = v.stringValue { entries[key] = s } }
+            persisted[section] = entries
+        }
+        sections = persisted
+    }
+
+    /// Counts every change, so caches built from the configuration know when to drop.
+    var changeCount: Int { lock.withLock { generation } }
+
+    /// The value of `key` in `section`, if set.
+    func value(_ section: String, _ key: String) -> String? {
+        lock.withLock { sections[section]?[key] }
+    }
+
+    /// The keys and values of `section` (empty when it has none).
+    func section(_ name: String) -> [String: String] {
+        lock.withLock { sections[name] ?? [:] }
+    }
+
+    /// Every section.
+    func all() -> [String: [String: String]] {
+        lock.withLock { sections }
+    }
+
+    /// Sets (or with nil, deletes) a value; returns the previous one. `persist` writes the
+    /// persisted sections to the file (an error there leaves the running value set).
+    @discardableResult
+    func set(_ section: String, _ key: String, to value: String?, persist: Bool = true) throws -> String? {
+        let (previous, snapshot) = lock.withLock { () -> (String?, [String: [String: String]]?) in
+            let previous = sections[section]?[key]
+            sections[section, default: [:]][key] = value
+            if sections[section]?.isEmpty == true { sections[section] = nil }
+            generation += 1
+            guard persist, file != nil else { return (previous, nil) }
+            persisted[section, default: [:]][key] = value
+            if persisted[section]?.isEmpty == true { persisted[section] = nil }
+            return (previous, persisted)
+        }
+        if let snapshot, let file { try Self.write(snapshot, to: file) }
+        return previous
+    }
+
+    private static func write(_ sections: [String: [String: String]], to file: URL) throws {
+        var top = JSONObject()
+        for (section, keys) in sections.sorted(by: { $0.key < $1.key }) {
+            var object = JSONObject()
+            for (key, value) in keys.sorted(by: { $0.key < $1.key }) { object[key] = .string(value) }
+            top[section] = .object(object)
+        }
+        let temporary = file.appendingPathExtension("tmp")
+        do {
+            try Data(JSON.data(.object(top), sortedKeys: true)).write(to: temporary)
+            // Readable by the owner only: it holds the cookie secret and admins' hashes.
+            try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: temporary.path)
+            guard rename(temporary.path, file.path) == 0 else {
+                throw CBLError(500, String(cString: strerror(errno)))
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw CBLError(500, "Cannot write the listener configuration \(file.path): \(error.localizedDescription)")
+        }
+    }
+
+    // MARK: Settings the listener honours
+
+    /// `[chttpd_auth] KEY`, falling back to `[couch_httpd_auth] KEY` (CouchDB 3 reads both).
+    func authSetting(_ key: String) -> String? {
+        value("chttpd_auth", key) ?? value("couch_httpd_auth", key)
+    }
+
+    /// A whole-number setting, or `defaultValue` when unset or not a number.
+    func integer(_ section: String, _ key: String, default defaultValue: Int) -> Int {
+        value(section, key).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? defaultValue
+    }
+
+    /// A `true`/`false` setting.
+    func bool(_ section: String, _ key: String, default defaultValue: Bool) -> Bool {
+        switch value(section, key)?.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "true": return true
+        case "false": return false
+        default: return defaultValue
+        }
+    }
+
+    /// The database user documents live in (`[chttpd_auth] authentication_db`, `_users`).
+    var authenticationDatabase: String { authSetting("authentication_db") ?? "_users" }
+
+    /// Seconds an `AuthSession` cookie stays valid after it was made or refreshed (`timeout`, 600).
+    var sessionTimeout: Int { authSetting("timeout").flatMap { Int($0) } ?? 600 }
+
+    /// PBKDF2 iterations for new password hashes (`iterations`, CouchDB 3.4's 600000).
+    var passwordIterations: Int {
+        let n = authSetting("iterations").flatMap { Int($0) } ?? CouchPasswords.defaultIterations
+        return min(max(n, 1), 1_000_000_000)
+    }
+
+    /// The PRF for new password hashes (`pbkdf2_prf`, `sha256`).
+    var passwordPRF: String { authSetting("pbkdf2_prf") ?? CouchPasswords.defaultPRF }
+
+    /// The secret `AuthSession` cookies are signed with: `[chttpd_auth] secret`, made (and
+    /// persisted) the first time one is needed, as CouchDB does.
+    func cookieSecret() -> String {
+        if let secret = authSetting("secret"), !secret.isEmpty { return secret }
+        let made = CouchPasswords.newSalt()
+        lock.withLock {
+            if sections["chttpd_auth"]?["secret"] == nil { sections["chttpd_auth", default: [:]]["secret"] = made }
+        }
+        let secret = value("chttpd_auth", "secret") ?? made
+        if secret == made { try? set("chttpd_auth", "secret", to: made) }
+        return secret
+    }
+
+    // MARK: Server admins
+
+    /// Hashes an admin password as CouchDB keeps it in `[admins]`; a value that is already a
+    /// hash (`-pbkdf2…` or `-hashed-…`) is kept as it is.
+    func hashedAdminPassword(_ value: String) -> String {
+        if value.hasPrefix("-pbkdf2") || value.hasPrefix("-hashed-") { return value }
+        let salt = CouchPasswords.newSalt()
+        let prf = passwordPRF
+        let iterations = passwordIterations
+        guard let key = CouchPasswords.pbkdf2(password: value, salt: salt, iterations: iterations, prf: prf) else {
+            return value
+        }
+        return "-pbkdf2:\(prf)-\(key),\(salt),\(iterations)"
+    }
+
+    /// The credentials members of an `[admins]` entry (`password_scheme`, `derived_key`, `salt`,
+    /// `iterations`, `pbkdf2_prf`), as a user document holds them; nil when it is not a hash.
+    static func adminCredentials(_ value: String) -> JSONObject? {
+        var rest: Substring
+        var prf = "sha"
+        if value.hasPrefix("-pbkdf2-") {
+            rest = value.dropFirst("-pbkdf2-".count)
+        } else if value.hasPrefix("-pbkdf2:"), let dash = value.dropFirst(8).firstIndex(of: "-") {
+            prf = String(value[value.index(value.startIndex, offsetBy: 8)..<dash])
+            rest = value[value.index(after: dash)...]
+        } else if value.hasPrefix("-hashed-") {
+            let parts = value.dropFirst("-hashed-".count).split(separator: ",", omittingEmptySubsequences: false)
+            guard parts.count == 2 else { return nil }
+            return ["password_scheme": "simple", "password_sha": .string(String(parts[0])), "salt": .string(String(parts[1]))]
+        } else {
+            return nil
+        }
+        let parts = rest.split(separator: ",", omittingEmptySubsequences: false)
+        guard parts.count == 3, let iterations = Int(parts[2]) else { return nil }
+        return ["password_scheme": "pbkdf2", "pbkdf2_prf": .string(prf), "derived_key": .string(String(parts[0])),
+                "salt": .string(String(parts[1])), "iterations": .int(Int64(iterations))]
+    }
+}
