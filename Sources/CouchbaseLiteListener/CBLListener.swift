@@ -346,6 +346,11 @@ final class ListenerState: @unchecked Sendable {
         securityLock.withLock { securityCache.removeAll() }
     }
 
+    /// True when ``markPrepared(_:)`` was called for this database object.
+    func isPrepared(_ db: CBLDatabase) -> Bool {
+        securityLock.withLock { preparedDatabases[db.name] === db }
+    }
+
     /// True the first time it is called for this database object (see
     /// `RESTRouter.prepareAuthenticationDatabase`).
     func markPrepared(_ db: CBLDatabase) -> Bool {

@@ -15,7 +15,7 @@ extension RESTRouter {
             }
             let created = try manager.databaseNamed(name)
             state.forgetDatabase(name)
-            if name == state.configuration.authenticationDatabase { try prepareAuthenticationDatabase(created) }
+            if name == state.configuration.authenticationDatabase { try prepareAuthenticationDatabase(created, creating: true) }
             return .json(201, ["ok": true], headers: [("Location", state.absoluteURL(request, path: [name]))])
         case "GET", "HEAD":
             let db = try openDatabase(name)

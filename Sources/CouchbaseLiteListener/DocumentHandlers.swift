@@ -227,6 +227,9 @@ extension RESTRouter {
     // MARK: /{db}/{docid}
 
     func document(_ db: CBLDatabase, docID: String, _ request: RESTRequest) throws -> RESTOutcome {
+        if docID == "_design/_auth", db.name == state.configuration.authenticationDatabase {
+            try prepareAuthenticationDatabase(db, creating: true)
+        }
         switch request.method {
         case "GET", "HEAD":
             return .response(try getDocument(db, docID: docID, request))

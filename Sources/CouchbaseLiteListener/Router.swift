@@ -16,6 +16,10 @@ final class RESTRouter: Sendable {
 
     init(state: ListenerState) {
         self.state = state
+        // The first log-in against the authentication database readies it (its `_design/_auth`).
+        state.authenticator.readyAuthenticationDatabase = { [weak self] db in
+            try? self?.prepareAuthenticationDatabase(db, creating: true)
+        }
     }
 
     var manager: CBLManager { state.manager }
@@ -64,7 +68,7 @@ final class RESTRouter: Sendable {
         } catch let e as CBLError where e.code == 404 {
             throw RESTError.noDatabase
         }
-        if name == state.configuration.authenticationDatabase { try prepareAuthenticationDatabase(db) }
+        if name == state.configuration.authenticationDatabase { try prepareAuthenticationDatabase(db, creating: false) }
         return db
     }
 
@@ -100,11 +104,12 @@ final class RESTRouter: Sendable {
             var password: String?
             if request.contentType == "application/json" {
                 let body = try JSONText.object(request.body)
-                name = body["name"]?.stringValue
+                // CouchDB takes `username` for `name` too.
+                name = body["name"]?.stringValue ?? body["username"]?.stringValue
                 password = body["password"]?.stringValue
             } else {
                 let (_, form) = try RESTRequest.parseTarget("/?" + String(decoding: request.body, as: UTF8.self))
-                name = form["name"]
+                name = form["name"] ?? form["username"]
                 password = form["password"]
             }
             guard let name, let password else {

@@ -71,6 +71,13 @@ final class ListenerAuthenticator: @unchecked Sendable {
         self.manager = manager
     }
 
+    /// Called with the authentication database the first time a user is looked up in it.
+    var readyAuthenticationDatabase: (@Sendable (CBLDatabase) -> Void)? {
+        get { lock.withLock { ready } }
+        set { lock.withLock { ready = newValue } }
+    }
+    private var ready: (@Sendable (CBLDatabase) -> Void)?
+
     /// Server admins by plain password (1.x `CBLListener.setPasswords`, `cbl serve
     /// --credentials`); nil for none. Setting them drops the cache.
     var plainAdmins: [String: String]? {
@@ -274,6 +281,7 @@ final class ListenerAuthenticator: @unchecked Sendable {
             return .success(nil)
         }
         observe(db)
+        readyAuthenticationDatabase?(db)
         guard let document = db.existingDocument(withID: "org.couchdb.user:" + name),
               let revision = document.currentRevision, !revision.isDeletion,
               let properties = revision.properties else { return .success(nil) }

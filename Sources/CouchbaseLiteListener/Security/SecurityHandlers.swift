@@ -27,20 +27,26 @@ extension RESTRouter {
 
     // MARK: The authentication database
 
-    /// Readies the authentication database (`_users`) the first time this listener opens it:
-    /// its `_design/_auth` (made when missing, as CouchDB makes it) and the rules that document's
-    /// `validate_doc_update` states, run in Swift whatever the JavaScript setting.
-    func prepareAuthenticationDatabase(_ db: CBLDatabase) throws {
-        guard state.markPrepared(db) else { return }
-        db.setBuiltInValidation({ newDoc, oldDoc, userCtx, secObj in
-            try UsersDatabaseRules.validate(newDoc: newDoc, oldDoc: oldDoc, userCtx: userCtx, secObj: secObj)
-        }, forDesignDocument: "_design/_auth")
-        guard db.existingDocument(withID: "_design/_auth") == nil else { return }
-        try CBLRequestUser.acting(as: nil) {
-            _ = try db.syncPutRevision(docID: "_design/_auth", prevRevID: nil,
-                                       properties: ["language": "javascript",
-                                                    "validate_doc_update": UsersDatabaseRules.designDocumentSource],
-                                       deleting: false, allowConflict: false)
+    /// Readies the authentication database (`_users`): its `_design/_auth`, and the rules that
+    /// document's `validate_doc_update` states, run in Swift whatever the JavaScript setting, as
+    /// soon as the document exists. CouchDB's authentication cache makes the document once it
+    /// watches the database; here `creating` makes it: when the database is created, on the first
+    /// log-in against it, and when a client reads it.
+    func prepareAuthenticationDatabase(_ db: CBLDatabase, creating: Bool) throws {
+        if !state.isPrepared(db) {
+            if db.existingDocument(withID: "_design/_auth") == nil {
+                guard creating else { return }
+                try CBLRequestUser.acting(as: nil) {
+                    _ = try db.syncPutRevision(docID: "_design/_auth", prevRevID: nil,
+                                               properties: ["language": "javascript",
+                                                            "validate_doc_update": UsersDatabaseRules.designDocumentSource],
+                                               deleting: false, allowConflict: false)
+                }
+            }
+            guard state.markPrepared(db) else { return }
+            db.setBuiltInValidation({ newDoc, oldDoc, userCtx, secObj in
+                try UsersDatabaseRules.validate(newDoc: newDoc, oldDoc: oldDoc, userCtx: userCtx, secObj: secObj)
+            }, forDesignDocument: "_design/_auth")
         }
     }
 
@@ -131,13 +137,13 @@ extension RESTRouter {
                 }
                 if section == "admins" { value = config.hashedAdminPassword(value) }
                 let previous = try config.set(section, key, to: value, persist: persist)
-                configurationChanged(section)
+                configurationChanged(section, key: key)
                 return .json(200, encoded: try JSON.data(.string(previous ?? ""), sortedKeys: false))
             case "DELETE":
                 guard let previous = try config.set(section, key, to: nil, persist: persist) else {
                     throw RESTError(404, "not_found", "unknown_config_value")
                 }
-                configurationChanged(section)
+                configurationChanged(section, key: key)
                 return .json(200, encoded: try JSON.data(.string(previous), sortedKeys: false))
             default:
                 throw RESTError.methodNotAllowed("GET,PUT,DELETE")
@@ -145,11 +151,18 @@ extension RESTRouter {
         }
     }
 
-    /// Drops what was derived from a section that changed.
-    private func configurationChanged(_ section: String) {
-        if ["admins", "chttpd_auth", "couch_httpd_auth", "couchdb"].contains(section) {
-            state.authenticator.invalidate()
-            state.forgetAllSecurity()
+    /// Drops what was derived from a section that changed. A new authentication database is
+    /// readied a moment later, as CouchDB's authentication cache does once it watches it.
+    private func configurationChanged(_ section: String, key: String) {
+        guard ["admins", "chttpd_auth", "couch_httpd_auth", "couchdb"].contains(section) else { return }
+        state.authenticator.invalidate()
+        state.forgetAllSecurity()
+        guard key == "authentication_db" else { return }
+        let name = state.configuration.authenticationDatabase
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self] in
+            guard let self, self.manager.databaseExistsNamed(name),
+                  let db = try? self.manager.existingDatabaseNamed(name) else { return }
+            try? self.prepareAuthenticationDatabase(db, creating: true)
         }
     }
 
