@@ -704,7 +704,8 @@ final class ListenerReplicateTests: ReplicationTestCase {
         let denied = try request("POST", "/_replicate", json: ["source": "here", "target": "\(remoteBase)/there"])
         expectError(denied, 401, "unauthorized")
         // Remote → remote runs as a service (ListenerRelayReplicationTests): the remote's refusal is the answer.
-        expectError(try request("POST", "/_replicate", json: ["source": "\(remoteBase)/x", "target": "\(remoteBase)/y"]),
+        // (A database that exists: a missing one is 404 for anyone, as in CouchDB.)
+        expectError(try request("POST", "/_replicate", json: ["source": "\(remoteBase)/there", "target": "\(remoteBase)/y"]),
                     401, "unauthorized")
     }
 

@@ -63,6 +63,7 @@ final class ListenerAuthenticator: @unchecked Sendable {
     private var passwords: [String: String]?
     private var verified: [String: Verified] = [:]
     private var failures: [String: Failures] = [:]
+    private var checking: [String: DispatchGroup] = [:]
     private var generation = 0
     private var observed: (database: CBLDatabase, token: CBLListenerToken)?
 
@@ -159,6 +160,23 @@ final class ListenerAuthenticator: @unchecked Sendable {
             return .user(hit)
         }
         guard slowPathAllowed else { return nil }
+        // One check at a time per credentials: a burst of clients with the same ones (a restart,
+        // a replicator's parallel connections) waits for the first PBKDF2 instead of each running it.
+        let (group, waited) = lock.withLock { () -> (DispatchGroup, Bool) in
+            if let running = checking[key] { return (running, true) }
+            let group = DispatchGroup()
+            group.enter()
+            checking[key] = group
+            return (group, false)
+        }
+        if waited {
+            group.wait()
+            return checkPassword(name: name, password: password, peer: peer, slowPathAllowed: true)
+        }
+        defer {
+            lock.withLock { _ = checking.removeValue(forKey: key) }
+            group.leave()
+        }
         let startGeneration = lock.withLock { generation }
         let credentials: Credentials
         switch lookUp(name) {
@@ -305,8 +323,10 @@ final class ListenerAuthenticator: @unchecked Sendable {
         }
         let previous = lock.withLock { () -> (CBLDatabase, CBLListenerToken)? in
             defer {
+                // Another database object (the database was deleted and made again): forget
+                // what was checked against the old one.
+                if observed != nil { generation += 1 }
                 observed = (db, token)
-                generation += 1
             }
             return observed
         }
