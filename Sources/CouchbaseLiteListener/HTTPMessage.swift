@@ -39,7 +39,10 @@ struct RESTRequest: Sendable {
         self.nonUTF8Segments = nonUTF8Segments
     }
 
-    func header(_ name: String) -> String? { headers[name.lowercased()] }
+    func header(_ name: String) -> String? {
+        // Callers name headers in lower case, as they are kept: no lowercasing copy then.
+        name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? headers[name.lowercased()] : headers[name]
+    }
 
     /// The same request with `body` as its body (read after the head was parsed).
     func with(body: [UInt8]) -> RESTRequest {

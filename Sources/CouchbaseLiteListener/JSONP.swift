@@ -7,7 +7,7 @@ import Foundation
 extension RESTRouter {
     func jsonp(_ outcome: RESTOutcome, for request: RESTRequest) -> RESTOutcome {
         guard request.method == "GET", let callback = request.query["callback"],
-              state.configuration.bool("chttpd", "allow_jsonp", default: false),
+              state.configuration.settings.allowJSONP,
               case .response(var response) = outcome,
               response.headers.contains(where: { $0.0.lowercased() == "content-type" && $0.1.hasPrefix("application/json") })
         else { return outcome }

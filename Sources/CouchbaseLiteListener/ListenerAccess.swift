@@ -105,7 +105,7 @@ struct ListenerAccessPolicy: Sendable {
                 return user.name == nil && !user.isServerAdmin
                     ? RESTError(401, "unauthorized", "You are not an authenticated user") : nil
             case "_all_dbs", "_dbs_info":
-                if !state.configuration.bool("chttpd", "admin_only_all_dbs", default: true) { return nil }
+                if !state.configuration.settings.adminOnlyAllDbs { return nil }
                 return user.isServerAdmin ? nil : Self.notServerAdmin
             default:
                 return user.isServerAdmin ? nil : Self.notServerAdmin
@@ -152,7 +152,7 @@ struct ListenerAccessPolicy: Sendable {
         let s = request.segments
         guard s.count >= 2 else { return nil }
         if s[1] == "_security", request.method != "GET", request.method != "HEAD",
-           !state.configuration.bool("couchdb", "users_db_security_editable", default: false) {
+           !state.configuration.settings.usersDatabaseSecurityEditable {
             return RESTError(403, "forbidden", "You can't edit the security object of the user database.")
         }
         guard !user.isServerAdmin else { return nil }

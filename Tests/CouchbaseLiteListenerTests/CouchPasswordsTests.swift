@@ -59,7 +59,7 @@ final class CouchPasswordsTests: XCTestCase {
                     String(repeating: "A", count: 10_000)] {
             XCTAssertNil(AuthSessionCookie.parse(bad), bad)
         }
-        var forged = AuthSessionCookie.base64URLDecode(cookie)!
+        var forged = Base64Bytes.decode(cookie.utf8, urlSafe: true)!
         forged[2] ^= 1   // "alice" → another name, same MAC
         let (other, otherMAC) = try XCTUnwrap(AuthSessionCookie.parse(AuthSessionCookie.base64URL(forged)))
         XCTAssertFalse(other.verify(mac: otherMAC, secret: secret, salt: salt))
@@ -69,5 +69,57 @@ final class CouchPasswordsTests: XCTestCase {
         XCTAssertTrue(CouchPasswords.constantTimeEqual("abc", "abc"))
         XCTAssertFalse(CouchPasswords.constantTimeEqual("abc", "abd"))
         XCTAssertFalse(CouchPasswords.constantTimeEqual("abc", "abcd"))
+    }
+
+    /// The byte-level Base64 reader the authenticator uses agrees with Foundation on every
+    /// length, with and without padding, in both alphabets, and refuses what is not Base64.
+    func testBase64BytesAgreesWithFoundation() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<70 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let standard = Data(bytes).base64EncodedString()
+            XCTAssertEqual(Base64Bytes.decode(standard.utf8, urlSafe: false), bytes, standard)
+            let unpadded = standard.replacingOccurrences(of: "=", with: "")
+            XCTAssertEqual(Base64Bytes.decode(unpadded.utf8, urlSafe: false), bytes, unpadded)
+            let url = unpadded.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            XCTAssertEqual(Base64Bytes.decode(url.utf8, urlSafe: true), bytes, url)
+            XCTAssertEqual(AuthSessionCookie.base64URL(bytes), url)
+        }
+        XCTAssertEqual(Base64Bytes.decode("Ym9iOnMzY3JldA==".utf8, urlSafe: false), Array("bob:s3cret".utf8))
+        for bad in ["A", "AAAAA", "YW=x", "YQ===", "Y Q==", "YQ=", "%%%%", "ab-_"] {
+            XCTAssertNil(Base64Bytes.decode(bad.utf8, urlSafe: false), bad)
+        }
+        XCTAssertNil(Base64Bytes.decode("ab+/".utf8, urlSafe: true))
+    }
+
+    /// Cookie expiry dates as CouchDB writes them (`Expires=Thu, 01-Jan-1970 00:00:00 GMT`).
+    func testCookieDates() {
+        XCTAssertEqual(ListenerAuthenticator.cookieDate(0), "Thu, 01-Jan-1970 00:00:00 GMT")
+        XCTAssertEqual(ListenerAuthenticator.cookieDate(1_700_000_000), "Tue, 14-Nov-2023 22:13:20 GMT")
+        XCTAssertEqual(ListenerAuthenticator.cookieDate(1_798_761_599), "Thu, 31-Dec-2026 23:59:59 GMT")
+    }
+
+    /// `Authorization` and `Cookie` headers as CouchDB reads them: the scheme in any case, spaces
+    /// around cookie names and values ignored, the `_:_` pair meaning no credentials.
+    func testCredentialHeaders() throws {
+        XCTAssertEqual(ListenerAuthenticator.basicToken("Basic Ym9iOnMzY3JldA=="), "Ym9iOnMzY3JldA==")
+        XCTAssertEqual(ListenerAuthenticator.basicToken("BASIC  Ym9i  "), "Ym9i")
+        XCTAssertNil(ListenerAuthenticator.basicToken("Bearer Ym9i"))
+        XCTAssertNil(ListenerAuthenticator.basicToken("Basic"))
+        let pair = try XCTUnwrap(ListenerAuthenticator.basicCredentials("Ym9iOnMzOmNyZXQ="))
+        XCTAssertEqual(pair.0, "bob")
+        XCTAssertEqual(pair.1, "s3:cret", "the name ends at the first colon")
+        XCTAssertNil(ListenerAuthenticator.basicCredentials("Xzpf"), "_:_ is no credentials")
+        XCTAssertNil(ListenerAuthenticator.basicCredentials("Ym9i"), "no colon")
+        XCTAssertNil(ListenerAuthenticator.basicCredentials("%%%%"))
+
+        func request(_ cookie: String) -> RESTRequest {
+            RESTRequest(method: "GET", segments: [], query: [:], headers: ["cookie": cookie], body: [])
+        }
+        XCTAssertEqual(ListenerAuthenticator.cookie(named: "AuthSession", in: request("a=1; AuthSession = xyz ;b=2")), "xyz")
+        XCTAssertEqual(ListenerAuthenticator.cookie(named: "AuthSession", in: request("AuthSession=")), "")
+        XCTAssertEqual(ListenerAuthenticator.cookie(named: "AuthSession", in: request("XAuthSession=1;AuthSession=é=2")), "é=2")
+        XCTAssertNil(ListenerAuthenticator.cookie(named: "AuthSession", in: request("AuthSessionX=1; other")))
+        XCTAssertNil(ListenerAuthenticator.cookie(named: "AuthSession", in: request("")))
     }
 }

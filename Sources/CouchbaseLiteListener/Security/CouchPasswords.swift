@@ -116,8 +116,11 @@ struct AuthSessionCookie: Equatable {
     }
 
     /// Reads a cookie value: the name and timestamp it claims, and its MAC (nil when malformed).
-    static func parse(_ value: String) -> (cookie: AuthSessionCookie, mac: [UInt8])? {
-        guard value.utf8.count <= 4096, let bytes = base64URLDecode(value) else { return nil }
+    static func parse(_ value: String) -> (cookie: AuthSessionCookie, mac: [UInt8])? { parse(Substring(value)) }
+
+    /// Reads a cookie value: the name and timestamp it claims, and its MAC (nil when malformed).
+    static func parse(_ value: Substring) -> (cookie: AuthSessionCookie, mac: [UInt8])? {
+        guard value.utf8.count <= 4096, let bytes = Base64Bytes.decode(value.utf8, urlSafe: true) else { return nil }
         // name:hex:mac — the name may not contain ':' (CouchDB splits on the first two).
         guard let first = bytes.firstIndex(of: UInt8(ascii: ":")),
               let second = bytes[(first + 1)...].firstIndex(of: UInt8(ascii: ":")),
@@ -139,10 +142,48 @@ struct AuthSessionCookie: Equatable {
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
+}
 
-    static func base64URLDecode(_ text: String) -> [UInt8]? {
-        var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while s.utf8.count % 4 != 0 { s += "=" }
-        return Data(base64Encoded: s).map(Array.init)
+/// Base64 decoding over bytes, without Foundation's string round trips: the standard alphabet,
+/// or with `urlSafe` the URL one (`-`, `_`); padding optional, nothing else allowed.
+enum Base64Bytes {
+    private static let values: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (i, c) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8.enumerated() {
+            table[Int(c)] = UInt8(i)
+        }
+        return table
+    }()
+
+    static func decode(_ text: some Collection<UInt8>, urlSafe: Bool) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count * 3 / 4)
+        var buffer: UInt32 = 0
+        var bits = 0
+        var padding = 0
+        for c in text {
+            if c == UInt8(ascii: "=") {
+                padding += 1
+                continue
+            }
+            guard padding == 0 else { return nil }   // data after padding
+            var value = values[Int(c)]
+            if value == 0xFF {
+                switch c {
+                case UInt8(ascii: "+") where !urlSafe, UInt8(ascii: "-") where urlSafe: value = 62
+                case UInt8(ascii: "/") where !urlSafe, UInt8(ascii: "_") where urlSafe: value = 63
+                default: return nil
+                }
+            }
+            buffer = buffer << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: buffer >> UInt32(bits)))
+            }
+        }
+        // A lone character of a last group, or padding that does not fill the last group: not base64.
+        guard bits < 6, padding <= 2, padding == 0 || text.count % 4 == 0 else { return nil }
+        return out
     }
 }

@@ -50,6 +50,38 @@ final class ListenerAuthenticator: @unchecked Sendable {
         var salt: String
         var generation: Int
         var expires: Date
+        /// For a session cookie: the time it was made (seconds since 1970), and the refreshed
+        /// cookie last made for it (one per second at most, however many requests send it).
+        var cookieTimestamp: Int?
+        var refreshed: (second: Int, header: String)?
+    }
+
+    /// What verified credentials are cached under: a SHA-256 of them (of the `Authorization`
+    /// token, of a name and password, or of a cookie), never the credentials themselves.
+    struct CacheKey: Hashable {
+        let words: (UInt64, UInt64, UInt64, UInt64)
+
+        init(_ kind: UInt8, _ first: Substring, _ second: Substring? = nil) {
+            var hasher = SHA256()
+            withUnsafeBytes(of: kind) { hasher.update(bufferPointer: $0) }
+            var first = first
+            first.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+            if var second {
+                // A NUL between the parts: no name and password run together like another pair.
+                withUnsafeBytes(of: UInt8(0)) { hasher.update(bufferPointer: $0) }
+                second.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+            }
+            words = hasher.finalize().withUnsafeBytes { raw in
+                (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                 raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+            }
+        }
+
+        static func == (a: CacheKey, b: CacheKey) -> Bool {
+            a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2 && a.words.3 == b.words.3
+        }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(words.0) }
     }
 
     private struct Failures {
@@ -61,9 +93,9 @@ final class ListenerAuthenticator: @unchecked Sendable {
     private let manager: CBLManager
     private let lock = NSLock()
     private var passwords: [String: String]?
-    private var verified: [String: Verified] = [:]
+    private var verified: [CacheKey: Verified] = [:]
     private var failures: [String: Failures] = [:]
-    private var checking: [String: DispatchGroup] = [:]
+    private var checking: [CacheKey: DispatchGroup] = [:]
     private var generation = 0
     private var observed: (database: CBLDatabase, token: CBLListenerToken)?
 
@@ -96,19 +128,32 @@ final class ListenerAuthenticator: @unchecked Sendable {
 
     /// True when the listener has a server admin: otherwise everyone is one (admin party).
     var hasAdmins: Bool {
-        plainAdmins != nil || !configuration.section("admins").isEmpty
+        lock.withLock { passwords != nil } || configuration.settings.hasAdminsSection
     }
 
     /// The user of a request. With `slowPathAllowed` false it answers only from the cache (no
     /// database read, no PBKDF2) and returns nil when it would have to do more: the caller then
     /// asks again on a worker thread.
     func authenticate(_ request: RESTRequest, slowPathAllowed: Bool) -> Result? {
-        if let (name, password) = Self.basicCredentials(request) {
-            guard let outcome = checkPassword(name: name, password: password, peer: request.peerAddress,
-                                              slowPathAllowed: slowPathAllowed) else { return nil }
+        if let header = request.header("authorization"), let token = Self.basicToken(header) {
+            // Credentials seen before are found by the token's digest, without decoding it.
+            let key = CacheKey(1, token)
+            let outcome: Outcome?
+            if let hit = cachedUser(key, peer: request.peerAddress) {
+                outcome = hit
+            } else if let (name, password) = Self.basicCredentials(token) {
+                outcome = checkPassword(name: name, password: password, peer: request.peerAddress,
+                                        slowPathAllowed: slowPathAllowed, key: key)
+            } else {
+                outcome = .anonymous   // `_:_`, or not Basic credentials after all: as if none were sent
+            }
+            guard let outcome else { return nil }
             if case .user(var user) = outcome {
                 user.authenticatedBy = "default"
                 return Result(outcome: .user(user))
+            }
+            if case .anonymous = outcome, let cookie = Self.cookie(named: "AuthSession", in: request) {
+                return checkCookie(cookie, slowPathAllowed: slowPathAllowed)
             }
             return Result(outcome: outcome)
         }
@@ -118,40 +163,93 @@ final class ListenerAuthenticator: @unchecked Sendable {
         return Result(outcome: .anonymous)
     }
 
-    /// `Authorization: Basic …` as CouchDB reads it: the name before the first `:`; `_:_` means
-    /// no credentials (a client's way to log out).
-    static func basicCredentials(_ request: RESTRequest) -> (String, String)? {
-        guard let header = request.header("authorization") else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "basic",
-              let data = Data(base64Encoded: parts[1].trimmingCharacters(in: .whitespaces)),
-              let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return nil }
-        let name = String(text[..<colon]), password = String(text[text.index(after: colon)...])
+    /// The credentials of an `Authorization: Basic TOKEN` header (the scheme in any case), or nil.
+    static func basicToken(_ header: String) -> Substring? {
+        let utf8 = header.utf8
+        guard utf8.count > 6, let space = utf8.firstIndex(of: UInt8(ascii: " ")),
+              utf8[..<space].elementsEqual("basic".utf8, by: { $0 | 0x20 == $1 }) else { return nil }
+        return Substring(trimmed(header.utf8[utf8.index(after: space)...]))
+    }
+
+    /// Basic credentials as CouchDB reads them: the name before the first `:`; `_:_` means no
+    /// credentials (a client's way to log out); nil for those or a token that does not decode.
+    static func basicCredentials(_ token: Substring) -> (String, String)? {
+        guard let bytes = Base64Bytes.decode(token.utf8, urlSafe: false),
+              let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+              let name = String(validating: bytes[..<colon], as: UTF8.self),
+              let password = String(validating: bytes[(colon + 1)...], as: UTF8.self) else { return nil }
         if name == "_" && password == "_" { return nil }
         return (name, password)
     }
 
-    static func cookie(named name: String, in request: RESTRequest) -> String? {
-        guard let cookies = request.header("cookie") else { return nil }
-        for cookie in cookies.split(separator: ";") {
-            let kv = cookie.split(separator: "=", maxSplits: 1)
-            if kv.count == 2, kv[0].trimmingCharacters(in: .whitespaces) == name {
-                return kv[1].trimmingCharacters(in: .whitespaces)
+    /// A cookie's value in the request's `Cookie` header(s).
+    static func cookie(named name: String, in request: RESTRequest) -> Substring? {
+        guard var cookies = request.header("cookie") else { return nil }
+        // `name=value` pairs between `;`, spaces around them ignored, scanned as bytes.
+        let found = cookies.withUTF8 { bytes -> Range<Int>? in
+            func isSpace(_ i: Int) -> Bool { bytes[i] == 0x20 || bytes[i] == 0x09 }
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: ";") { end += 1 }
+                var keyStart = start
+                while keyStart < end, isSpace(keyStart) { keyStart += 1 }
+                var equals = keyStart
+                while equals < end, bytes[equals] != UInt8(ascii: "=") { equals += 1 }
+                var keyEnd = equals
+                while keyEnd > keyStart, isSpace(keyEnd - 1) { keyEnd -= 1 }
+                if equals < end, UnsafeBufferPointer(rebasing: bytes[keyStart..<keyEnd]).elementsEqual(name.utf8) {
+                    var valueStart = equals + 1, valueEnd = end
+                    while valueStart < valueEnd, isSpace(valueStart) { valueStart += 1 }
+                    while valueEnd > valueStart, isSpace(valueEnd - 1) { valueEnd -= 1 }
+                    return valueStart..<valueEnd
+                }
+                start = end + 1
             }
+            return nil
         }
-        return nil
+        guard let found else { return nil }
+        let utf8 = cookies.utf8
+        let lower = utf8.index(utf8.startIndex, offsetBy: found.lowerBound)
+        return cookies[lower..<utf8.index(lower, offsetBy: found.count)]
     }
+
+    private static func trimmed(_ text: Substring.UTF8View) -> Substring.UTF8View {
+        var text = text
+        while let first = text.first, first == 0x20 || first == 0x09 { text.removeFirst() }
+        while let last = text.last, last == 0x20 || last == 0x09 { text.removeLast() }
+        return text
+    }
+
+    /// A cached user for `key` (nil when there is none), or the lockout refusal when the name
+    /// has been locked out since (one lock, no allocation when nobody is locked out).
+    private func cachedUser(_ key: CacheKey, peer: String?) -> Outcome? {
+        let settings = configuration.settings
+        let now = Date()
+        return lock.withLock { () -> Outcome? in
+            guard let entry = verified[key], entry.generation == generation, entry.expires > now else { return nil }
+            if !failures.isEmpty, settings.lockoutMode == .enforce, let name = entry.user.name,
+               let failed = failures[Self.lockKey(peer, name)], failed.count >= settings.lockoutThreshold,
+               now.timeIntervalSince(failed.first) <= settings.lockoutLifetime {
+                return .refused(Self.lockedOut)
+            }
+            return .user(entry.user)
+        }
+    }
+
+    private static func lockKey(_ peer: String?, _ name: String) -> String { (peer ?? "") + "\u{0}" + name }
+
+    static let lockedOut = RESTError(403, "forbidden", "Account is temporarily locked due to multiple authentication failures")
 
     // MARK: Passwords
 
     /// Checks a name and password (Basic credentials or `POST /_session`); nil when the answer is
-    /// not cached and `slowPathAllowed` is false.
-    func checkPassword(name: String, password: String, peer: String?, slowPathAllowed: Bool) -> Outcome? {
-        let lockKey = (peer ?? "") + "\u{0}" + name
-        if isLockedOut(lockKey) {
-            return .refused(RESTError(403, "forbidden", "Account is temporarily locked due to multiple authentication failures"))
-        }
-        let key = Self.digest("basic", name, password)
+    /// not cached and `slowPathAllowed` is false. `key`: what the check is cached under (the Basic
+    /// token's digest; by default the name and password's).
+    func checkPassword(name: String, password: String, peer: String?, slowPathAllowed: Bool, key: CacheKey? = nil) -> Outcome? {
+        let lockKey = Self.lockKey(peer, name)
+        if isLockedOut(lockKey) { return .refused(Self.lockedOut) }
+        let key = key ?? CacheKey(2, Substring(name), Substring(password))
         let now = Date()
         if let hit = lock.withLock({ () -> UserContext? in
             guard let entry = verified[key], entry.generation == generation, entry.expires > now else { return nil }
@@ -171,7 +269,7 @@ final class ListenerAuthenticator: @unchecked Sendable {
         }
         if waited {
             group.wait()
-            return checkPassword(name: name, password: password, peer: peer, slowPathAllowed: true)
+            return checkPassword(name: name, password: password, peer: peer, slowPathAllowed: true, key: key)
         }
         defer {
             lock.withLock { _ = checking.removeValue(forKey: key) }
@@ -198,7 +296,8 @@ final class ListenerAuthenticator: @unchecked Sendable {
             return .refused(Self.incorrect)
         }
         let user = UserContext(name: name, roles: credentials.roles, authenticatedBy: nil)
-        remember(key, Verified(user: user, salt: credentials.salt, generation: startGeneration, expires: now + cacheLifetime))
+        remember(key, Verified(user: user, salt: credentials.salt, generation: startGeneration,
+                               expires: now + configuration.settings.cacheLifetime))
         lock.withLock { _ = failures.removeValue(forKey: lockKey) }
         return .user(user)
     }
@@ -209,39 +308,52 @@ final class ListenerAuthenticator: @unchecked Sendable {
 
     /// Checks an `AuthSession` cookie: a malformed one is `400`; a valid signature within the
     /// timeout is the user (with a refreshed cookie once a tenth of the timeout has passed); any
-    /// other is no user at all, as in CouchDB (the request goes on anonymously).
-    private func checkCookie(_ value: String, slowPathAllowed: Bool) -> Result? {
+    /// other is no user at all, as in CouchDB (the request goes on anonymously). A cookie checked
+    /// before is found by its digest, without parsing it or computing its MAC again.
+    private func checkCookie(_ value: Substring, slowPathAllowed: Bool) -> Result? {
         guard !value.isEmpty else { return Result(outcome: .anonymous) }
-        guard let (cookie, mac) = AuthSessionCookie.parse(value) else {
-            return Result(outcome: .refused(RESTError(400, "bad_request", "Malformed AuthSession cookie. Please clear your cookies.")))
-        }
-        let now = Int(Date().timeIntervalSince1970)
-        let timeout = configuration.sessionTimeout
-        guard cookie.timestamp + timeout > now else { return Result(outcome: .anonymous) }
-        let key = Self.digest("cookie", value, "")
-        let cached = lock.withLock { () -> Verified? in
-            guard let entry = verified[key], entry.generation == generation, entry.expires > Date() else { return nil }
+        let settings = configuration.settings
+        let timeout = settings.sessionTimeout
+        let now = Date()
+        let seconds = Int(now.timeIntervalSince1970)
+        let key = CacheKey(3, value)
+        var entry = lock.withLock { () -> Verified? in
+            guard let entry = verified[key], entry.generation == generation, entry.expires > now else { return nil }
             return entry
         }
-        var entry: Verified
-        if let cached {
-            entry = cached
-        } else {
+        if entry == nil {
+            guard let (cookie, mac) = AuthSessionCookie.parse(value) else {
+                return Result(outcome: .refused(RESTError(400, "bad_request", "Malformed AuthSession cookie. Please clear your cookies.")))
+            }
+            guard cookie.timestamp + timeout > seconds else { return Result(outcome: .anonymous) }
             guard slowPathAllowed else { return nil }
             let startGeneration = lock.withLock { generation }
             guard case .success(let credentials?) = lookUp(cookie.name),
                   cookie.verify(mac: mac, secret: configuration.cookieSecret(), salt: credentials.salt) else {
                 return Result(outcome: .anonymous)
             }
-            entry = Verified(user: UserContext(name: cookie.name, roles: credentials.roles, authenticatedBy: nil),
-                             salt: credentials.salt, generation: startGeneration, expires: Date() + cacheLifetime)
-            remember(key, entry)
+            let made = Verified(user: UserContext(name: cookie.name, roles: credentials.roles, authenticatedBy: nil),
+                                salt: credentials.salt, generation: startGeneration, expires: now + settings.cacheLifetime,
+                                cookieTimestamp: cookie.timestamp)
+            remember(key, made)
+            entry = made
         }
+        guard var entry, let timestamp = entry.cookieTimestamp, let name = entry.user.name else {
+            return Result(outcome: .anonymous)
+        }
+        guard timestamp + timeout > seconds else { return Result(outcome: .anonymous) }
         entry.user.authenticatedBy = "cookie"
         var refreshed: String?
-        // CouchDB sends a new cookie once less than 90% of the timeout is left.
-        if cookie.timestamp + timeout - now < timeout * 9 / 10 {
-            refreshed = sessionCookieHeader(name: cookie.name, salt: entry.salt, now: now)
+        // CouchDB sends a new cookie once less than 90% of the timeout is left (with every
+        // answer until the client uses it: made once a second here).
+        if timestamp + timeout - seconds < timeout * 9 / 10 {
+            if let last = entry.refreshed, last.second == seconds {
+                refreshed = last.header
+            } else {
+                let header = sessionCookieHeader(name: name, salt: entry.salt, now: seconds)
+                refreshed = header
+                lock.withLock { verified[key]?.refreshed = (seconds, header) }
+            }
         }
         return Result(outcome: .user(entry.user), setCookie: refreshed)
     }
@@ -255,28 +367,31 @@ final class ListenerAuthenticator: @unchecked Sendable {
 
     /// The `Set-Cookie` value of a session for `name` made at `now`.
     func sessionCookieHeader(name: String, salt: String, now: Int) -> String {
+        let settings = configuration.settings
         let value = AuthSessionCookie(name: name, timestamp: now).value(secret: configuration.cookieSecret(), salt: salt)
         var header = "AuthSession=\(value); Version=1"
-        if configuration.bool("chttpd_auth", "allow_persistent_cookies", default: true) {
-            let timeout = configuration.sessionTimeout
-            header += "; Expires=\(Self.cookieDate(Date(timeIntervalSince1970: TimeInterval(now + timeout)))); Max-Age=\(timeout)"
+        if settings.allowPersistentCookies {
+            let timeout = settings.sessionTimeout
+            header += "; Expires=\(Self.cookieDate(now + timeout)); Max-Age=\(timeout)"
         }
         header += "; Path=/; HttpOnly"
-        if let sameSite = configuration.authSetting("same_site"), ["strict", "lax", "none"].contains(sameSite.lowercased()) {
-            header += "; SameSite=\(sameSite.prefix(1).uppercased() + sameSite.dropFirst().lowercased())"
-        }
+        if let sameSite = settings.sameSite { header += "; SameSite=\(sameSite)" }
         return header
     }
 
     /// The `Set-Cookie` value that ends a session.
     static let endedSessionCookie = "AuthSession=; Version=1; Expires=Thu, 01-Jan-1970 00:00:00 GMT; Max-Age=0; Path=/; HttpOnly"
 
-    private static func cookieDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd-MMM-yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
+    /// `Thu, 01-Jan-1970 00:00:00 GMT`: a cookie's `Expires`, as CouchDB writes it.
+    static func cookieDate(_ seconds: Int) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday))-\(months[Int(parts.tm_mon)])-\(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
 
     // MARK: Looking users up
@@ -344,12 +459,8 @@ final class ListenerAuthenticator: @unchecked Sendable {
 
     // MARK: Cache and lockout
 
-    private var cacheLifetime: TimeInterval {
-        TimeInterval(configuration.integer("chttpd_auth_cache", "max_lifetime", default: 600_000)) / 1000
-    }
-
-    private func remember(_ key: String, _ entry: Verified) {
-        let limit = max(configuration.integer("chttpd_auth_cache", "max_objects", default: 10_000), 1)
+    private func remember(_ key: CacheKey, _ entry: Verified) {
+        let limit = configuration.settings.cacheMaxObjects
         lock.withLock {
             guard entry.generation == generation else { return }
             if verified.count >= limit { verified.removeAll(keepingCapacity: true) }
@@ -358,9 +469,10 @@ final class ListenerAuthenticator: @unchecked Sendable {
     }
 
     private func isLockedOut(_ key: String) -> Bool {
-        guard configuration.value("chttpd_auth_lockout", "mode") ?? "enforce" == "enforce" else { return false }
-        let threshold = configuration.integer("chttpd_auth_lockout", "threshold", default: 5)
-        let lifetime = TimeInterval(configuration.integer("chttpd_auth_lockout", "max_lifetime", default: 300_000)) / 1000
+        let settings = configuration.settings
+        guard settings.lockoutMode == .enforce else { return false }
+        let threshold = settings.lockoutThreshold
+        let lifetime = settings.lockoutLifetime
         return lock.withLock {
             guard let entry = failures[key] else { return false }
             if Date().timeIntervalSince(entry.first) > lifetime {
@@ -372,9 +484,10 @@ final class ListenerAuthenticator: @unchecked Sendable {
     }
 
     private func recordFailure(_ key: String) {
-        guard configuration.value("chttpd_auth_lockout", "mode") ?? "enforce" != "off" else { return }
-        let lifetime = TimeInterval(configuration.integer("chttpd_auth_lockout", "max_lifetime", default: 300_000)) / 1000
-        let limit = max(configuration.integer("chttpd_auth_lockout", "max_objects", default: 10_000), 1)
+        let settings = configuration.settings
+        guard settings.lockoutMode != .off else { return }
+        let lifetime = settings.lockoutLifetime
+        let limit = settings.lockoutMaxObjects
         let now = Date()
         lock.withLock {
             if failures.count >= limit {
@@ -388,16 +501,5 @@ final class ListenerAuthenticator: @unchecked Sendable {
                 failures[key] = Failures(count: 1, first: now)
             }
         }
-    }
-
-    /// The cache key of some credentials: SHA-256 of their parts (the secret itself is never kept).
-    private static func digest(_ kind: String, _ a: String, _ b: String) -> String {
-        var hasher = SHA256()
-        hasher.update(data: Array(kind.utf8))
-        hasher.update(data: [0])
-        hasher.update(data: Array(a.utf8))
-        hasher.update(data: [0])
-        hasher.update(data: Array(b.utf8))
-        return CouchPasswords.hex(hasher.finalize())
     }
 }

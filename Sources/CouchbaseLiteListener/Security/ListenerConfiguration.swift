@@ -16,6 +16,7 @@ final class ListenerConfiguration: @unchecked Sendable {
     private var sections: [String: [String: String]] = [:]
     private var persisted: [String: [String: String]] = [:]
     private var generation = 0
+    private var cachedSettings: (generation: Int, settings: Settings)?
     private let file: URL?
 
     /// The file the persisted sections live in, or nil for a listener without one.
@@ -39,6 +40,17 @@ final class ListenerConfiguration: @unchecked Sendable {
 
     /// Counts every change, so caches built from the configuration know when to drop.
     var changeCount: Int { lock.withLock { generation } }
+
+    /// The settings requests read, parsed once per change of the configuration: a request reads
+    /// them with one lock instead of a lookup (and a parse) per setting.
+    var settings: Settings {
+        lock.withLock {
+            if let cachedSettings, cachedSettings.generation == generation { return cachedSettings.settings }
+            let made = Settings(sections)
+            cachedSettings = (generation, made)
+            return made
+        }
+    }
 
     /// The value of `key` in `section`, if set.
     func value(_ section: String, _ key: String) -> String? {
@@ -103,12 +115,20 @@ final class ListenerConfiguration: @unchecked Sendable {
 
     /// A whole-number setting, or `defaultValue` when unset or not a number.
     func integer(_ section: String, _ key: String, default defaultValue: Int) -> Int {
-        value(section, key).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? defaultValue
+        Self.integer(value(section, key), default: defaultValue)
     }
 
     /// A `true`/`false` setting.
     func bool(_ section: String, _ key: String, default defaultValue: Bool) -> Bool {
-        switch value(section, key)?.trimmingCharacters(in: .whitespaces).lowercased() {
+        Self.bool(value(section, key), default: defaultValue)
+    }
+
+    static func integer(_ text: String?, default defaultValue: Int) -> Int {
+        text.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? defaultValue
+    }
+
+    static func bool(_ text: String?, default defaultValue: Bool) -> Bool {
+        switch text?.trimmingCharacters(in: .whitespaces).lowercased() {
         case "true": return true
         case "false": return false
         default: return defaultValue
@@ -116,10 +136,10 @@ final class ListenerConfiguration: @unchecked Sendable {
     }
 
     /// The database user documents live in (`[chttpd_auth] authentication_db`, `_users`).
-    var authenticationDatabase: String { authSetting("authentication_db") ?? "_users" }
+    var authenticationDatabase: String { settings.authenticationDatabase }
 
     /// Seconds an `AuthSession` cookie stays valid after it was made or refreshed (`timeout`, 600).
-    var sessionTimeout: Int { authSetting("timeout").flatMap { Int($0) } ?? 600 }
+    var sessionTimeout: Int { settings.sessionTimeout }
 
     /// PBKDF2 iterations for new password hashes (`iterations`, CouchDB 3.4's 600000).
     var passwordIterations: Int {
@@ -179,5 +199,68 @@ final class ListenerConfiguration: @unchecked Sendable {
         guard parts.count == 3, let iterations = Int(parts[2]) else { return nil }
         return ["password_scheme": "pbkdf2", "pbkdf2_prf": .string(prf), "derived_key": .string(String(parts[0])),
                 "salt": .string(String(parts[1])), "iterations": .int(Int64(iterations))]
+    }
+}
+
+extension ListenerConfiguration {
+    /// The settings read on every request, parsed from the sections once per change (see
+    /// ``ListenerConfiguration/settings``). Defaults are CouchDB 3.4's.
+    struct Settings: Sendable {
+        /// CouchDB's `[chttpd_auth_lockout] mode`: refuse locked names, only log them, or neither.
+        enum LockoutMode: Sendable { case enforce, warn, off }
+
+        /// `[chttpd_auth] authentication_db` (`_users`).
+        var authenticationDatabase = "_users"
+        /// `[chttpd_auth] timeout`: seconds a session cookie lives (600).
+        var sessionTimeout = 600
+        /// `[chttpd_auth] allow_persistent_cookies` (true): cookies with `Expires`/`Max-Age`.
+        var allowPersistentCookies = true
+        /// `[chttpd_auth] same_site` as the cookie attribute spells it (`Strict`, `Lax`, `None`), if set.
+        var sameSite: String?
+        /// True when the `[admins]` section names a server admin.
+        var hasAdminsSection = false
+        /// `[chttpd_auth_cache] max_lifetime` (600000 ms) and `max_objects` (10000).
+        var cacheLifetime: TimeInterval = 600
+        var cacheMaxObjects = 10_000
+        /// `[chttpd_auth_lockout] mode` (`enforce`), `threshold` (5), `max_lifetime` (300000 ms),
+        /// `max_objects` (10000).
+        var lockoutMode = LockoutMode.enforce
+        var lockoutThreshold = 5
+        var lockoutLifetime: TimeInterval = 300
+        var lockoutMaxObjects = 10_000
+        /// `[chttpd] admin_only_all_dbs` (true).
+        var adminOnlyAllDbs = true
+        /// `[couchdb] users_db_security_editable` (false).
+        var usersDatabaseSecurityEditable = false
+        /// `[chttpd] allow_jsonp` (false).
+        var allowJSONP = false
+
+        init() {}
+
+        init(_ sections: [String: [String: String]]) {
+            func auth(_ key: String) -> String? { sections["chttpd_auth"]?[key] ?? sections["couch_httpd_auth"]?[key] }
+            authenticationDatabase = auth("authentication_db") ?? "_users"
+            sessionTimeout = auth("timeout").flatMap { Int($0) } ?? 600
+            allowPersistentCookies = ListenerConfiguration.bool(sections["chttpd_auth"]?["allow_persistent_cookies"], default: true)
+            if let value = auth("same_site")?.lowercased(), ["strict", "lax", "none"].contains(value) {
+                sameSite = value.prefix(1).uppercased() + value.dropFirst()
+            }
+            hasAdminsSection = !(sections["admins"]?.isEmpty ?? true)
+            let cache = sections["chttpd_auth_cache"] ?? [:]
+            cacheLifetime = TimeInterval(ListenerConfiguration.integer(cache["max_lifetime"], default: 600_000)) / 1000
+            cacheMaxObjects = max(ListenerConfiguration.integer(cache["max_objects"], default: 10_000), 1)
+            let lockout = sections["chttpd_auth_lockout"] ?? [:]
+            switch lockout["mode"] ?? "enforce" {
+            case "enforce": lockoutMode = .enforce
+            case "off": lockoutMode = .off
+            default: lockoutMode = .warn
+            }
+            lockoutThreshold = ListenerConfiguration.integer(lockout["threshold"], default: 5)
+            lockoutLifetime = TimeInterval(ListenerConfiguration.integer(lockout["max_lifetime"], default: 300_000)) / 1000
+            lockoutMaxObjects = max(ListenerConfiguration.integer(lockout["max_objects"], default: 10_000), 1)
+            adminOnlyAllDbs = ListenerConfiguration.bool(sections["chttpd"]?["admin_only_all_dbs"], default: true)
+            usersDatabaseSecurityEditable = ListenerConfiguration.bool(sections["couchdb"]?["users_db_security_editable"], default: false)
+            allowJSONP = ListenerConfiguration.bool(sections["chttpd"]?["allow_jsonp"], default: false)
+        }
     }
 }
