@@ -93,7 +93,7 @@ extension RESTRouter {
             ("total_rows", try prefix.map { try Self.countDocuments(db, prefix: $0) } ?? Int(db.documentCount)),
             ("offset", offset),
         ]
-        if try q.bool("update_seq") { meta.append(("update_seq", updateSeq)) }
+        if try q.bool("update_seq") { meta.append(("update_seq", state.sequenceValue(Int64(updateSeq)))) }
         return RowListing.response(meta: meta, next: next)
     }
 

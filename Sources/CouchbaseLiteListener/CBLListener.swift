@@ -115,6 +115,15 @@ public final class CBLListener: @unchecked Sendable {
         set { state.withLock { $0.readOnly = newValue } }
     }
 
+    /// When true, sequences (`update_seq`, `last_seq`, each change's `seq`) are written as 1.x's
+    /// LiteServ wrote them, as JSON numbers; by default they are CouchDB 2+'s opaque strings
+    /// (`"12-cbl"`, the number before the `-` being the 1.x sequence), which clients written for
+    /// CouchDB 2 and 3 expect. Both forms are accepted in `since` either way.
+    public var integerSequences: Bool {
+        get { state.integerSequences }
+        set { state.withLock { $0.integerSequences = newValue } }
+    }
+
     /// The largest JSON (or other collected) request body accepted (bytes); larger ones get 413.
     /// Attachment and `multipart/related` document uploads stream to disk and are not limited
     /// (a multipart body's JSON part is). Default 64 MiB.
@@ -249,6 +258,7 @@ final class ListenerState: @unchecked Sendable {
         var bindAddress = "0.0.0.0"
         var readOnly = false
         var maxBodySize = 64 * 1024 * 1024
+        var integerSequences = false
         var serving = false
         var waiters: [ObjectIdentifier: ChangeSignal] = [:]
         /// Threads for the blocking database work of requests (never Dispatch's or Swift's
@@ -272,6 +282,8 @@ final class ListenerState: @unchecked Sendable {
     let configuration: ListenerConfiguration
     /// Who requests are (Basic credentials, session cookies), with its caches.
     let authenticator: ListenerAuthenticator
+    /// `_uuids` and new document IDs (`[uuids] algorithm`).
+    let uuids = ListenerUUIDs()
     private let lock = NSLock()
     private let securityLock = NSLock()
     private var securityCache: [String: SecurityObject] = [:]
@@ -292,6 +304,11 @@ final class ListenerState: @unchecked Sendable {
 
     var readOnly: Bool { withLock { $0.readOnly } }
     var maxBodySize: Int { withLock { $0.maxBodySize } }
+    /// The largest request body accepted now: `[chttpd] max_http_request_size` when set, else
+    /// ``CBLListener/maxBodySize``.
+    var requestSizeLimit: Int { configuration.settings.maxHTTPRequestSize ?? maxBodySize }
+    /// True when sequences are written as 1.x's numbers (see ``ListenerState/sequence(_:)``).
+    var integerSequences: Bool { withLock { $0.integerSequences } }
     /// The 1.x passwords (server admins), kept by the authenticator.
     var passwords: [String: String]? { authenticator.plainAdmins }
 
@@ -301,7 +318,7 @@ final class ListenerState: @unchecked Sendable {
         let escaped = path.map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0 }
         let relative = "/" + escaped.joined(separator: "/")
         // A proxy's `X-Forwarded-Host` / `X-Forwarded-Proto` name the address clients use (chttpd's absolute_uri).
-        guard let host = request.header("x-forwarded-host") ?? request.header("host"), !host.isEmpty,
+        guard let host = request.header(configuration.settings.forwardedHostHeader) ?? request.header("host"), !host.isEmpty,
               host.allSatisfy({ $0.isLetter || $0.isNumber || ".-:[]".contains($0) }) else { return relative }
         let scheme = request.header("x-forwarded-ssl") == "on" || request.header("x-forwarded-proto") == "https" ? "https" : "http"
         return "\(scheme)://\(host)\(relative)"

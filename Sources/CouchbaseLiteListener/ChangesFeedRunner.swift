@@ -54,7 +54,7 @@ struct ChangesFeedLoop: Sendable {
             let result = await router.state.onWorker { () -> Result<([(String, Int64)], Int64), RESTError> in
                 do {
                     let (rows, last) = try router.changeRows(db, snapshot)
-                    return .success((rows.map { (String(decoding: $0.encoded, as: UTF8.self), $0.sequence.integerValue ?? 0) }, last))
+                    return .success((rows.map { (String(decoding: $0.encoded, as: UTF8.self), $0.sequence.localSequence ?? 0) }, last))
                 } catch {
                     return .failure(RESTError.from(error))
                 }
@@ -142,7 +142,7 @@ struct ChangesFeedRunner: Sendable {
                     // The answer's rows as the normal feed frames them (`ChangesRow`'s framing).
                     try await write(String(decoding: ChangesRow.feedPrefix, as: UTF8.self)
                                     + rows.map(\.json).joined(separator: String(decoding: ChangesRow.feedSeparator, as: UTF8.self))
-                                    + String(decoding: ChangesRow.feedSuffix(lastSequence: RemoteSequence(lastSeq)), as: UTF8.self),
+                                    + String(decoding: ChangesRow.feedSuffix(lastSequence: router.state.sequence(lastSeq)), as: UTF8.self),
                                     &writer)
                 case .heartbeat:
                     try await write("\n", &writer)
@@ -150,13 +150,13 @@ struct ChangesFeedRunner: Sendable {
                     break
                 }
             }
-            if end.failed { try await write("{\"results\":[],\n\"last_seq\":\(end.lastSeq)}\n", &writer) }
+            if end.failed { try await write("{\"results\":[],\n\"last_seq\":\(router.state.sequenceText(end.lastSeq))}\n", &writer) }
         case .eventsource:
             // Each change is an event whose id is its sequence; heartbeats are `heartbeat` events.
             _ = try await loop.run(untilRows: false) { event in
                 switch event {
                 case .rows(let rows, _):
-                    try await write(rows.map { "data: \($0.json)\nid: \($0.seq)\n\n" }.joined(), &writer)
+                    try await write(rows.map { "data: \($0.json)\nid: \(router.state.sequenceText($0.seq))\n\n" }.joined(), &writer)
                 case .heartbeat:
                     try await write("event: heartbeat\ndata: \n\n", &writer)
                 case .caughtUp:
@@ -174,7 +174,7 @@ struct ChangesFeedRunner: Sendable {
                     break
                 }
             }
-            try await write("{\"last_seq\":\(end.lastSeq)}\n", &writer)
+            try await write("{\"last_seq\":\(router.state.sequenceText(end.lastSeq))}\n", &writer)
         }
     }
 }

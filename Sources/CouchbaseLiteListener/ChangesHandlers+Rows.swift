@@ -29,7 +29,7 @@ extension RESTRouter {
             guard test != nil, !options.descending, let batch, changes.count >= batch, let last = changes.last else { break }
             since = last.sequence
         }
-        let lastRowSeq = rows.last?.sequence.integerValue
+        let lastRowSeq = rows.last?.sequence.localSequence
         let lastSeq: Int64
         if options.descending {
             lastSeq = lastRowSeq ?? options.since
@@ -66,7 +66,7 @@ extension RESTRouter {
             }
             if revIDs.isEmpty { return nil }
         }
-        var row = ChangesRow(sequence: RemoteSequence(change.sequence), docID: change.docID, revIDs: revIDs,
+        var row = ChangesRow(sequence: state.sequence(change.sequence), docID: change.docID, revIDs: revIDs,
                              deleted: change.deleted)
         if options.includeDocs {
             let doc = try changeDocument(db, change, options)

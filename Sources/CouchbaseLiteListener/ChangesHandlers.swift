@@ -41,15 +41,15 @@ extension RESTRouter {
             return .changesFeed(ChangesFeedRequest(database: db, options: options))
         }
         let (rows, lastSeq) = try changeRows(db, options)
-        return .response(Self.changesAnswer(rows, lastSequence: lastSeq))
+        return .response(Self.changesAnswer(rows, lastSequence: state.sequence(lastSeq)))
     }
 
     /// A `feed=normal` body as CouchDB writes it, one row a line, encoded and sent a few rows
     /// at a time.
-    static func changesAnswer(_ rows: [ChangesRow], lastSequence: Int64) -> RESTResponse {
+    static func changesAnswer(_ rows: [ChangesRow], lastSequence: RemoteSequence) -> RESTResponse {
         RESTResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "must-revalidate")],
                      stream: .json(head: ChangesRow.feedPrefix, items: rows, separator: ChangesRow.feedSeparator,
-                                   tail: ChangesRow.feedSuffix(lastSequence: RemoteSequence(lastSequence))) { row, writer in
+                                   tail: ChangesRow.feedSuffix(lastSequence: lastSequence)) { row, writer in
                          row.encode(into: &writer)
                      })
     }
@@ -92,7 +92,7 @@ extension RESTRouter {
         if let since {
             if since == "now" {
                 options.since = db.lastSequenceNumber
-            } else if let n = Int64(since.trimmingCharacters(in: CharacterSet(charactersIn: "\""))), n >= 0 {
+            } else if let n = RemoteSequence.localSequence(since) {
                 options.since = n
             } else {
                 throw RESTError(400, "bad_request", "Malformed sequence supplied in 'since' parameter.")

@@ -27,12 +27,13 @@ enum ChangesWebSocket {
     struct UpgradeResponder: HTTPResponder, HTTPResponderBuilder {
         typealias Context = ChangesWebSocketContext
         let router: RESTRouter
-        private let parse = ListenerParseMiddleware<Context>()
+        private let parse: ListenerParseMiddleware<Context>
         private let access: ListenerAccessMiddleware<Context>
         private let upgrade: WebSocketUpgradeMiddleware<Context>
 
         init(router: RESTRouter) {
             self.router = router
+            parse = ListenerParseMiddleware(configuration: router.state.configuration)
             access = ListenerAccessMiddleware(policy: ListenerAccessPolicy(state: router.state))
             upgrade = WebSocketUpgradeMiddleware(
                 shouldUpgrade: { _, context in context.feed == nil ? .dontUpgrade : .upgrade([:]) },

@@ -35,7 +35,7 @@ extension RESTRouter {
             try requireJSONBody(request)
             let body = try JSONText.parseObject(request.body, what: "Document")
             if let id = body["_id"] { try Self.validateDocumentID(id) }
-            let docID = (body["_id"] as? String) ?? CBLDatabase.syncGenerateDocumentID()
+            let docID = (body["_id"] as? String) ?? state.newUUID()
             if request.query["batch"] == "ok" { return try batchSave(db, docID: docID, body: body) }
             let (revID, status) = try saveDocument(db, docID: docID, body: body, request: request,
                                                    memberOrder: JSONMemberOrder.unsorted(in: request.body))
@@ -47,7 +47,7 @@ extension RESTRouter {
     }
 
     func databaseInfo(_ db: CBLDatabase) -> [String: Any] {
-        let seq = Int(db.lastSequenceNumber)
+        let seq = state.sequenceValue(db.lastSequenceNumber)
         let sizes = db.syncDataSizes
         return [
             "db_name": db.name,
@@ -115,6 +115,7 @@ extension RESTRouter {
                 throw RESTError(400, "bad_request", "Document must be a JSON object")
             }
             if let id = doc["_id"] { try Self.validateDocumentID(id.foundation) }
+            try checkDocumentSize(doc)
             bodies.append(doc)
         }
 
@@ -122,7 +123,7 @@ extension RESTRouter {
         var failed = false
         let saveAll = {
             for doc in bodies {
-                let docID = doc["_id"]?.stringValue ?? (newEdits ? CBLDatabase.syncGenerateDocumentID() : "")
+                let docID = doc["_id"]?.stringValue ?? (newEdits ? self.state.newUUID() : "")
                 do {
                     if docID.hasPrefix("_local/") {
                         let rev = try self.saveLocalDocument(db, docID: docID, body: doc.foundation)

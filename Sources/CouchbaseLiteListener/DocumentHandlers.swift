@@ -81,6 +81,18 @@ extension RESTRouter {
                             attachments: (attachments as? [String: Any] ?? [:]).map { ($0.key, ($0.value as? [String: Any])?["data"] as? String) })
     }
 
+    /// `[couchdb] max_document_size`, as CouchDB measures it: the JSON of the body without its
+    /// `_` members (attachments included only as stubs). Too large: 413 `document_too_large`,
+    /// the reason the body's `_id` (empty when the ID is only in the URL, as CouchDB answers).
+    func checkDocumentSize(_ body: JSONObject) throws {
+        guard let limit = state.configuration.settings.maxDocumentSize else { return }
+        var content = JSONObject()
+        for (key, value) in body where !key.hasPrefix("_") { content[key] = value }
+        if let size = try? JSON.data(.object(content), sortedKeys: false).count, size > limit {
+            throw RESTError(413, "document_too_large", body["_id"]?.stringValue ?? "")
+        }
+    }
+
     /// ``validateForSave(docID:body:)`` for a typed body.
     func validateForSave(docID: String, body: JSONObject) throws {
         let attachments = body["_attachments"]
@@ -166,6 +178,9 @@ extension RESTRouter {
     func saveDocument(_ db: CBLDatabase, docID: String, body givenBody: [String: Any],
                       request: RESTRequest?, memberOrder: JSONMemberOrder? = nil) throws -> (String, Int) {
         try validateForSave(docID: docID, body: givenBody)
+        if state.configuration.settings.maxDocumentSize != nil, let typed = try? JSONObject(foundation: givenBody) {
+            try checkDocumentSize(typed)
+        }
         let body = try usersDatabaseDocument(db, docID: docID, body: givenBody)
         var prevRevID = body["_rev"] as? String
         if let request {

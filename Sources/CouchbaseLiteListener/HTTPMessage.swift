@@ -105,7 +105,9 @@ struct RESTRequest: Sendable {
     }
 
     /// ``parseTarget(_:)``, also naming the segments whose decoded bytes are not UTF-8.
-    static func parseTargetMarkingNonUTF8(_ target: String) throws
+    /// `plusAsSpace`: a `+` in the path is a space (`[chttpd] decode_plus_to_space`, as
+    /// mochiweb's `unquote`); in the query it always is.
+    static func parseTargetMarkingNonUTF8(_ target: String, plusAsSpace: Bool = false) throws
         -> (segments: [String], query: [String: String], nonUTF8: Set<Int>) {
         var nonUTF8 = Set<Int>()
         var pathPart = Substring(target)
@@ -126,6 +128,7 @@ struct RESTRequest: Sendable {
             if raw == "." || raw == ".." {
                 throw RESTError(400, "bad_request", "Path segments '.' and '..' are not allowed")
             }
+            let raw = plusAsSpace && raw.contains("+") ? Substring(raw.replacingOccurrences(of: "+", with: " ")) : raw
             guard let decoded = String(raw).removingPercentEncoding else {
                 // Well-formed escapes of bytes that are not UTF-8: routed with replacement
                 // characters, refused where they would name a document.

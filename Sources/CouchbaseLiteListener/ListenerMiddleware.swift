@@ -33,10 +33,13 @@ struct ListenerRequestContext: ListenerContext {
 /// The first middleware: the request's target split and percent-decoded, and its headers
 /// gathered, once; everything after reads ``ListenerContext/restRequest``.
 struct ListenerParseMiddleware<Context: ListenerContext>: RouterMiddleware {
+    /// Where `[chttpd] decode_plus_to_space` is read.
+    let configuration: ListenerConfiguration
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         do {
-            context.restRequest = try RESTRequest(head: request.head)
+            context.restRequest = try RESTRequest(head: request.head, plusAsSpace: configuration.settings.decodePlusToSpace)
             context.restRequest.peerAddress = context.peerAddress
         } catch {
             context.malformedTarget = RESTError.from(error)
@@ -84,12 +87,13 @@ struct ListenerHeadMiddleware: RouterMiddleware {
 /// The middleware, then ``ListenerResponder``: what the listener's `Application` runs.
 struct ListenerApplicationResponder: HTTPResponder {
     typealias Context = ListenerRequestContext
-    private let parse = ListenerParseMiddleware<Context>()
+    private let parse: ListenerParseMiddleware<Context>
     private let access: ListenerAccessMiddleware<Context>
     private let head = ListenerHeadMiddleware()
     private let responder: ListenerResponder
 
     init(router: RESTRouter) {
+        parse = ListenerParseMiddleware(configuration: router.state.configuration)
         access = ListenerAccessMiddleware(policy: ListenerAccessPolicy(state: router.state))
         responder = ListenerResponder(router: router)
     }
@@ -110,8 +114,8 @@ extension RESTRequest {
     static let unparsed = RESTRequest(method: "", segments: [], query: [:], headers: [:], body: [])
 
     /// The request's method, target and headers as the handlers see them (no body yet).
-    init(head: HTTPRequest) throws {
-        let (segments, query, nonUTF8) = try RESTRequest.parseTargetMarkingNonUTF8(head.path ?? "/")
+    init(head: HTTPRequest, plusAsSpace: Bool = false) throws {
+        let (segments, query, nonUTF8) = try RESTRequest.parseTargetMarkingNonUTF8(head.path ?? "/", plusAsSpace: plusAsSpace)
         var headers: [String: String] = [:]
         for field in head.headerFields {
             let name = field.name.canonicalName

@@ -55,7 +55,7 @@ struct ListenerResponder: HTTPResponder {
             }
         } else {
             // JSON (and the other small) bodies are read whole, up to `maxBodySize`.
-            let maxBody = router.state.maxBodySize
+            let maxBody = router.state.requestSizeLimit
             if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBody {
                 return Self.response(.error(Self.tooLarge(maxBody)))
             }
@@ -164,7 +164,8 @@ struct ListenerResponder: HTTPResponder {
     }
 
     static func tooLarge(_ limit: Int) -> RESTError {
-        RESTError(413, "too_large", "The request entity is too large (limit \(limit) bytes)")
+        // CouchDB's words (chttpd's request_entity_too_large).
+        RESTError(413, "too_large", "the request entity is too large")
     }
 
     static func response(_ r: RESTResponse, state: ListenerState? = nil) -> Response {

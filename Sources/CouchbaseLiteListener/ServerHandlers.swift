@@ -49,7 +49,8 @@ extension RESTRouter {
             count = 1
         }
         guard count <= 1000 else { throw RESTError(400, "bad_request", "count parameter too large") }
-        let uuids = (0..<count).map { _ in MultipartWriter.newBoundary() }
+        let settings = state.configuration.settings
+        let uuids = state.uuids.make(count, algorithm: settings.uuidAlgorithm ?? .random, utcIDSuffix: settings.utcIDSuffix)
         let etag = "\"" + MultipartWriter.newBoundary() + "\""
         return .json(200, ["uuids": uuids], headers: [
             ("Cache-Control", "no-cache"), ("Pragma", "no-cache"),

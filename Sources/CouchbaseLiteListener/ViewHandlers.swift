@@ -72,7 +72,7 @@ extension RESTRouter {
             meta.append(("total_rows", view.indexedRowCount))
             meta.append(("offset", result.offset ?? skip))
         }
-        if try q.bool("update_seq") { meta.append(("update_seq", Int(result.sequenceNumber))) }
+        if try q.bool("update_seq") { meta.append(("update_seq", state.sequenceValue(Int64(result.sequenceNumber)))) }
         // Rows are turned into JSON as the client reads them (RowListing).
         return RowListing.response(meta: meta) {
             guard let row = result.nextRow() else { return nil }

@@ -143,6 +143,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Largest JSON request body accepted, in bytes (larger ones get 413); attachment uploads stream and are not limited.")
     var maxBodySize: Int = 64 * 1024 * 1024
 
+    @Flag(help: "Write sequences (update_seq, last_seq, seq) as 1.x LiteServ's numbers instead of CouchDB 2+'s strings (\"12-cbl\"); both are accepted in since either way.")
+    var integerSequences = false
+
     @Flag(inversion: .prefixedNo,
           help: "Run design documents' JavaScript views, filters and validate_doc_update (5 s per call, as CouchDB).")
     var javascript = true
@@ -191,6 +194,7 @@ struct Serve: ParsableCommand {
         listener.bindAddress = host
         listener.readOnly = readonly
         listener.maxBodySize = maxBodySize
+        listener.integerSequences = integerSequences
         var admins: [String: String] = [:]
         for pair in credentials {
             guard let colon = pair.firstIndex(of: ":") else {

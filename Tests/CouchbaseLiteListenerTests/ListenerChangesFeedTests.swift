@@ -104,11 +104,11 @@ final class ListenerChangesFeedTests: ListenerTestCase {
         let all = try get("/db/_changes?filter=_view&view=app/posts")
         expect(all, 200)
         XCTAssertEqual(ids(all), ["p1", "p2", "p3"])
-        XCTAssertEqual(all.dict["last_seq"] as? Int, 4)
+        XCTAssertEqual(seqNumber(all.dict["last_seq"]), 4)
         // `limit` counts the rows that pass, not the rows read.
         let two = try get("/db/_changes?filter=_view&view=app/posts&limit=2")
         XCTAssertEqual(ids(two), ["p1", "p2"])
-        XCTAssertEqual(two.dict["last_seq"] as? Int, 3)
+        XCTAssertEqual(seqNumber(two.dict["last_seq"]), 3)
         XCTAssertEqual(ids(try get("/db/_changes?filter=_view&view=app/posts&since=1")), ["p2", "p3"])
 
         expectError(try get("/db/_changes?filter=_view"), 400, "bad_request", "`view` filter parameter is not provided.")
@@ -125,7 +125,7 @@ final class ListenerChangesFeedTests: ListenerTestCase {
         let r = try get("/db/_changes?filter=_design")
         expect(r, 200)
         XCTAssertEqual(ids(r), ["_design/app"])
-        XCTAssertEqual(r.dict["last_seq"] as? Int, 3)
+        XCTAssertEqual(seqNumber(r.dict["last_seq"]), 3)
     }
 
     func testSelectorFilter() throws {
@@ -135,12 +135,12 @@ final class ListenerChangesFeedTests: ListenerTestCase {
         let evens = try request("POST", "/db/_changes?filter=_selector", json: ["selector": ["even": true]])
         expect(evens, 200)
         XCTAssertEqual(ids(evens), ["d0", "d2", "d4", "d6", "d8"])
-        XCTAssertEqual(evens.dict["last_seq"] as? Int, 10)
+        XCTAssertEqual(seqNumber(evens.dict["last_seq"]), 10)
 
         let limited = try request("POST", "/db/_changes?filter=_selector&limit=2",
                                   json: ["selector": ["n": ["$gte": 3], "tags": ["$all": ["high"]]]])
         XCTAssertEqual(ids(limited), ["d5", "d6"])
-        XCTAssertEqual(limited.dict["last_seq"] as? Int, 7)
+        XCTAssertEqual(seqNumber(limited.dict["last_seq"]), 7)
 
         let deep = try request("POST", "/db/_changes?filter=_selector",
                                json: ["selector": ["$or": [["n": 1], ["n": ["$in": [8, 9]]]]], "include_docs": true])
@@ -191,7 +191,7 @@ final class ListenerChangesFeedTests: ListenerTestCase {
         expect(r, 200)
         let lines = r.text.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         XCTAssertEqual(lines.compactMap { $0?["id"] as? String }, ["b", "c"], r.text)
-        XCTAssertEqual(lines.last??["last_seq"] as? Int, 3)
+        XCTAssertEqual(seqNumber(lines.last??["last_seq"]), 3)
     }
 
     // MARK: Heartbeats and since=now
@@ -204,14 +204,14 @@ final class ListenerChangesFeedTests: ListenerTestCase {
         let leading = r.text.prefix { $0 == "\n" }.count
         XCTAssertGreaterThanOrEqual(leading, 2, r.text.debugDescription)
         let json = try JSONSerialization.jsonObject(with: Data(r.text.dropFirst(leading).utf8))
-        XCTAssertTrue(jsonEqual(json, ["results": [Any](), "last_seq": 1]), r.text)
+        XCTAssertTrue(jsonEqual(json, ["results": [Any](), "last_seq": "1-cbl"]), r.text)
     }
 
     func testHeartbeatOnContinuousAndErrors() throws {
         let r = try request("GET", "/db/_changes?feed=continuous&timeout=700&heartbeat=150", timeout: 10)
         expect(r, 200)
         XCTAssertTrue(r.text.hasPrefix("\n\n"), r.text.debugDescription)
-        XCTAssertTrue(r.text.hasSuffix("{\"last_seq\":0}\n"), r.text.debugDescription)
+        XCTAssertTrue(r.text.hasSuffix("{\"last_seq\":\"0-cbl\"}\n"), r.text.debugDescription)
         expectError(try get("/db/_changes?feed=continuous&heartbeat=-1000"), 400, "bad_request",
                     "The heartbeat value should be a positive integer (in milliseconds).")
         expectError(try get("/db/_changes?feed=continuous&heartbeat=a1000"), 400, "bad_request",
@@ -227,7 +227,7 @@ final class ListenerChangesFeedTests: ListenerTestCase {
         let r = try request("GET", "/db/_changes?feed=continuous&since=now&timeout=1200", timeout: 10)
         let lines = r.text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         XCTAssertEqual(lines.compactMap { $0["id"] as? String }, ["new"], r.text)
-        XCTAssertEqual(lines.last?["last_seq"] as? Int, 2)
+        XCTAssertEqual(seqNumber(lines.last?["last_seq"]), 2)
     }
 
     // MARK: EventSource
@@ -253,19 +253,22 @@ final class ListenerChangesFeedTests: ListenerTestCase {
         expect(r, 200)
         XCTAssertEqual(r.header("content-type"), "text/event-stream")
         XCTAssertEqual(r.header("cache-control"), "no-cache")
-        // CouchDB's framing: `data: <row>\nid: <seq>\n\n`, heartbeats as `heartbeat` events.
+        // CouchDB's framing: `data: <row>\nid: <seq as JSON>\n\n`, heartbeats as `heartbeat` events.
         XCTAssertTrue(r.text.hasPrefix("data: {"), r.text)
         let all = events(r.text)
         let changes = all.filter { $0["event"] == nil }
-        XCTAssertEqual(changes.map { $0["id"] }, ["1", "2"], r.text)
+        XCTAssertEqual(changes.map { $0["id"] }, ["\"1-cbl\"", "\"2-cbl\""], r.text)
         let first = try JSONSerialization.jsonObject(with: Data((changes.first?["data"] ?? "").utf8))
-        XCTAssertTrue(jsonEqual(first, ["seq": 1, "id": "a", "changes": [["rev": a]]]), r.text)
+        XCTAssertTrue(jsonEqual(first, ["seq": "1-cbl", "id": "a", "changes": [["rev": a]]]), r.text)
         XCTAssertTrue(all.contains { $0["event"] == "heartbeat" && $0["data"] == "" }, r.text)
         XCTAssertTrue(r.text.contains("event: heartbeat\ndata: \n\n"))
 
-        // A reconnecting EventSource sends Last-Event-ID: the feed resumes after it.
-        let resumed = try request("GET", "/db/_changes?feed=eventsource&timeout=300", headers: ["Last-Event-ID": "1"], timeout: 10)
-        XCTAssertEqual(events(resumed.text).map { $0["id"] }, ["2"], resumed.text)
+        // A reconnecting EventSource sends Last-Event-ID: the feed resumes after it (the id as
+        // sent, or a 1.x client's number).
+        let resumed = try request("GET", "/db/_changes?feed=eventsource&timeout=300", headers: ["Last-Event-ID": "\"1-cbl\""], timeout: 10)
+        XCTAssertEqual(events(resumed.text).map { $0["id"] }, ["\"2-cbl\""], resumed.text)
+        let resumedFrom1x = try request("GET", "/db/_changes?feed=eventsource&timeout=300", headers: ["Last-Event-ID": "1"], timeout: 10)
+        XCTAssertEqual(events(resumedFrom1x.text).map { $0["id"] }, ["\"2-cbl\""], resumedFrom1x.text)
     }
 }
 

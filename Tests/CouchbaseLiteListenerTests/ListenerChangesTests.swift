@@ -27,20 +27,20 @@ final class ListenerChangesTests: ListenerTestCase {
         expect(feed, 200)
         let rows = results(feed)
         XCTAssertEqual(rows.map { $0["id"] as? String ?? "" }, ["b", "a", "c"])
-        XCTAssertEqual(rows.map { $0["seq"] as? Int ?? 0 }, [2, 3, 5])
-        XCTAssertTrue(jsonEqual(rows[1], ["seq": 3, "id": "a", "changes": [["rev": a2]]]))
-        XCTAssertTrue(jsonEqual(rows[2], ["seq": 5, "id": "c", "changes": [["rev": c2]], "deleted": true]))
-        XCTAssertEqual(feed.dict["last_seq"] as? Int, 5)
+        XCTAssertEqual(rows.map { seqNumber($0["seq"]) ?? 0 }, [2, 3, 5])
+        XCTAssertTrue(jsonEqual(rows[1], ["seq": "3-cbl", "id": "a", "changes": [["rev": a2]]]))
+        XCTAssertTrue(jsonEqual(rows[2], ["seq": "5-cbl", "id": "c", "changes": [["rev": c2]], "deleted": true]))
+        XCTAssertEqual(seqNumber(feed.dict["last_seq"]), 5)
 
         let since = try get("/db/_changes?since=3")
         XCTAssertEqual(results(since).map { $0["id"] as? String ?? "" }, ["c"])
-        XCTAssertEqual(since.dict["last_seq"] as? Int, 5)
+        XCTAssertEqual(seqNumber(since.dict["last_seq"]), 5)
         let limited = try get("/db/_changes?limit=2")
-        XCTAssertEqual(results(limited).map { $0["seq"] as? Int ?? 0 }, [2, 3])
-        XCTAssertEqual(limited.dict["last_seq"] as? Int, 3)
+        XCTAssertEqual(results(limited).map { seqNumber($0["seq"]) ?? 0 }, [2, 3])
+        XCTAssertEqual(seqNumber(limited.dict["last_seq"]), 3)
         let desc = try get("/db/_changes?descending=true&limit=2")
-        XCTAssertEqual(results(desc).map { $0["seq"] as? Int ?? 0 }, [5, 3])
-        XCTAssertEqual(desc.dict["last_seq"] as? Int, 3)
+        XCTAssertEqual(results(desc).map { seqNumber($0["seq"]) ?? 0 }, [5, 3])
+        XCTAssertEqual(seqNumber(desc.dict["last_seq"]), 3)
         let active = try get("/db/_changes?active_only=true")
         XCTAssertEqual(results(active).map { $0["id"] as? String ?? "" }, ["b", "a"])
 
@@ -51,7 +51,7 @@ final class ListenerChangesTests: ListenerTestCase {
 
         let now = try get("/db/_changes?since=now")
         XCTAssertEqual(results(now).count, 0)
-        XCTAssertEqual(now.dict["last_seq"] as? Int, 5)
+        XCTAssertEqual(seqNumber(now.dict["last_seq"]), 5)
         expectError(try get("/db/_changes?since=abc"), 400, "bad_request")
         expectError(try get("/db/_changes?feed=websocket"), 400, "bad_request")
         expectError(try get("/db/_changes?style=weird"), 400, "bad_request")
@@ -96,7 +96,7 @@ final class ListenerChangesTests: ListenerTestCase {
         let r = try request("GET", "/db/_changes?feed=longpoll&timeout=400&since=now", timeout: 10)
         let elapsed = Date().timeIntervalSince(start)
         expect(r, 200)
-        XCTAssertTrue(jsonEqual(r.json, ["results": [Any](), "last_seq": 1]), r.text)
+        XCTAssertTrue(jsonEqual(r.json, ["results": [Any](), "last_seq": "1-cbl"]), r.text)
         XCTAssertGreaterThanOrEqual(elapsed, 0.35)
         XCTAssertLessThan(elapsed, 5)
         // Existing changes are answered at once.
@@ -117,7 +117,7 @@ final class ListenerChangesTests: ListenerTestCase {
         let rows = results(r)
         XCTAssertEqual(rows.map { $0["id"] as? String ?? "" }, ["b"])
         XCTAssertEqual((rows.first?["doc"] as? [String: Any])?["v"] as? Int, 2)
-        XCTAssertEqual(r.dict["last_seq"] as? Int, 2)
+        XCTAssertEqual(seqNumber(r.dict["last_seq"]), 2)
         XCTAssertLessThan(elapsed, 5)
         XCTAssertGreaterThan(elapsed, 0.2)
     }
@@ -133,7 +133,7 @@ final class ListenerChangesTests: ListenerTestCase {
         let lines = r.text.split(separator: "\n").map(String.init)
         let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         XCTAssertEqual(objects.compactMap { $0["id"] as? String }, ["a", "b"], r.text)
-        XCTAssertEqual(objects.last?["last_seq"] as? Int, 2)
+        XCTAssertEqual(seqNumber(objects.last?["last_seq"]), 2)
         // Heartbeats are empty lines.
         XCTAssertTrue(r.text.contains("\n\n"), r.text)
 
@@ -205,7 +205,7 @@ final class ListenerChangesTests: ListenerTestCase {
         }
         Thread.sleep(forTimeInterval: 0.3)
         try putDoc("/db/after", ["ok": true])
-        XCTAssertEqual(try get("/db/_changes").dict["last_seq"] as? Int, 1)
+        XCTAssertEqual(seqNumber(try get("/db/_changes").dict["last_seq"]), 1)
         // Stopping with feeds possibly still open is clean too.
         listener.stop()
     }
@@ -237,7 +237,7 @@ final class ListenerChangesTests: ListenerTestCase {
         expect(feed, 200)
         XCTAssertEqual(results(feed).count, 3000)
         XCTAssertEqual((results(feed).last?["doc"] as? [String: Any])?["filler"] as? String, filler)
-        XCTAssertEqual(feed.dict["last_seq"] as? Int, 3000)
+        XCTAssertEqual(seqNumber(feed.dict["last_seq"]), 3000)
         let answer = try request("POST", "/db/_bulk_get", json: ["docs": docs.map { ["id": $0["_id"]!] }])
         expect(answer, 200)
         XCTAssertEqual(results(answer).count, 3000)
@@ -274,7 +274,7 @@ final class ListenerChangesTests: ListenerTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(start), 5)
         let r = try XCTUnwrap(answer.value)
         XCTAssertEqual(r.status, 200)
-        XCTAssertTrue(jsonEqual(r.json, ["results": [Any](), "last_seq": 1]), r.text)
+        XCTAssertTrue(jsonEqual(r.json, ["results": [Any](), "last_seq": "1-cbl"]), r.text)
         expectError(try get("/db/_changes"), 404, "not_found", "Database does not exist.")
     }
 }

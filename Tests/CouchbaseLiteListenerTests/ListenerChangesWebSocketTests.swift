@@ -72,7 +72,7 @@ final class ListenerChangesWebSocketTests: ListenerTestCase {
         XCTAssertEqual(messages[1], "[]")
         let live = rows(messages[2])
         XCTAssertEqual(live.map { $0["id"] as? String ?? "" }, ["c"])
-        XCTAssertEqual(live.first?["seq"] as? Int, 3)
+        XCTAssertEqual(seqNumber(live.first?["seq"]), 3)
         XCTAssertFalse(a.isEmpty)
     }
 

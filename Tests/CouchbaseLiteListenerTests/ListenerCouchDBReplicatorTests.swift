@@ -305,7 +305,7 @@ final class ListenerCouchDBReplicatorTests: ListenerTestCase {
         }
         // What the replicator requires (else "db_not_found"), and uses for pending counts.
         XCTAssertNotNil(info["instance_start_time"] as? String, exchange.label)
-        XCTAssertEqual(info["update_seq"] as? Int, Int(db.lastSequenceNumber), exchange.label)
+        XCTAssertEqual(seqNumber(info["update_seq"]), Int(db.lastSequenceNumber), exchange.label)
         if let seq = expected["update_seq"] as? String { learned[seq] = info["update_seq"] }
     }
 
@@ -339,11 +339,11 @@ final class ListenerCouchDBReplicatorTests: ListenerTestCase {
         XCTAssertEqual(rows.compactMap { $0["id"] as? String }, expectedRows.compactMap { $0["id"] as? String }, exchange.label)
         for (row, expectedRow) in zip(rows, expectedRows) {
             XCTAssertEqual(jsonDifferences(expectedRow, row, opaque: ["seq"]), [], exchange.label)
-            XCTAssertNotNil(row["seq"] as? Int)
+            XCTAssertNotNil(seqNumber(row["seq"]))
             if let seq = expectedRow["seq"] as? String { learned[seq] = row["seq"] }
         }
-        let lastSeq = try XCTUnwrap(ours.dict["last_seq"] as? Int)
-        XCTAssertEqual(lastSeq, rows.last?["seq"] as? Int)
+        let lastSeq = try XCTUnwrap(seqNumber(ours.dict["last_seq"]))
+        XCTAssertEqual(lastSeq, seqNumber(rows.last?["seq"]))
         learned[try XCTUnwrap(expected["last_seq"] as? String)] = lastSeq
     }
 

@@ -57,7 +57,7 @@ final class ListenerViewTests: ListenerTestCase {
 
         let keys = try request("POST", "/db/_design/main/_view/listsByName", json: ["keys": ["Groceries", "Nope", "Books"]])
         XCTAssertEqual(rows(keys).map { $0["id"] as? String ?? "" }, ["list0", "list2"])
-        let updateSeq = try get("/db/_design/main/_view/listsByName?update_seq=true").dict["update_seq"] as? Int
+        let updateSeq = seqNumber(try get("/db/_design/main/_view/listsByName?update_seq=true").dict["update_seq"])
         XCTAssertEqual(updateSeq, Int(db.lastSequenceNumber))
     }
 

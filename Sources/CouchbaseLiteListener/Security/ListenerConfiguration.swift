@@ -234,6 +234,25 @@ extension ListenerConfiguration {
         var usersDatabaseSecurityEditable = false
         /// `[chttpd] allow_jsonp` (false).
         var allowJSONP = false
+        /// `[chttpd] decode_plus_to_space`: `+` in a URL path is a space. CouchDB 3.4 says true;
+        /// unset, the listener keeps 1.x's `+` (a 1.x client's unescaped `+` stays one).
+        var decodePlusToSpace = false
+        /// `[chttpd] max_http_request_size`: the largest request body, in bytes (unset: the
+        /// listener's ``CBLListener/maxBodySize``).
+        var maxHTTPRequestSize: Int?
+        /// `[couchdb] max_document_size`: the largest document body (JSON, attachments aside), in
+        /// bytes (unset: no limit, as 1.x).
+        var maxDocumentSize: Int?
+        /// `[uuids] algorithm` (`random`, `sequential`, `utc_random`, `utc_id`) and `utc_id_suffix`;
+        /// nil when unset: `_uuids` answers random ones and new documents get 1.x's IDs.
+        var uuidAlgorithm: UUIDAlgorithm?
+        var utcIDSuffix = ""
+        /// `[chttpd] x_forwarded_host`: the header naming the host clients used (`X-Forwarded-Host`),
+        /// for `Location` headers.
+        var forwardedHostHeader = "x-forwarded-host"
+
+        /// CouchDB's `[uuids] algorithm` values.
+        enum UUIDAlgorithm: String, Sendable { case random, sequential, utcRandom = "utc_random", utcID = "utc_id" }
 
         init() {}
 
@@ -261,6 +280,17 @@ extension ListenerConfiguration {
             adminOnlyAllDbs = ListenerConfiguration.bool(sections["chttpd"]?["admin_only_all_dbs"], default: true)
             usersDatabaseSecurityEditable = ListenerConfiguration.bool(sections["couchdb"]?["users_db_security_editable"], default: false)
             allowJSONP = ListenerConfiguration.bool(sections["chttpd"]?["allow_jsonp"], default: false)
+            decodePlusToSpace = ListenerConfiguration.bool(sections["chttpd"]?["decode_plus_to_space"], default: false)
+            maxHTTPRequestSize = sections["chttpd"]?["max_http_request_size"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+                .map { max($0, 0) }
+            maxDocumentSize = sections["couchdb"]?["max_document_size"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+                .map { max($0, 0) }
+            uuidAlgorithm = (sections["uuids"]?["algorithm"]?.trimmingCharacters(in: .whitespaces))
+                .flatMap(UUIDAlgorithm.init(rawValue:))
+            utcIDSuffix = sections["uuids"]?["utc_id_suffix"] ?? ""
+            if let header = sections["chttpd"]?["x_forwarded_host"]?.trimmingCharacters(in: .whitespaces), !header.isEmpty {
+                forwardedHostHeader = header.lowercased()
+            }
         }
     }
 }

@@ -248,6 +248,14 @@ class ListenerTestCase: XCTestCase {
 }
 
 /// The directory holding shared fixtures (`<repo>/../shared/fixtures`), if present.
+/// The 1.x sequence a listener's sequence stands for: a number (`--integer-sequences`), or the
+/// number before the `-` of CouchDB 2+'s string form (`"12-cbl"`); nil for anything else.
+func seqNumber(_ value: Any?) -> Int? {
+    if let n = value as? Int { return n }
+    guard let text = value as? String, let dash = text.firstIndex(of: "-") else { return nil }
+    return Int(text[..<dash])
+}
+
 func sharedFixturesDirectory() -> URL? {
     let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()

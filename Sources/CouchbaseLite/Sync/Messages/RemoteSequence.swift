@@ -62,6 +62,27 @@ package struct RemoteSequence: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// The 1.x sequence a listener's sequence stands for: the number, or the number a string
+    /// starts with (`"12"`, and CouchDB 2+'s form `"12-…"`, which the listener writes); nil for
+    /// anything else. Only meaningful for sequences of this package's listener.
+    package var localSequence: Int64? {
+        switch value {
+        case .integer(let n): return n >= 0 ? n : nil
+        case .string(let s): return Self.localSequence(s)
+        case .json: return nil
+        }
+    }
+
+    /// The number `text` stands for as a sequence of this package's listener: digits, optionally
+    /// followed by `-` and anything (CouchDB 2+'s opaque form), in quotes or not; nil otherwise.
+    package static func localSequence(_ text: String) -> Int64? {
+        var digits = Substring(text.trimmingCharacters(in: .whitespaces))
+        if digits.count >= 2, digits.first == "\"", digits.last == "\"" { digits = digits.dropFirst().dropLast() }
+        if let dash = digits.firstIndex(of: "-"), dash != digits.startIndex { digits = digits[..<dash] }
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int64(digits) else { return nil }
+        return n
+    }
+
     /// The sequence as the JSON value it is (a `_changes` POST body's `since`).
     package var json: JSONValue {
         switch value {
