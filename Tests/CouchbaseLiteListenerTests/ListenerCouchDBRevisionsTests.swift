@@ -233,5 +233,11 @@ final class ListenerCouchDBRevisionsTests: ListenerTestCase {
         XCTAssertNil(att["encoding"])
         XCTAssertNil(att["encoded_length"])
         XCTAssertEqual(att["content_type"] as? String, "text/plain")
+
+        // _all_docs does the same.
+        let all = try get("/db/_all_docs?include_docs=true&attachments=true&key=%2230%22").dict["rows"] as? [[String: Any]] ?? []
+        let allAtt = ((all.first?["doc"] as? [String: Any])?["_attachments"] as? [String: Any])?["foo.txt"] as? [String: Any]
+        XCTAssertEqual(allAtt?["data"] as? String, data)
+        XCTAssertNil(allAtt?["stub"])
     }
 }
