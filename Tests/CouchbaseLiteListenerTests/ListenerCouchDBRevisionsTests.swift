@@ -92,6 +92,8 @@ final class ListenerCouchDBRevisionsTests: ListenerTestCase {
         let keys = (try get("/db/_design/test/_view/all_docs_twice").dict["rows"] as? [[String: Any]] ?? []).map { $0["key"] as? Int }
         XCTAssertEqual(keys, (3...11).flatMap { [$0, $0] })
         XCTAssertEqual(try get("/db/_design/test/_view/single_doc").dict["total_rows"] as? Int, 0)
+        XCTAssertEqual((try get("/db/_design/test/_info").dict["view_index"] as? [String: Any])?["purge_seq"] as? Int, 2,
+                       "the index has seen the purges")
 
         expect(try request("POST", "/db/_compact", json: [String: Any]()), 202)
         XCTAssertEqual(try get("/db").dict["purge_seq"] as? Int, 2, "compaction keeps the purge sequence")
