@@ -14,6 +14,7 @@ extension RESTRouter {
         try checkDocumentIDRange(q, keys: keys)
         let includeDocs = try q.bool("include_docs")
         let conflicts = try q.bool("conflicts")
+        let attachments = try q.bool("attachments")
         let query = db.createAllDocumentsQuery()
         query.prefetch = includeDocs
         if try q.bool("only_conflicts") {
@@ -29,6 +30,9 @@ extension RESTRouter {
                 if value["deleted"] as? Bool == true {
                     out["doc"] = NSNull()
                 } else if var doc = row.documentProperties {
+                    // attachments=true: their content inline, as GET /{db}/{doc}?attachments=true.
+                    if attachments, doc["_attachments"] != nil,
+                       let full = Self.rowDocument(db, row, conflicts: false, attachments: true) { doc = full }
                     if conflicts, let leaves = value["_conflicts"] as? [String] {
                         let others = leaves.filter { $0 != value["rev"] as? String }
                         if !others.isEmpty { doc["_conflicts"] = others }

@@ -55,7 +55,7 @@ extension RESTRouter {
             "doc_del_count": Int(db.syncDeletedDocumentCount),
             "update_seq": seq,
             "committed_update_seq": seq,
-            "purge_seq": 0,
+            "purge_seq": db.purgeSequence,
             "disk_size": Int(sizes.file),
             "sizes": ["file": Int(sizes.file), "active": Int(sizes.active), "external": Int(sizes.external)],
             "data_size": Int(sizes.active),
@@ -86,12 +86,32 @@ extension RESTRouter {
         }
     }
 
+    // MARK: _purged_infos_limit
+
+    /// `GET|PUT /{db}/_purged_infos_limit`: how many purges CouchDB keeps for its replicas
+    /// (default 1000). Stored in the database's `info` table and reported; a 1.x file keeps no
+    /// purge history for it to trim.
+    func purgedInfosLimit(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
+        switch request.method {
+        case "GET", "HEAD":
+            return .json(200, db.purgedInfosLimit)
+        case "PUT":
+            guard let limit = try? JSONText.parse(request.body) as? Int, limit > 0 else {
+                throw RESTError(400, "bad_request", "`purged_infos_limit` must be positive integer")
+            }
+            db.purgedInfosLimit = limit
+            return .json(200, ["ok": true])
+        default:
+            throw RESTError.methodNotAllowed("GET,PUT")
+        }
+    }
+
     // MARK: _bulk_docs
 
     /// `POST /{db}/_bulk_docs`. Every document is checked (ID, special members, `_rev`) before
     /// any is saved, and a bad one fails the whole request, as in CouchDB. `_local/` documents
-    /// are saved as local documents. `all_or_nothing: true` saves every document or none: a
-    /// failure rolls the batch back and answers `417` with the failures.
+    /// are saved as local documents. `all_or_nothing: true` (with `new_edits` true) saves
+    /// nothing and answers `417`, each document refused as `not_implemented`, as CouchDB 3 answers.
     func bulkDocs(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
         try requireJSONBody(request)
         // Read once, typed: each document keeps its members in the order the request lists them.
@@ -119,9 +139,18 @@ extension RESTRouter {
             bodies.append(doc)
         }
 
+        if allOrNothing && newEdits && !bodies.isEmpty {
+            // CouchDB 3's fabric refuses the option for every document (its entry names the
+            // document's `_rev`, or "0-" for none) and saves none of them.
+            return Self.typedJSON(417, .array(bodies.map { doc in
+                ["id": .string(doc["_id"]?.stringValue ?? CBLDatabase.syncGenerateDocumentID()),
+                 "rev": .string(doc["_rev"]?.stringValue ?? "0-"),
+                 "error": "not_implemented", "reason": "all_or_nothing is not supported"]
+            }))
+        }
+
         var results: [JSONValue] = []
-        var failed = false
-        let saveAll = {
+        db.inTransaction {
             for doc in bodies {
                 let docID = doc["_id"]?.stringValue ?? (newEdits ? self.state.newUUID() : "")
                 do {
@@ -136,25 +165,13 @@ extension RESTRouter {
                         try self.insertWithHistory(db, docID: docID, body: doc)
                     }
                 } catch {
-                    failed = true
                     let e = RESTError.from(error)
                     var entry: JSONObject = ["id": .string(docID), "error": .string(e.error), "reason": .string(e.reason)]
                     if !newEdits, let rev = doc["_rev"]?.stringValue { entry["rev"] = .string(rev) }
                     results.append(.object(entry))
                 }
             }
-        }
-        if allOrNothing {
-            db.inTransaction {
-                saveAll()
-                return !failed
-            }
-            if failed { return Self.typedJSON(417, .array(results.filter { $0["error"] != nil })) }
-        } else {
-            db.inTransaction {
-                saveAll()
-                return true
-            }
+            return true
         }
         return Self.typedJSON(201, .array(results))
     }
@@ -301,16 +318,24 @@ extension RESTRouter {
 
     // MARK: _purge, _compact
 
+    /// `POST /{db}/_purge`: `{docID: [revID…]}`, every entry checked before any is purged. The
+    /// answer lists, per document, the named leaves purged; `purge_seq` is null in CouchDB 3's
+    /// answer (the database info has the advanced sequence). `["*"]` (1.x's form) purges the
+    /// whole document.
     func purge(_ db: CBLDatabase, _ request: RESTRequest) throws -> RESTResponse {
         try requireJSONBody(request)
         let body = try JSONText.parseObject(request.body)
-        var purged: [String: Any] = [:]
+        var requests: [(docID: String, revIDs: [String])] = []
         for (docID, value) in body {
-            guard let revs = value as? [Any], let revIDs = revs as? [String] else {
-                throw RESTError(400, "bad_request", "Revisions of '\(docID)' must be an array of strings")
+            guard let revIDs = value as? [String] else {
+                throw RESTError(400, "bad_request", "Invalid list of revisions")
             }
-            purged[docID] = try db.syncPurge(docID: docID, revIDs: revIDs)
+            if revIDs != ["*"], revIDs.contains(where: { CBLDatabase.syncGeneration($0) == 0 }) { throw RESTError.badRev }
+            requests.append((docID, revIDs))
         }
+        let results = try db.syncPurge(requests)
+        var purged: [String: Any] = [:]
+        for (request, revIDs) in zip(requests, results) { purged[request.docID] = revIDs }
         return .json(201, ["purge_seq": NSNull(), "purged": purged])
     }
 

@@ -183,20 +183,19 @@ extension RESTRouter {
         }
         let body = try usersDatabaseDocument(db, docID: docID, body: givenBody)
         var prevRevID = body["_rev"] as? String
-        if let request {
-            let fromQuery = request.query["rev"] ?? request.ifMatchRevision
-            if let fromQuery {
-                guard CBLDatabase.syncGeneration(fromQuery) > 0 else { throw RESTError.badRev }
-                if let prevRevID, prevRevID != fromQuery {
-                    throw RESTError(400, "bad_request", "Document rev from request body and query string have different values")
-                }
-                prevRevID = fromQuery
-            }
-        }
+        if let request { prevRevID = try request.namedRevision(body: prevRevID) }
         let deleting = body["_deleted"] as? Bool == true
         try checkStubRevpos(db, docID: docID, prevRevID: prevRevID, body: body)
-        let (revID, _) = try db.syncPutRevision(docID: docID, prevRevID: prevRevID, properties: body,
+        let revID: String
+        do {
+            (revID, _) = try db.syncPutRevision(docID: docID, prevRevID: prevRevID, properties: body,
                                                 deleting: deleting, allowConflict: false, memberOrder: memberOrder)
+        } catch let e as CBLError where e.code == 404 && prevRevID != nil {
+            // 1.x finds no parent; CouchDB sees a revision that is not a leaf of the document's
+            // tree, a conflict, when the document exists, deleted or not (recreate_doc_test).
+            if try db.syncWinningRevision(docID: docID) != nil { throw RESTError.conflict }
+            throw e
+        }
         let batch = request?.query["batch"] == "ok"
         return (revID, batch ? 202 : 201)
     }
@@ -281,10 +280,7 @@ extension RESTRouter {
             // already deleted) is a 404, whatever the revision.
             guard let winner = try db.syncWinningRevision(docID: docID) else { throw RESTError.missing }
             if winner.deleted { throw RESTError.deleted }
-            guard let revID = request.query["rev"] ?? request.ifMatchRevision else {
-                throw RESTError.conflict
-            }
-            guard CBLDatabase.syncGeneration(revID) > 0 else { throw RESTError.badRev }
+            guard let revID = try request.namedRevision() else { throw RESTError.conflict }
             let (newRev, _) = try db.syncPutRevision(docID: docID, prevRevID: revID, properties: [:],
                                                      deleting: true, allowConflict: false)
             return .response(.json(200, ["ok": true, "id": docID, "rev": newRev], headers: [("ETag", "\"\(newRev)\"")]))
@@ -348,8 +344,7 @@ extension RESTRouter {
     func attachment(_ db: CBLDatabase, docID: String, name: String, _ request: RESTRequest) throws -> RESTResponse {
         if request.method != "GET" && request.method != "HEAD" { try Self.validateDocumentID(docID) }
         guard CBLDatabase.syncIsValidDocumentID(docID) else { throw RESTError.illegalDocID }
-        let revParam = request.query["rev"] ?? request.ifMatchRevision
-        if let revParam, CBLDatabase.syncGeneration(revParam) == 0 { throw RESTError.badRev }
+        let revParam = try request.namedRevision()
         switch request.method {
         case "GET", "HEAD":
             let rev = try requestedRevision(db, docID: docID, revID: request.query["rev"])

@@ -20,8 +20,7 @@ extension RESTRouter {
         try Self.validateDocumentID(targetID)
 
         let source: SyncRevision
-        if let revID = request.query["rev"] ?? request.ifMatchRevision {
-            guard CBLDatabase.syncGeneration(revID) > 0 else { throw RESTError.badRev }
+        if let revID = try request.namedRevision() {
             guard let rev = try db.syncRevision(docID: docID, revID: revID), rev.body != nil, !rev.deleted else {
                 throw RESTError.missing
             }

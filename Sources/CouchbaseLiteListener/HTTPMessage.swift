@@ -98,6 +98,26 @@ struct RESTRequest: Sendable {
         header("if-match").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
     }
 
+    /// The revision a request names, CouchDB's way (chttpd_db's `couch_doc_from_req` and
+    /// `extract_header_rev`): a body's `_rev` first, then `?rev=`, then `If-Match`. Each given one
+    /// must be a valid revision ID ("Invalid rev format"), `?rev=` must equal the body's
+    /// ("Document rev from request body and query string have different values"), and `If-Match`
+    /// must equal whichever of the two is given ("Document rev and etag have different values").
+    func namedRevision(body bodyRev: String? = nil) throws -> String? {
+        let query = self.query["rev"]
+        if let query, CBLDatabase.syncGeneration(query) == 0 { throw RESTError.badRev }
+        if let bodyRev, let query, bodyRev != query {
+            throw RESTError(400, "bad_request", "Document rev from request body and query string have different values")
+        }
+        let explicit = bodyRev ?? query
+        guard let etag = ifMatchRevision else { return explicit }
+        if CBLDatabase.syncGeneration(etag) == 0 { throw RESTError.badRev }
+        if let explicit, explicit != etag {
+            throw RESTError(400, "bad_request", "Document rev and etag have different values")
+        }
+        return etag
+    }
+
     /// Splits a raw request target (`/db/doc%2Fx?rev=1-a`) into decoded segments and query.
     static func parseTarget(_ target: String) throws -> (segments: [String], query: [String: String]) {
         let parsed = try parseTargetMarkingNonUTF8(target)

@@ -65,6 +65,7 @@ extension RESTRouter {
         Route("GET,POST", "/{db}/_design_docs") { r, m in .response(try r.allDocs(m.db, m.request, prefix: "_design/")) },
         Route("GET,POST", "/{db}/_local_docs") { r, m in .response(try r.localDocs(m.db, m.request)) },
         Route("PUT,GET", "/{db}/_revs_limit") { r, m in .response(try r.revsLimit(m.db, m.request)) },
+        Route("GET,PUT", "/{db}/_purged_infos_limit") { r, m in .response(try r.purgedInfosLimit(m.db, m.request)) },
         Route("GET,PUT", "/{db}/_security") { r, m in .response(try r.security(m.db, m.request)) },
 
         // Documents

@@ -17,6 +17,7 @@ extension RESTRouter {
         let reduceParam = params["reduce"] != nil ? try q.bool("reduce") : nil
         let includeDocs = try q.bool("include_docs")
         let conflicts = try q.bool("conflicts")
+        let attachments = try q.bool("attachments")
         let reducing = hasReduce && reduceParam != false
         // The checks of CouchDB's couch_mrview_util:validate_args, in its order.
         if !reducing {
@@ -83,19 +84,22 @@ extension RESTRouter {
             var out: [String: Any] = ["key": JSONFragment(row.keyJSON),
                                       "value": row.valueJSON.map(JSONFragment.init) ?? row.value ?? NSNull()]
             if let id = row.sourceDocumentID { out["id"] = id }
-            if includeDocs { out["doc"] = Self.rowDocument(db, row, conflicts: conflicts) ?? NSNull() }
+            if includeDocs { out["doc"] = Self.rowDocument(db, row, conflicts: conflicts, attachments: attachments) ?? NSNull() }
             return out
         }
     }
 
     /// The document of a row for `include_docs` (the emitting revision, or the linked one), with
-    /// its `_conflicts` when `conflicts=true`.
-    static func rowDocument(_ db: CBLDatabase, _ row: CBLQueryRow, conflicts: Bool) -> [String: Any]? {
+    /// its `_conflicts` when `conflicts=true`, and its attachments' content inline (`data`, as
+    /// `GET /{db}/{doc}?attachments=true` has them) when `attachments=true`.
+    static func rowDocument(_ db: CBLDatabase, _ row: CBLQueryRow, conflicts: Bool, attachments: Bool = false) -> [String: Any]? {
         guard let doc = row.documentProperties else { return nil }
-        guard conflicts, let id = doc["_id"] as? String, let rev = doc["_rev"] as? String,
+        guard conflicts || (attachments && doc["_attachments"] != nil),
+              let id = doc["_id"] as? String, let rev = doc["_rev"] as? String,
               let revision = try? db.syncRevision(docID: id, revID: rev) else { return doc }
         var options = SyncBodyOptions()
-        options.conflicts = true
+        options.conflicts = conflicts
+        options.attachments = attachments
         return (try? db.syncDocumentBody(revision, options)) ?? doc
     }
 

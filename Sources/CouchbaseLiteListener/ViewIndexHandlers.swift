@@ -12,7 +12,8 @@ extension RESTRouter {
             "signature": info.signature,
             "language": info.language,
             "update_seq": Int(info.updateSeq),
-            "purge_seq": 0,
+            // A purge removes index rows in its own transaction: the index has seen every purge.
+            "purge_seq": db.purgeSequence,
             "updates_pending": ["minimum": pending, "preferred": pending, "total": pending],
             "sizes": ["file": Int(info.fileSize), "active": Int(info.activeSize), "external": Int(info.externalSize)],
             // Views are indexed inside the query that needs them, and compacted inside the request.

@@ -2,8 +2,11 @@ import Foundation
 
 /// Compaction, purging and document expiration (spec 3.6–3.9, 4.5).
 extension CBLDatabase {
-    /// Discards the bodies of non-leaf revisions, prunes old history, vacuums the file and
-    /// deletes blobs no leaf revision refers to any more.
+    /// Discards the bodies of non-leaf revisions, prunes every document's history to
+    /// ``maxRevTreeDepth``, vacuums the file and deletes blobs no leaf revision refers to any more.
+    ///
+    /// 1.x only pruned here once, for files older than 1.3 (spec 3.6); pruning every time makes a
+    /// lowered depth reach documents not edited since, as CouchDB's compaction stems to `_revs_limit`.
     public func compact() throws {
         try checkWritable()
         try withWriter { store in
@@ -11,10 +14,8 @@ extension CBLDatabase {
                 throw CBLError.conflict("Cannot compact inside a transaction")
             }
             try store.inTransaction {
-                if try store.info("pruned") == nil {
-                    try bulkPrune(store)
-                    try store.setInfo("pruned", "true")
-                }
+                try bulkPrune(store)
+                if try store.info("pruned") == nil { try store.setInfo("pruned", "true") }
                 try store.discardNonLeafBodies()
             }
             try store.checkpointAndVacuum()
@@ -22,7 +23,8 @@ extension CBLDatabase {
         }
     }
 
-    /// One-time prune of databases made before 1.3 had incremental pruning (spec 3.6).
+    /// Prunes every document deeper than ``maxRevTreeDepth`` (spec 3.6's one-time prune of files
+    /// made before 1.3, which compaction now does every time).
     private func bulkPrune(_ store: SQLiteStore) throws {
         let depth = maxDepth
         for (numericID, maxGen) in try store.highestGenerations() where maxGen > depth {
@@ -39,9 +41,11 @@ extension CBLDatabase {
 
     // MARK: Purge
 
-    /// Removes documents and all their revisions, leaving no tombstones.
+    /// Removes documents and all their revisions, leaving no tombstones. Each document asked
+    /// for advances the purge sequence, found or not (as each of CouchDB's purge requests does).
     func purgeDocuments(_ docIDs: [String]) throws {
         try write(atomic: true) { store in
+            try store.advancePurgeSequence(by: docIDs.count)
             for docID in docIDs {
                 guard let numericID = try store.numericID(of: docID) else { continue }
                 try store.purgeDocument(numericID: numericID)
@@ -53,7 +57,8 @@ extension CBLDatabase {
     }
 
     /// Purges specific revisions (and their ancestors not needed by other leaves); `["*"]` purges the
-    /// whole document (spec 3.8). Returns the revision IDs actually purged.
+    /// whole document (spec 3.8). Returns the revision IDs actually purged. Advances the purge
+    /// sequence by one.
     func purgeRevisions(docID: String, revIDs: [String]) throws -> [String] {
         if revIDs.contains("*") {
             let all = try read { store -> [String] in
@@ -64,6 +69,7 @@ extension CBLDatabase {
             return all
         }
         return try write(atomic: true) { store in
+            try store.advancePurgeSequence(by: 1)
             guard let numericID = try store.numericID(of: docID) else { return [] }
             let plan = try store.revisionTree(numericID: numericID).purgePlan(revIDs: revIDs)
             try store.purgeRevisions(numericID: numericID, plan: plan)
@@ -78,6 +84,23 @@ extension CBLDatabase {
             return purgedIDs
         }
     }
+
+    /// How many purges this database has had: each document named in a purge counts one. Kept in
+    /// the `info` table (our own key, `purge_seq`), so reopening and compaction keep it.
+    package var purgeSequence: Int {
+        (try? read { try $0.purgeSequence }) ?? 0
+    }
+
+    /// How many purges CouchDB would remember for its replicas (`_purged_infos_limit`, default
+    /// 1000), kept in the `info` table (`purged_infos_limit`). Only stored and reported: 1.x keeps
+    /// no purge history to trim.
+    package var purgedInfosLimit: Int {
+        get { (try? read { try $0.info(Self.purgedInfosLimitKey) }).flatMap { $0.flatMap { Int($0) } } ?? Self.defaultPurgedInfosLimit }
+        set { _ = try? write(atomic: true) { try $0.setInfo(Self.purgedInfosLimitKey, String(newValue)) } }
+    }
+
+    static let purgedInfosLimitKey = "purged_infos_limit"
+    static let defaultPurgedInfosLimit = 1000
 
     // MARK: Expiration (spec 3.9)
 

@@ -145,12 +145,15 @@ public final class CBLDatabase: NSObject, Sendable {
     public var isOpen: Bool { openStore != nil }
 
     /// How many generations of revision history each document keeps (default 20; `info.max_revs`).
+    ///
+    /// Kept in the file, so it holds after the database is closed and reopened. Every edit prunes
+    /// its document to it, and ``compact()`` prunes every document to it; 0 means the default.
     public var maxRevTreeDepth: UInt {
         get { UInt(maxDepth) }
         set {
             _ = try? write(atomic: true) { store in
                 try store.setInfo("max_revs", String(newValue))
-                lock.withLock { $0.cachedMaxRevTreeDepth = Int(newValue) }
+                lock.withLock { $0.cachedMaxRevTreeDepth = newValue > 0 ? Int(newValue) : CBLDatabase.defaultMaxRevTreeDepth }
             }
         }
     }

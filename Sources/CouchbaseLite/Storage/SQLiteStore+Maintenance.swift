@@ -44,6 +44,13 @@ extension SQLiteStore {
     /// view rows. No tombstone is left.
     func purgeDocument(numericID: Int64) throws {
         try connection.run("DELETE FROM docs WHERE doc_id=?", [.integer(numericID)])
+        if connection.changes > 0 { try forgetViewRowCounts() }
+    }
+
+    /// Marks every view's row count unknown (`total_docs` -1, the schema's default, counted again
+    /// when next needed): a purge's cascade removes index rows without the indexer seeing it.
+    func forgetViewRowCounts() throws {
+        try connection.run("UPDATE views SET total_docs=-1 WHERE total_docs>=0")
     }
 
     /// Deletes the rows of a revision purge: the parents left childless become leaves again,
@@ -51,6 +58,7 @@ extension SQLiteStore {
     func purgeRevisions(numericID: Int64, plan: RevsTableTree.PurgePlan) throws {
         let delete = try connection.cached(static: "DELETE FROM revs WHERE sequence=?")
         for sequence in plan.sequences { try delete.run([.integer(sequence)]) }
+        if !plan.sequences.isEmpty { try forgetViewRowCounts() }
         for parent in plan.formerParents {
             try connection.run("UPDATE revs SET current=1 WHERE sequence=? AND NOT EXISTS (SELECT 1 FROM revs WHERE parent=?)",
                                [.integer(parent), .integer(parent)])
@@ -58,6 +66,17 @@ extension SQLiteStore {
         if try connection.scalarInt("SELECT count(*) FROM revs WHERE doc_id=?", [.integer(numericID)]) == 0 {
             try purgeDocument(numericID: numericID)
         }
+    }
+
+    /// The purge sequence: the `info` key `purge_seq` (ours; absent until the first purge).
+    var purgeSequence: Int {
+        get throws { try info("purge_seq").flatMap { Int($0) } ?? 0 }
+    }
+
+    /// Adds `count` to the purge sequence, in the caller's transaction.
+    func advancePurgeSequence(by count: Int) throws {
+        guard count > 0 else { return }
+        try setInfo("purge_seq", String(try purgeSequence + count))
     }
 
     // MARK: Expiration (spec 3.9; whole seconds since 1970, NULL or 0 for none)

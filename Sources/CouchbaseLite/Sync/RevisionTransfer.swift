@@ -53,7 +53,10 @@ extension CBLDatabase {
         }
         if options.revs {
             var ids = try loadHistory().map(\.revID)
-            if let limit = options.revsLimit { ids = Array(ids.prefix(max(limit, 1))) }
+            // CouchDB reads a history no longer than the database's `_revs_limit` (couch_db:make_doc),
+            // so a lowered limit shows before compaction prunes older documents.
+            let limit = min(options.revsLimit ?? maxDepth, maxDepth)
+            ids = Array(ids.prefix(max(limit, 1)))
             if let from = options.revsFrom, let cut = ids.firstIndex(where: from.contains) {
                 ids = Array(ids.prefix(cut + 1))
             }

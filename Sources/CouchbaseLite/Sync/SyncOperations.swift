@@ -283,6 +283,22 @@ extension CBLDatabase {
         try purgeRevisions(docID: docID, revIDs: revIDs)
     }
 
+    /// CouchDB's `_purge`: every request purged in one transaction, each advancing the purge
+    /// sequence. Returns, per request, the named revisions that were leaves and are now gone:
+    /// ancestors that went with them are not listed, nor are revisions another leaf still needs,
+    /// as CouchDB answers. `["*"]` purges the whole document and lists every revision.
+    package func syncPurge(_ requests: [(docID: String, revIDs: [String])]) throws -> [[String]] {
+        try write(atomic: true) { _ in
+            try requests.map { request in
+                if request.revIDs.contains("*") { return try purgeRevisions(docID: request.docID, revIDs: ["*"]) }
+                let leaves = Set(try syncLeaves(docID: request.docID, withBodies: false).map(\.revID))
+                let purged = Set(try purgeRevisions(docID: request.docID, revIDs: request.revIDs))
+                var listed = Set<String>()
+                return request.revIDs.filter { leaves.contains($0) && purged.contains($0) && listed.insert($0).inserted }
+            }
+        }
+    }
+
     // MARK: Local documents (spec 5)
 
     /// Writes a local document with MVCC: `prevRevID` must be its current revision (nil when new).
