@@ -55,7 +55,8 @@ extension RESTRouter {
             "doc_del_count": Int(db.syncDeletedDocumentCount),
             "update_seq": seq,
             "committed_update_seq": seq,
-            "purge_seq": db.purgeSequence,
+            // A string like update_seq in CouchDB 3 (a number with --integer-sequences).
+            "purge_seq": state.sequenceValue(Int64(db.purgeSequence)),
             "disk_size": Int(sizes.file),
             "sizes": ["file": Int(sizes.file), "active": Int(sizes.active), "external": Int(sizes.external)],
             "data_size": Int(sizes.active),
