@@ -14,6 +14,8 @@ extension RESTRouter {
         try checkDocumentIDRange(q, keys: keys)
         let includeDocs = try q.bool("include_docs")
         let conflicts = try q.bool("conflicts")
+        let withAttachments = try q.bool("attachments")
+        let encodingInfo = try q.bool("att_encoding_info")
         let query = db.createAllDocumentsQuery()
         query.prefetch = includeDocs
         if try q.bool("only_conflicts") {
@@ -33,7 +35,7 @@ extension RESTRouter {
                         let others = leaves.filter { $0 != value["rev"] as? String }
                         if !others.isEmpty { doc["_conflicts"] = others }
                     }
-                    out["doc"] = doc
+                    out["doc"] = Self.includedDocument(db, doc, attachments: withAttachments, encodingInfo: encodingInfo)
                 }
             }
             return out
