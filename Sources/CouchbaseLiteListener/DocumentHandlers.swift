@@ -55,7 +55,20 @@ extension RESTRouter {
             options.attEncodingInfo = true
             options.encodedAttachmentParts = true
         }
-        return try db.syncDocumentBody(rev, options, followsAttachments: followsAttachments)
+        var doc = try db.syncDocumentBody(rev, options, followsAttachments: followsAttachments)
+        if followsAttachments, var attachments = doc["_attachments"] as? [String: Any] {
+            // A part that follows is the stored bytes; its `digest` names them as CouchDB does,
+            // `md5-` (what CouchDB's replicator checks, and 1.x pullers and ours accept). Stubs,
+            // and the stored metadata, keep 1.x's `sha1-`.
+            for (name, value) in attachments {
+                guard var meta = value as? [String: Any], meta["follows"] as? Bool == true,
+                      let md5 = try db.syncAttachmentMD5(meta: meta) else { continue }
+                meta["digest"] = "md5-" + Data(md5).base64EncodedString()
+                attachments[name] = meta
+            }
+            doc["_attachments"] = attachments
+        }
+        return doc
     }
 
     /// The decoded content of an attachment described by stored metadata.
@@ -384,7 +397,9 @@ extension RESTRouter {
                 // The body was streamed into the blob store as it arrived (ListenerResponder).
                 let installed = try upload.finish()
                 newRev = try db.syncPutAttachment(docID: docID, prevRevID: revParam, name: name, contentType: contentType,
-                                                  installed: (installed.digest, installed.length), gzipped: gzipped)
+                                                  installed: (installed.digest, installed.length),
+                                                  gzipped: gzipped || upload.isCompressing,
+                                                  decodedLength: upload.isCompressing ? upload.receivedLength : nil)
             } else {
                 newRev = try db.syncPutAttachment(docID: docID, prevRevID: revParam, name: name,
                                                   contentType: contentType, content: Data(request.body), gzipped: gzipped)

@@ -118,6 +118,23 @@ final class ListenerCompressedAttachmentTests: ListenerTestCase {
         XCTAssertNil(stub(try get("/db/b?att_encoding_info=true").dict, "p.txt")["encoding"])
     }
 
+    func testStreamedTextUploadIsCompressedAsItArrives() throws {
+        let body = Array(String(repeating: "This is plain text", count: 100).utf8)
+        expect(try request("PUT", "/db/s/long.txt", body: body, headers: ["Content-Type": "text/plain"]), 201)
+        let meta = stub(try get("/db/s?att_encoding_info=true").dict, "long.txt")
+        XCTAssertEqual(meta["encoding"] as? String, "gzip")
+        XCTAssertEqual(meta["length"] as? Int, 1800)
+        let encodedLength = try XCTUnwrap(meta["encoded_length"] as? Int)
+        XCTAssertLessThan(encodedLength, 100)
+        XCTAssertEqual(try get("/db/s/long.txt").body, body)
+        // Only the gzip body is in the store: the plain one never landed there.
+        let blobs = try FileManager.default.contentsOfDirectory(
+            at: directory.appendingPathComponent("db.cblite2/attachments"), includingPropertiesForKeys: [.fileSizeKey])
+            .filter { $0.pathExtension == "blob" }
+        XCTAssertEqual(blobs.count, 1)
+        XCTAssertEqual(try blobs.first?.resourceValues(forKeys: [.fileSizeKey]).fileSize, encodedLength)
+    }
+
     func testGzipUploadIsKeptEncoded() throws {
         try putTwoAttachments()
         let gz = try get("/db/d1/foo.txt", headers: ["Accept-Encoding": "gzip"]).body
