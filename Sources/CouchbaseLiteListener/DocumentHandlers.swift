@@ -262,6 +262,8 @@ extension RESTRouter {
             var memberOrder: JSONMemberOrder?
             if let parts = request.relatedParts {
                 body = try MultipartUpload.documentWithStreamedAttachments(parts)
+                // The JSON part's member order is kept, `_attachments` included, as for a JSON body.
+                memberOrder = parts.first.flatMap { JSONMemberOrder.unsorted(in: $0.bytes) }
             } else if request.contentType == "multipart/related" {
                 body = try MultipartUpload.documentWithAttachments(request)
             } else {

@@ -85,6 +85,23 @@ struct RESTRequest: Sendable {
         return star ?? false
     }
 
+    /// True when `Accept` names `mediaType`, its `type/*` or `*/*` with a q-value above 0
+    /// (mochiweb's `accepts_content_type`; `open_revs` answers `multipart/mixed` to
+    /// `Accept: multipart/related,*/*` as CouchDB does). No `Accept` header is false here,
+    /// unlike mochiweb, so a plain request keeps its JSON answer.
+    func acceptsMediaRange(_ mediaType: String) -> Bool {
+        guard let value = header("accept") else { return false }
+        let major = mediaType.split(separator: "/").first.map { $0 + "/*" } ?? mediaType
+        for item in value.lowercased().split(separator: ",") {
+            let fields = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let name = fields.first, name == mediaType || name == major || name == "*/*" else { continue }
+            var q = 1.0
+            for field in fields.dropFirst() where field.hasPrefix("q=") { q = Double(field.dropFirst(2)) ?? 1.0 }
+            if q > 0 { return true }
+        }
+        return false
+    }
+
     /// True when the client accepts this media type (prefix match, e.g. `multipart/`).
     func accepts(_ mediaType: String) -> Bool {
         guard let accept = header("accept") else { return false }

@@ -1,5 +1,6 @@
 import CouchbaseLite
 import CouchbaseLiteListener
+import Crypto
 import Foundation
 import XCTest
 
@@ -133,6 +134,29 @@ final class ListenerCompressedAttachmentTests: ListenerTestCase {
             .filter { $0.pathExtension == "blob" }
         XCTAssertEqual(blobs.count, 1)
         XCTAssertEqual(try blobs.first?.resourceValues(forKeys: [.fileSizeKey]).fileSize, encodedLength)
+    }
+
+    /// A multipart answer lists attachments, and sends their parts, in the order they were given
+    /// (CouchDB's), names each following part by `md5-`; `open_revs` takes `*/*` for multipart/mixed.
+    func testMultipartAnswerKeepsAttachmentOrder() throws {
+        let doc = """
+        {"_attachments":{"zeta":{"follows":true,"content_type":"application/test","length":4},        "alpha":{"follows":true,"content_type":"application/test","length":5}}}
+        """
+        let body = "--B\r\ncontent-type: application/json\r\n\r\n" + doc + "\r\n--B\r\n\r\nzzzz\r\n--B\r\n\r\naaaaa\r\n--B--"
+        let put = try request("PUT", "/db/ord", body: Array(body.utf8), headers: ["Content-Type": "multipart/related;boundary=\"B\""])
+        expect(put, 201)
+        let got = try get("/db/ord?attachments=true", headers: ["Accept": "multipart/related"])
+        let text = got.text
+        let zeta = try XCTUnwrap(text.range(of: "\"zeta\"")), alpha = try XCTUnwrap(text.range(of: "\"alpha\""))
+        XCTAssertLessThan(zeta.lowerBound, alpha.lowerBound, text)
+        let zetaPart = try XCTUnwrap(text.range(of: "\r\n\r\nzzzz\r\n")), alphaPart = try XCTUnwrap(text.range(of: "\r\n\r\naaaaa\r\n"))
+        XCTAssertLessThan(zetaPart.lowerBound, alphaPart.lowerBound, text)
+        // md5("zzzz"), as CouchDB names the part.
+        XCTAssertTrue(text.contains("\"digest\":\"md5-" + Data(Insecure.MD5.hash(data: Data("zzzz".utf8))).base64EncodedString() + "\""), text)
+        let rev = try XCTUnwrap(put.dict["rev"] as? String)
+        let mixed = try get("/db/ord?open_revs=%5B%22\(rev)%22%5D", headers: ["Accept": "multipart/related,*/*;"])
+        XCTAssertTrue(mixed.header("content-type")?.hasPrefix("multipart/mixed") ?? false, mixed.text)
+        XCTAssertEqual(try get("/db/ord?open_revs=%5B%22\(rev)%22%5D").header("content-type"), "application/json")
     }
 
     func testGzipUploadIsKeptEncoded() throws {
