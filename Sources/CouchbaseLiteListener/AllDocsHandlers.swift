@@ -14,7 +14,8 @@ extension RESTRouter {
         try checkDocumentIDRange(q, keys: keys)
         let includeDocs = try q.bool("include_docs")
         let conflicts = try q.bool("conflicts")
-        let attachments = try q.bool("attachments")
+        let withAttachments = try q.bool("attachments")
+        let encodingInfo = try q.bool("att_encoding_info")
         let query = db.createAllDocumentsQuery()
         query.prefetch = includeDocs
         if try q.bool("only_conflicts") {
@@ -30,14 +31,11 @@ extension RESTRouter {
                 if value["deleted"] as? Bool == true {
                     out["doc"] = NSNull()
                 } else if var doc = row.documentProperties {
-                    // attachments=true: their content inline, as GET /{db}/{doc}?attachments=true.
-                    if attachments, doc["_attachments"] != nil,
-                       let full = Self.rowDocument(db, row, conflicts: false, attachments: true) { doc = full }
                     if conflicts, let leaves = value["_conflicts"] as? [String] {
                         let others = leaves.filter { $0 != value["rev"] as? String }
                         if !others.isEmpty { doc["_conflicts"] = others }
                     }
-                    out["doc"] = doc
+                    out["doc"] = Self.includedDocument(db, doc, attachments: withAttachments, encodingInfo: encodingInfo)
                 }
             }
             return out

@@ -55,13 +55,11 @@ enum AttachmentRanges {
         return RESTResponse(status: plan.status, headers: plan.headers, body: body)
     }
 
-    /// The ETag CouchDB gives an attachment: its digest's base64, quoted (`"aEI7pOYC…=="`, no
-    /// `md5-`/`sha1-` prefix); the revision's when there is no digest.
-    static func etag(_ meta: [String: Any], revID: String) -> String {
-        guard let digest = meta["digest"] as? String, let dash = digest.firstIndex(of: "-") else {
-            return "\"\(revID)\""
-        }
-        return "\"\(digest[digest.index(after: dash)...])\""
+    /// The ETag CouchDB gives an attachment: the base64 of the MD5 of its stored bytes, quoted
+    /// (`"aEI7pOYC…=="`, chttpd_db's `db_attachment_req`); the revision's when there is none.
+    static func etag(md5: [UInt8]?, revID: String) -> String {
+        guard let md5, !md5.isEmpty else { return "\"\(revID)\"" }
+        return "\"\(Data(md5).base64EncodedString())\""
     }
 
     private static func contentRange(_ range: ClosedRange<Int>, _ length: Int) -> String {

@@ -216,7 +216,6 @@ extension RESTRouter {
         }
         let q = QueryParams(values: request.query)
         var queryOptions = try DocumentOptions(q)
-        queryOptions.encodedAttachmentParts = request.acceptsGzipParts
         let latest = try q.bool("latest")
         // As CouchDB: JSON for a client that accepts it, multipart only for one that asks for
         // nothing else (1.x pullers: `multipart/related`; PouchDB: `multipart/mixed`).

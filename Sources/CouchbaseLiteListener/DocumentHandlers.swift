@@ -14,6 +14,7 @@ extension SyncBodyOptions {
         deletedConflicts = try q.bool("deleted_conflicts")
         localSeq = try q.bool("local_seq")
         attachments = try q.bool("attachments")
+        attEncodingInfo = try q.bool("att_encoding_info")
         revsLimit = try q.int("revs_limit")
         if let since = try q.json("atts_since") {
             guard let list = since as? [String] else { throw RESTError.queryParse("atts_since must be an array of revision IDs") }
@@ -43,9 +44,31 @@ extension RESTRouter {
     // MARK: Building document bodies
 
     /// A revision as CouchDB returns it (see ``CBLDatabase/syncDocumentBody(_:_:followsAttachments:)``).
+    /// For a multipart body (`followsAttachments`) CouchDB always adds `att_encoding_info` and sends
+    /// gzip-stored attachments as stored, in parts marked `Content-Encoding: gzip` (chttpd_db's
+    /// `send_doc_efficiently`, `send_docs_multipart`); 1.x pullers ask for the same with
+    /// `X-Accept-Part-Encoding: gzip`.
     func documentJSON(_ db: CBLDatabase, _ rev: SyncRevision, _ options: DocumentOptions,
                       followsAttachments: Bool = false) throws -> [String: Any] {
-        try db.syncDocumentBody(rev, options, followsAttachments: followsAttachments)
+        var options = options
+        if followsAttachments {
+            options.attEncodingInfo = true
+            options.encodedAttachmentParts = true
+        }
+        var doc = try db.syncDocumentBody(rev, options, followsAttachments: followsAttachments)
+        if followsAttachments, var attachments = doc["_attachments"] as? [String: Any] {
+            // A part that follows is the stored bytes; its `digest` names them as CouchDB does,
+            // `md5-` (what CouchDB's replicator checks, and 1.x pullers and ours accept). Stubs,
+            // and the stored metadata, keep 1.x's `sha1-`.
+            for (name, value) in attachments {
+                guard var meta = value as? [String: Any], meta["follows"] as? Bool == true,
+                      let md5 = try db.syncAttachmentMD5(meta: meta) else { continue }
+                meta["digest"] = "md5-" + Data(md5).base64EncodedString()
+                attachments[name] = meta
+            }
+            doc["_attachments"] = attachments
+        }
+        return doc
     }
 
     /// The decoded content of an attachment described by stored metadata.
@@ -253,6 +276,8 @@ extension RESTRouter {
             var memberOrder: JSONMemberOrder?
             if let parts = request.relatedParts {
                 body = try MultipartUpload.documentWithStreamedAttachments(parts)
+                // The JSON part's member order is kept, `_attachments` included, as for a JSON body.
+                memberOrder = parts.first.flatMap { JSONMemberOrder.unsorted(in: $0.bytes) }
             } else if request.contentType == "multipart/related" {
                 body = try MultipartUpload.documentWithAttachments(request)
             } else {
@@ -266,6 +291,8 @@ extension RESTRouter {
             let revID: String
             let status: Int
             if try !q.bool("new_edits", default: true) {
+                // CouchDB takes the revision from `?rev=` (or `If-Match`) when the body has none.
+                if body["_rev"] == nil, let rev = request.query["rev"] ?? request.ifMatchRevision { body["_rev"] = rev }
                 revID = try insertWithHistory(db, docID: docID, body: body, memberOrder: memberOrder)
                 status = 201
             } else {
@@ -296,7 +323,6 @@ extension RESTRouter {
     private func getDocument(_ db: CBLDatabase, docID: String, _ request: RESTRequest) throws -> RESTResponse {
         let q = QueryParams(values: request.query)
         var options = try DocumentOptions(q)
-        options.encodedAttachmentParts = request.acceptsGzipParts
         if let openRevs = q["open_revs"] {
             return try getOpenRevs(db, docID: docID, openRevs, options, request)
         }
@@ -351,24 +377,29 @@ extension RESTRouter {
             guard let meta = (rev.properties?["_attachments"] as? [String: Any])?[name] as? [String: Any] else {
                 throw RESTError(404, "not_found", "Document is missing attachment")
             }
-            let etag = AttachmentRanges.etag(meta, revID: rev.revID)
+            let etag = AttachmentRanges.etag(md5: try db.syncAttachmentMD5(meta: meta), revID: rev.revID)
             if request.ifNoneMatch(etag) { return .notModified(etag: etag) }
             let contentType = meta["content_type"] as? String ?? "application/octet-stream"
-            let headers = [("ETag", etag), ("Cache-Control", "must-revalidate"), ("Accept-Ranges", "bytes")]
             if let stream = try db.syncOpenAttachmentStream(meta: meta, docID: docID, name: name) {
+                let headers = [("ETag", etag), ("Cache-Control", "must-revalidate"), ("Accept-Ranges", "bytes")]
                 return try streamedAttachment(stream, db: db, meta: meta, docID: docID, name: name,
                                               contentType: contentType, headers: headers, request)
             }
-            // Stored gzip-encoded: decoded whole (such attachments are compressed text, not large media).
-            let content = try attachmentContent(db, meta: meta, docID: docID, name: name)
-            if let ranged = try AttachmentRanges.response(request.header("range"), content: Array(content),
-                                                          contentType: contentType, headers: headers) {
-                return ranged
+            // Stored gzip-encoded: CouchDB ignores `Range` then (`Accept-Ranges: none`), and sends the
+            // stored bytes to a client whose `Accept-Encoding` takes gzip, else decodes them. Decoded
+            // whole (such attachments are compressed text, not large media).
+            let headers = [("ETag", etag), ("Cache-Control", "must-revalidate"), ("Content-Type", contentType)]
+            if request.acceptsContentCoding("gzip") {
+                let stored = try db.syncAttachmentStoredContent(meta: meta, docID: docID, name: name)
+                return RESTResponse(status: 200, headers: headers + [("Content-Encoding", "gzip"), ("Accept-Ranges", "none")],
+                                    body: Array(stored))
             }
-            return RESTResponse(status: 200, headers: [("Content-Type", contentType)] + headers, body: Array(content))
+            let content = try attachmentContent(db, meta: meta, docID: docID, name: name)
+            return RESTResponse(status: 200, headers: headers + [("Accept-Ranges", "none")], body: Array(content))
         case "PUT":
             try Self.validateAttachmentName(name)
             let contentType = request.header("content-type")
+            let gzipped = try Self.uploadIsGzipped(request)
             // CouchDB opens the named revision first: one the document lacks is `409 not_found missing_rev`.
             if let revParam, try db.syncRevision(docID: docID, revID: revParam) == nil {
                 throw RESTError(409, "not_found", "missing_rev")
@@ -378,10 +409,12 @@ extension RESTRouter {
                 // The body was streamed into the blob store as it arrived (ListenerResponder).
                 let installed = try upload.finish()
                 newRev = try db.syncPutAttachment(docID: docID, prevRevID: revParam, name: name, contentType: contentType,
-                                                  installed: (installed.digest, installed.length))
+                                                  installed: (installed.digest, installed.length),
+                                                  gzipped: gzipped || upload.isCompressing,
+                                                  decodedLength: upload.isCompressing ? upload.receivedLength : nil)
             } else {
                 newRev = try db.syncPutAttachment(docID: docID, prevRevID: revParam, name: name,
-                                                  contentType: contentType, content: Data(request.body))
+                                                  contentType: contentType, content: Data(request.body), gzipped: gzipped)
             }
             return .json(201, ["ok": true, "id": docID, "rev": newRev],
                          headers: [("ETag", "\"\(newRev)\""),
@@ -396,6 +429,16 @@ extension RESTRouter {
             return .json(200, ["ok": true, "id": docID, "rev": newRev], headers: [("ETag", "\"\(newRev)\"")])
         default:
             throw RESTError.methodNotAllowed("GET,HEAD,PUT,DELETE")
+        }
+    }
+
+    /// The `Content-Encoding` of an attachment upload: true for `gzip` (kept encoded), false for
+    /// none or `identity`; CouchDB's 415 for any other.
+    static func uploadIsGzipped(_ request: RESTRequest) throws -> Bool {
+        switch request.header("content-encoding")?.trimmingCharacters(in: .whitespaces).lowercased() {
+        case nil, "identity": return false
+        case "gzip": return true
+        default: throw RESTError(415, "bad_content_type", "Only gzip and identity content-encodings are supported")
         }
     }
 

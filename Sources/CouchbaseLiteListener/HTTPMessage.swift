@@ -68,10 +68,38 @@ struct RESTRequest: Sendable {
         return MIMEHeader.parameter(name, in: value)
     }
 
-    /// `X-Accept-Part-Encoding: gzip` (1.x pullers, spec 9.4): gzip-stored attachments may be
-    /// sent as stored, in parts marked `Content-Encoding: gzip`.
-    var acceptsGzipParts: Bool {
-        header("x-accept-part-encoding")?.lowercased().contains("gzip") ?? false
+    /// True when `Accept-Encoding` accepts `coding` (`gzip`): named, or `*`, with a q-value
+    /// above 0 (mochiweb's `accepted_encodings`, which CouchDB asks before sending a
+    /// gzip-stored attachment as stored).
+    func acceptsContentCoding(_ coding: String) -> Bool {
+        guard let value = header("accept-encoding") else { return false }
+        var star: Bool?
+        for item in value.lowercased().split(separator: ",") {
+            let fields = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let name = fields.first else { continue }
+            var q = 1.0
+            for field in fields.dropFirst() where field.hasPrefix("q=") { q = Double(field.dropFirst(2)) ?? 1.0 }
+            if name == coding { return q > 0 }
+            if name == "*" { star = q > 0 }
+        }
+        return star ?? false
+    }
+
+    /// True when `Accept` names `mediaType`, its `type/*` or `*/*` with a q-value above 0
+    /// (mochiweb's `accepts_content_type`; `open_revs` answers `multipart/mixed` to
+    /// `Accept: multipart/related,*/*` as CouchDB does). No `Accept` header is false here,
+    /// unlike mochiweb, so a plain request keeps its JSON answer.
+    func acceptsMediaRange(_ mediaType: String) -> Bool {
+        guard let value = header("accept") else { return false }
+        let major = mediaType.split(separator: "/").first.map { $0 + "/*" } ?? mediaType
+        for item in value.lowercased().split(separator: ",") {
+            let fields = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let name = fields.first, name == mediaType || name == major || name == "*/*" else { continue }
+            var q = 1.0
+            for field in fields.dropFirst() where field.hasPrefix("q=") { q = Double(field.dropFirst(2)) ?? 1.0 }
+            if q > 0 { return true }
+        }
+        return false
     }
 
     /// True when the client accepts this media type (prefix match, e.g. `multipart/`).

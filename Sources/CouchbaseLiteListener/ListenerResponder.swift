@@ -91,7 +91,13 @@ struct ListenerResponder: HTTPResponder {
     /// handler as `upload`; the error to answer instead, if any.
     private static func streamAttachment(_ body: RequestBody, db: CBLDatabase, into request: inout RESTRequest,
                                          state: ListenerState) async -> RESTError? {
-        let begun = await state.onWorker { () -> Result<SyncBlobDownload, Error> in Result { try db.syncBeginBlobDownload() } }
+        // A body CouchDB would store compressed is compressed as it arrives (not stored twice).
+        let rule = state.attachmentCompression
+        let unencoded = request.header("content-encoding").map { $0.trimmingCharacters(in: .whitespaces).lowercased() == "identity" } ?? true
+        let compression = unencoded && rule.compresses(contentType: request.header("content-type")) ? rule : nil
+        let begun = await state.onWorker { () -> Result<SyncBlobDownload, Error> in
+            Result { try db.syncBeginBlobDownload(compression: compression) }
+        }
         guard case .success(let upload)? = begun else {
             if case .failure(let error)? = begun { return RESTError.from(error) }
             return RESTError(503, "service_unavailable", "The listener is stopping")

@@ -50,7 +50,7 @@ extension RESTRouter {
             resolved = try openRevisions(db, docID: docID, revIDs: revIDs, latest: QueryParams(values: request.query).bool("latest"))
         }
 
-        if request.accepts("multipart/mixed") {
+        if request.acceptsMediaRange("multipart/mixed") {
             // CouchDB sends the bodies of the attachments newer than `atts_since` as parts here
             // whether or not `attachments=true` was asked: its replicator fetches documents with
             // attachments this way (after `_bulk_get?attachments=false`) and writes them to its
@@ -89,11 +89,22 @@ extension RESTRouter {
     ///   `X-Doc-Id`/`X-Rev-Id`).
     func documentPart(_ db: CBLDatabase, doc: [String: Any], rev: SyncRevision,
                       relatedHeaders: [(String, String)] = []) throws -> MultipartPart {
-        let json = MultipartPart(headers: [("Content-Type", "application/json")], body: JSONText.bytes(doc))
+        // The stored member order (`_id` and `_rev` first), as CouchDB writes the document: the
+        // attachments in the order they were given, and their parts in that order.
+        var order: JSONMemberOrder?
+        if let properties = rev.typedProperties, case .object(let members)? = JSONMemberOrder(unsortedIn: .object(properties)) {
+            order = .object([.init(name: "_id", order: nil), .init(name: "_rev", order: nil)] + members)
+        }
+        var body = JSONText.bytes(doc)
+        if let order, let typed = try? JSONValue(foundation: doc), let ordered = try? JSON.data(typed.ordered(by: order), sortedKeys: false) {
+            body = ordered
+        }
+        let json = MultipartPart(headers: [("Content-Type", "application/json")], body: body)
         guard let atts = doc["_attachments"] as? [String: Any] else { return json }
-        let following = atts.keys
+        let given = order?.member("_attachments")?.memberNames ?? []
+        let sorted = atts.keys.filter { !given.contains($0) }.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
+        let following = (given.filter { atts[$0] != nil } + sorted)
             .filter { ((atts[$0] as? [String: Any])?["follows"] as? Bool) == true }
-            .sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
         if following.isEmpty { return json }
         let stored = rev.properties?["_attachments"] as? [String: Any] ?? [:]
         var parts = [json]

@@ -29,7 +29,11 @@ final class RESTRouter: Sendable {
     /// ListenerAccessMiddleware (HTTP requests and WebSocket upgrades alike).
     func handle(_ request: RESTRequest) -> RESTOutcome {
         // Every write the request makes is validated as its user (design documents, validate_doc_update).
-        let outcome = CBLRequestUser.acting(as: request.access.requestUser) { handleAsUser(request) }
+        let outcome = CBLRequestUser.acting(as: request.access.requestUser) {
+            // Attachments it stores are compressed as CouchDB's configuration says (reads store nothing).
+            request.method == "GET" || request.method == "HEAD" ? handleAsUser(request)
+                : AttachmentCompression.applying(state.attachmentCompression) { handleAsUser(request) }
+        }
         return request.query["callback"] == nil ? outcome : jsonp(outcome, for: request)
     }
 

@@ -17,7 +17,8 @@ extension RESTRouter {
         let reduceParam = params["reduce"] != nil ? try q.bool("reduce") : nil
         let includeDocs = try q.bool("include_docs")
         let conflicts = try q.bool("conflicts")
-        let attachments = try q.bool("attachments")
+        let withAttachments = try q.bool("attachments")
+        let encodingInfo = try q.bool("att_encoding_info")
         let reducing = hasReduce && reduceParam != false
         // The checks of CouchDB's couch_mrview_util:validate_args, in its order.
         if !reducing {
@@ -84,7 +85,10 @@ extension RESTRouter {
             var out: [String: Any] = ["key": JSONFragment(row.keyJSON),
                                       "value": row.valueJSON.map(JSONFragment.init) ?? row.value ?? NSNull()]
             if let id = row.sourceDocumentID { out["id"] = id }
-            if includeDocs { out["doc"] = Self.rowDocument(db, row, conflicts: conflicts, attachments: attachments) ?? NSNull() }
+            if includeDocs {
+                out["doc"] = Self.rowDocument(db, row, conflicts: conflicts)
+                    .map { Self.includedDocument(db, $0, attachments: withAttachments, encodingInfo: encodingInfo) } ?? NSNull()
+            }
             return out
         }
     }

@@ -26,7 +26,8 @@ final class ListenerChangesFeedTests: ListenerTestCase {
         let rev1 = try putDoc("/db/doc", [
             "v": 1,
             "_attachments": [
-                "plain.txt": ["content_type": "text/plain", "data": Data("plain body".utf8).base64EncodedString()],
+                // Not a compressible type: stored as it is.
+                "plain.txt": ["content_type": "application/octet-stream", "data": Data("plain body".utf8).base64EncodedString()],
                 "zipped.txt": ["content_type": "text/plain", "data": Data(gzipped).base64EncodedString(), "encoding": "gzip"],
             ],
         ])

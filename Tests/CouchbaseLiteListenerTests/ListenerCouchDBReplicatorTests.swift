@@ -245,8 +245,8 @@ final class ListenerCouchDBReplicatorTests: ListenerTestCase {
         XCTAssertEqual(try get("/rec_push_target/doc02/file1").body.count, 120_000)
         XCTAssertEqual(try get("/rec_push_target/doc03/file2").header("content-type"), "image/png")
 
-        // What arrived gzip-encoded goes back out to a pulling replicator decoded, with the
-        // decoded length and no encoding, as the pull test checks for stored-plain attachments.
+        // What arrived gzip-encoded goes back out to a pulling replicator as stored, marked
+        // gzip, with the decoded length, as CouchDB sends it.
         let again = try get("/rec_push_target/doc01?revs=true&open_revs=%5B%222-d3863f1f8eeb2b2251c70696509deee3%22%5D&latest=true",
                             headers: ["Accept": "multipart/mixed"])
         let againParts = try MultipartBody.parts(again.body, contentType: try XCTUnwrap(again.header("content-type")))
@@ -254,10 +254,10 @@ final class ListenerCouchDBReplicatorTests: ListenerTestCase {
         XCTAssertEqual(againInner.count, 2)
         let file0 = (againInner.first?.dict["_attachments"] as? [String: Any])?["file0"] as? [String: Any]
         XCTAssertEqual(file0?["length"] as? Int, 21)
-        XCTAssertNil(file0?["encoding"])
+        XCTAssertEqual(file0?["encoding"] as? String, "gzip")
         XCTAssertEqual(file0?["follows"] as? Bool, true)
-        XCTAssertNil(againInner.last?.headers["content-encoding"])
-        XCTAssertEqual(againInner.last.map { Data($0.body) }, doc01.body.isEmpty ? nil : Data(doc01.body))
+        XCTAssertEqual(againInner.last?.headers["content-encoding"], "gzip")
+        XCTAssertEqual(try againInner.last.map { try CBLDatabase.syncGunzip(Data($0.body)) }, Data(doc01.body))
 
         // The checkpoint: the second run's body, without the `_revisions` CouchDB sent with it.
         let checkpoint = try get("/rec_push_target/_local/fe0b3c1c1dc9328c472da1ecffc10151")
@@ -373,21 +373,37 @@ final class ListenerCouchDBReplicatorTests: ListenerTestCase {
                 expectedAttachments[name] = meta
             }
             expectedDoc["_attachments"] = expectedAttachments
-            let doc = try XCTUnwrap(inner.first?.dict)
+            var doc = try XCTUnwrap(inner.first?.dict)
+            let sent = doc["_attachments"] as? [String: Any] ?? [:]
+            doc["_attachments"] = sent.mapValues { value -> Any in
+                var meta = value as? [String: Any] ?? [:]
+                meta["encoding"] = nil
+                meta["encoded_length"] = nil
+                return meta
+            }
             XCTAssertEqual(jsonDifferences(expectedDoc, doc, opaque: ["digest"]), [], exchange.label)
 
-            // The attachment parts: same headers, the decoded bytes, lengths and digests that match them.
+            // The attachment parts: same headers; the bytes as stored (gzip ones marked so, as
+            // CouchDB sends them), decoded lengths, and `md5-` digests of the bytes sent.
             let recorded = try recordedAttachments(exchange)
             for (attachment, (name, content, expectedAttachment)) in zip(inner.dropFirst(), recorded) {
                 XCTAssertEqual(attachment.headers["content-disposition"], expectedAttachment.headers["content-disposition"])
                 XCTAssertEqual(attachment.headers["content-type"], expectedAttachment.headers["content-type"])
-                XCTAssertNil(attachment.headers["content-encoding"])
                 XCTAssertEqual(attachment.headers["content-length"], String(attachment.body.count), name)
                 XCTAssertEqual(expectedAttachment.headers["content-length"], String(expectedAttachment.body.count), name)
-                XCTAssertEqual(Data(attachment.body), content, name)
-                let meta = try XCTUnwrap((doc["_attachments"] as? [String: Any])?[name] as? [String: Any])
+                let meta = try XCTUnwrap(sent[name] as? [String: Any])
+                var body = Data(attachment.body)
+                if attachment.headers["content-encoding"] == "gzip" {
+                    XCTAssertEqual(meta["encoding"] as? String, "gzip", name)
+                    XCTAssertEqual(meta["encoded_length"] as? Int, body.count, name)
+                    body = try CBLDatabase.syncGunzip(body)
+                } else {
+                    XCTAssertNil(meta["encoding"], name)
+                }
+                XCTAssertEqual(body, content, name)
                 XCTAssertEqual(meta["length"] as? Int, content.count, name)
-                XCTAssertEqual(meta["digest"] as? String, "sha1-" + Data(Insecure.SHA1.hash(data: content)).base64EncodedString(), name)
+                XCTAssertEqual(meta["digest"] as? String,
+                               "md5-" + Data(Insecure.MD5.hash(data: Data(attachment.body))).base64EncodedString(), name)
             }
         }
     }

@@ -135,20 +135,20 @@ final class ListenerLargeAttachmentTests: XCTestCase {
         let (_, client) = try serve(maxBodySize: 1 << 20, ["--credentials", "admin:secret"])
         let basic = ["Authorization": "Basic " + Data("admin:secret".utf8).base64EncodedString()]
         XCTAssertEqual(try client.send("PUT", "/db", headers: basic).status, 201)
-        let refused = try client.send("PUT", "/db/doc/att", headers: ["Content-Type": "text/plain"], body: Array("hello".utf8))
+        let refused = try client.send("PUT", "/db/doc/att", headers: ["Content-Type": "application/octet-stream"], body: Array("hello".utf8))
         XCTAssertEqual(refused.status, 401)
         XCTAssertEqual(refused.dict["error"] as? String, "unauthorized")
         let blobs = directory.appendingPathComponent("dbs/db.cblite2/attachments")
         func blobFiles() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).sorted() }
         XCTAssertEqual(blobFiles(), [])
-        let stored = try client.send("PUT", "/db/doc/att", headers: basic.merging(["Content-Type": "text/plain"]) { $1 },
+        let stored = try client.send("PUT", "/db/doc/att", headers: basic.merging(["Content-Type": "application/octet-stream"]) { $1 },
                                      body: Array("hello".utf8))
         XCTAssertEqual(stored.status, 201, stored.text)
         // "hello"'s SHA-1, the only file there (no temporary file left behind).
         XCTAssertEqual(blobFiles(), ["AAF4C61DDCC5E8A2DABEDE0F3B482CD9AEA9434D.blob"])
         let got = try client.send("GET", "/db/doc/att", headers: basic)
         XCTAssertEqual(got.text, "hello")
-        XCTAssertEqual(got.headers["content-type"], "text/plain")
+        XCTAssertEqual(got.headers["content-type"], "application/octet-stream")
         let head = try client.send("HEAD", "/db/doc/att", headers: basic)
         XCTAssertEqual(head.status, 200)
         XCTAssertEqual(head.headers["content-length"], "5")

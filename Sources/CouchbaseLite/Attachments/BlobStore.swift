@@ -245,7 +245,9 @@ final class BlobWriter: @unchecked Sendable {
             throw CBLError.fileWrite(error, "writing an attachment")
         }
         let key = BlobKey(bytes: Array(sha1.finalize()))!   // kept: a SHA-1 digest is always 20 bytes
-        md5Digest = "md5-" + Data(md5.finalize()).base64EncodedString()
+        let md5Bytes = Array(md5.finalize())
+        md5Digest = "md5-" + Data(md5Bytes).base64EncodedString()
+        BlobMD5.remember(md5Bytes, for: key)
         let fm = FileManager.default
         let dest = directory.appendingPathComponent(key.fileName)
         let lower = directory.appendingPathComponent(hex(key.bytes) + ".blob")

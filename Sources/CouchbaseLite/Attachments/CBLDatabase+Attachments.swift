@@ -18,6 +18,8 @@ extension CBLDatabase {
         var attachments = raw as? [String: Any] ?? [:]
         var installed: [String: [String: Any]] = [:]
         guard let blobs = storeIfOpenForBlobs else { throw CBLError.notFound("Database '\(name)' is closed") }
+        // CouchDB's compression of compressible types (listener saves only; 1.x never compresses).
+        let compression = AttachmentCompression.current
 
         for (name, entry) in pending {
             guard let entry else {
@@ -25,11 +27,21 @@ extension CBLDatabase {
                 continue
             }
             let result: (key: BlobKey, length: UInt64)
+            var meta: [String: Any]
             switch entry.body {
-            case .data(let data): result = try blobs.store(data)
-            case .file(let url): result = try blobs.store(contentsOf: url)
+            case .data(let data):
+                if let compression, compression.compresses(contentType: entry.contentType) {
+                    result = try blobs.store(try compression.compress(data))
+                    meta = ["digest": result.key.digest, "length": data.count, "encoding": "gzip",
+                            "encoded_length": Int(result.length)]
+                } else {
+                    result = try blobs.store(data)
+                    meta = ["digest": result.key.digest, "length": Int(result.length)]
+                }
+            case .file(let url):
+                result = try blobs.store(contentsOf: url)
+                meta = ["digest": result.key.digest, "length": Int(result.length)]
             }
-            var meta: [String: Any] = ["digest": result.key.digest, "length": Int(result.length)]
             if let type = entry.contentType { meta["content_type"] = type }
             installed[name] = meta
             attachments[name] = meta
@@ -39,7 +51,13 @@ extension CBLDatabase {
             guard let meta = value as? [String: Any] else {
                 throw CBLError.badAttachment("metadata of '\(name)' must be an object")
             }
-            guard let dataValue = meta["data"] else { continue }
+            guard let dataValue = meta["data"] else {
+                if let compression, let compressed = try compressedFollowingBody(meta, compression, blobs) {
+                    installed[name] = compressed
+                    attachments[name] = compressed
+                }
+                continue
+            }
             let bytes: Data
             if let base64 = dataValue as? String {
                 guard let decoded = Data(base64Encoded: base64, options: .ignoreUnknownCharacters) else {
@@ -51,13 +69,18 @@ extension CBLDatabase {
             } else {
                 throw CBLError.badAttachment("'\(name)' data must be a base64 string")
             }
-            let result = try blobs.store(bytes)
+            let compress = meta["encoding"] == nil && compression?.compresses(contentType: meta["content_type"] as? String) == true
+            let result = try blobs.store(compress ? try compression!.compress(bytes) : bytes)
             var stored = meta
             stored["data"] = nil
             stored["follows"] = nil
             stored["stub"] = nil
             stored["digest"] = result.key.digest
-            if (meta["encoding"] as? String) == "gzip" {
+            if compress {
+                stored["encoding"] = "gzip"
+                stored["encoded_length"] = Int(result.length)
+                stored["length"] = bytes.count
+            } else if (meta["encoding"] as? String) == "gzip" {
                 stored["encoded_length"] = Int(result.length)
                 if stored["length"] == nil { stored["length"] = (try? Gzip.decompress(bytes).count) ?? Int(result.length) }
             } else if meta["encoding"] != nil {
@@ -70,6 +93,25 @@ extension CBLDatabase {
         }
         properties["_attachments"] = attachments
         return installed
+    }
+
+    /// A `follows` attachment whose unencoded body is already in the blob store (a streamed
+    /// upload) stored again gzipped when `compression` says so; nil when it stays as it is. The
+    /// unencoded blob is left for compaction, as any blob no revision names.
+    private func compressedFollowingBody(_ meta: [String: Any], _ compression: AttachmentCompression,
+                                         _ blobs: BlobStore) throws -> [String: Any]? {
+        guard (meta["follows"] as? Bool) == true, meta["encoding"] == nil,
+              compression.compresses(contentType: meta["content_type"] as? String),
+              let digest = meta["digest"] as? String, let key = BlobKey(digest: digest),
+              let content = try blobs.read(key) else { return nil }
+        let result = try blobs.store(try compression.compress(content))
+        var stored = meta
+        stored["follows"] = nil
+        stored["digest"] = result.key.digest
+        stored["length"] = content.count
+        stored["encoding"] = "gzip"
+        stored["encoded_length"] = Int(result.length)
+        return stored
     }
 
     var storeIfOpenForBlobs: BlobStore? {

@@ -62,3 +62,52 @@ enum Gzip {
         return output
     }
 }
+
+/// gzip compression fed piece by piece (a streamed upload stored compressed as it arrives),
+/// with the window and header ``Gzip/compress(_:level:)`` and CouchDB's stream use.
+// @unchecked because one deflater is fed by one writer at a time, in order.
+final class GzipDeflater: @unchecked Sendable {
+    private var stream = z_stream()
+    private var ended = false
+
+    init(level: Int32) throws {
+        guard deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+                            Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            throw CBLError.dbError("zlib init failed")
+        }
+    }
+
+    deinit { if !ended { deflateEnd(&stream) } }
+
+    /// Compresses `data`; returns what zlib has ready (possibly nothing yet).
+    func update(_ data: Data) -> Data { run(data, flush: Z_NO_FLUSH) }
+
+    /// The rest of the gzip stream (its trailer included).
+    func finish() -> Data {
+        let out = run(Data(), flush: Z_FINISH)
+        deflateEnd(&stream)
+        ended = true
+        return out
+    }
+
+    private func run(_ data: Data, flush: Int32) -> Data {
+        var input = [UInt8](data)
+        var output = Data()
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        input.withUnsafeMutableBufferPointer { inBuf in
+            stream.next_in = inBuf.baseAddress
+            stream.avail_in = uInt(inBuf.count)
+            repeat {
+                let rc = chunk.withUnsafeMutableBufferPointer { outBuf -> Int32 in
+                    stream.next_out = outBuf.baseAddress
+                    stream.avail_out = uInt(outBuf.count)
+                    return deflate(&stream, flush)
+                }
+                output.append(contentsOf: chunk[0..<(chunk.count - Int(stream.avail_out))])
+                if rc == Z_STREAM_END || rc == Z_STREAM_ERROR { break }
+                if flush == Z_NO_FLUSH && stream.avail_in == 0 && stream.avail_out > 0 { break }
+            } while true
+        }
+        return output
+    }
+}

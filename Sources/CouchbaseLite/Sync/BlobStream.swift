@@ -43,11 +43,28 @@ extension CBLDatabase {
     /// Adds or replaces one attachment whose body was already streamed into the blob store
     /// (``syncBeginBlobDownload()``), making a new revision on top of `prevRevID` (or a new
     /// document). Returns the new revision ID.
+    ///
+    /// - Parameter gzipped: the body was uploaded gzip-encoded (`Content-Encoding: gzip`): it is
+    ///   kept so, with `"encoding":"gzip"`, `encoded_length` and the decoded `length` (CouchDB
+    ///   gives the encoded length there; 1.x's `length` is the decoded one, spec 4.1).
+    /// - Parameter decodedLength: with `gzipped`, the decoded length when known (the body was
+    ///   compressed here as it arrived); else it is found by inflating the stored body.
     package func syncPutAttachment(docID: String, prevRevID: String?, name: String, contentType: String?,
-                                   installed: (digest: String, length: Int)) throws -> String {
+                                   installed: (digest: String, length: Int), gzipped: Bool = false,
+                                   decodedLength: Int? = nil) throws -> String {
         var properties = try attachmentEditBase(docID: docID, prevRevID: prevRevID)
         // A `follows` entry whose digest names a blob present is taken as it is (spec 4.3).
         var meta: [String: Any] = ["follows": true, "digest": installed.digest, "length": installed.length]
+        if gzipped {
+            meta["encoding"] = "gzip"
+            meta["encoded_length"] = installed.length
+            if let decodedLength {
+                meta["length"] = decodedLength
+            } else if let key = BlobKey(digest: installed.digest), let stored = try storeIfOpenForBlobs?.read(key),
+                      let decoded = try? Gzip.decompress(stored) {
+                meta["length"] = decoded.count
+            }
+        }
         if let contentType { meta["content_type"] = contentType }
         var attachments = properties["_attachments"] as? [String: Any] ?? [:]
         attachments[name] = meta

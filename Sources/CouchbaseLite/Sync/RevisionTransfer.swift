@@ -22,6 +22,10 @@ package struct SyncBodyOptions: Sendable {
     /// `encoded_length` kept (the receiver sends `X-Accept-Part-Encoding: gzip`, as 1.x
     /// pullers do, spec 9.4), instead of inflated.
     package var encodedAttachmentParts = false
+    /// CouchDB's `att_encoding_info`: true shows `encoding` and `encoded_length` of gzip-stored
+    /// attachments (stubs and inline `data` alike), false leaves them out of stubs; nil keeps
+    /// 1.x's answer (stubs as stored, inline `data` without them).
+    package var attEncodingInfo: Bool?
 
     package init() {}
 }
@@ -100,8 +104,10 @@ extension CBLDatabase {
                     }
                     // Sent decoded (a gzip-stored body is inflated), as CouchDB sends them.
                     let content = try syncAttachmentContent(meta: meta, docID: rev.docID, name: name)
-                    meta["encoding"] = nil
-                    meta["encoded_length"] = nil
+                    if options.attEncodingInfo != true || followsAttachments {
+                        meta["encoding"] = nil
+                        meta["encoded_length"] = nil
+                    }
                     if followsAttachments {
                         meta["follows"] = true
                         meta["length"] = .int(Int64(content.count))
@@ -117,6 +123,10 @@ extension CBLDatabase {
                     meta["stub"] = true
                     meta["follows"] = nil
                     meta["data"] = nil
+                    if options.attEncodingInfo == false {
+                        meta["encoding"] = nil
+                        meta["encoded_length"] = nil
+                    }
                 }
                 atts[name] = .object(meta)
             }

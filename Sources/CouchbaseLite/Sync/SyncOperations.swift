@@ -253,11 +253,20 @@ extension CBLDatabase {
 
     /// Adds, replaces (content non-nil) or removes (content nil) one attachment, making a new
     /// revision on top of `prevRevID` (or a new document). Returns the new revision ID.
+    /// `gzipped`: `content` is gzip-encoded and stays so (`Content-Encoding: gzip`).
     package func syncPutAttachment(docID: String, prevRevID: String?, name: String, contentType: String?,
-                                   content: Data?) throws -> String {
-        let properties = try attachmentEditBase(docID: docID, prevRevID: prevRevID)
+                                   content: Data?, gzipped: Bool = false) throws -> String {
+        var properties = try attachmentEditBase(docID: docID, prevRevID: prevRevID)
         let pending: [String: PendingAttachment?]
-        if let content {
+        if let content, gzipped {
+            // Inline `data` with `encoding` is stored as given (spec 4.3).
+            var attachments = properties["_attachments"] as? [String: Any] ?? [:]
+            var meta: [String: Any] = ["data": content, "encoding": "gzip"]
+            if let contentType { meta["content_type"] = contentType }
+            attachments[name] = meta
+            properties["_attachments"] = attachments
+            pending = [:]
+        } else if let content {
             pending = [name: PendingAttachment(contentType: contentType, body: .data(content))]
         } else {
             guard (properties["_attachments"] as? [String: Any])?[name] != nil else {
