@@ -18,7 +18,7 @@ struct CBLCommand: ParsableCommand {
             query), reported as one line "cbl <command>: error: …" on standard error.
             """,
         version: CBLVersion(),
-        subcommands: [Demo.self, Info.self, Dump.self, ViewQuery.self, N1QL.self, Compare.self, Compact.self, Check.self,
+        subcommands: [Demo.self, Info.self, Dump.self, ViewQuery.self, N1QL.self, Compare.self, MigratePlan.self, Compact.self, Check.self,
                       Serve.self, Upgrade.self, Replicate.self, Doctor.self],
         defaultSubcommand: Demo.self
     )

@@ -256,7 +256,7 @@ public final class ViewComparison: Sendable {
         return try Database(name: bundle.deletingPathExtension().lastPathComponent, config: config)
     }
 
-    private struct N1QLSide {
+    struct N1QLSide {
         var rows: [ComparedRow]
         var hasValueColumn: Bool
         var orderedByKey: Bool
@@ -290,7 +290,7 @@ public final class ViewComparison: Sendable {
         return false
     }
 
-    private func runN1QL(_ text: String, parameters: [String: Any], on db: Database) throws -> N1QLSide {
+    func runN1QL(_ text: String, parameters: [String: Any], on db: Database) throws -> N1QLSide {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let query: Query
         let tree: JSONObject

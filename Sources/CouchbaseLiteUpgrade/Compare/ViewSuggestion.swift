@@ -73,6 +73,14 @@ extension ViewComparison {
     public func suggest(view name: String, options: ViewQueryOptions = ViewQueryOptions(),
                         description given: MapDescription? = nil) throws -> ViewSuggestion {
         try withDatabases { legacy, converted in
+            try suggest(view: name, options: options, description: given, legacy: legacy, converted: converted)
+        }
+    }
+
+    /// `suggest(view:options:description:)` over databases already opened (one conversion for many views).
+    func suggest(view name: String, options: ViewQueryOptions, description given: MapDescription?,
+                 legacy: CBLDatabase, converted: Database) throws -> ViewSuggestion {
+        do {
             var notes: [String] = []
             let description: MapDescription
             var mapRows = ViewQueryOptions()
