@@ -106,6 +106,7 @@ final class MigrationPlanTests: XCTestCase {
         docs.append(("_design/js", ["language": "javascript", "views": [
             "byType": ["map": "function(doc) { if (doc.type) emit(doc.type, null); }", "reduce": "_count"],
             "priorities": ["map": "function(doc) { if (doc.type == 'task') emit(doc.priority, doc.priority); }", "reduce": "_sum"],
+            "stats": ["map": "function(doc) { if (doc.type == 'task') emit(doc.list_id, doc.priority); }", "reduce": "_stats"],
             "listPriority": ["map": "function(doc) { if (doc.type == 'task') emit([doc.list_id, doc.priority], null); }", "reduce": "_count"],
             "custom": ["map": "function(doc) { if (doc.type == 'task') emit(doc.title, 1); }",
                        "reduce": "function(keys, values, rereduce) { return sum(values); }"],
@@ -172,14 +173,16 @@ final class MigrationPlanTests: XCTestCase {
 
         // The design document's JavaScript views, where the JavaScript runtime is present.
         let js = plan.entries.filter { $0.view.hasPrefix("js/") }
-        XCTAssertEqual(Set(js.map(\.view)), ["js/byType", "js/priorities", "js/listPriority", "js/custom"])
+        XCTAssertEqual(Set(js.map(\.view)), ["js/byType", "js/priorities", "js/listPriority", "js/stats", "js/custom"])
         guard byQuery["js/byType map"]?.n1ql.isEmpty == false else {
             throw XCTSkip("JavaScriptCore is not available: the design document's views were classed unrunnable (\(byQuery["js/byType map"]?.unexpressed ?? []))")
         }
         XCTAssertEqual(verdict("js/byType map"), .equal)
         XCTAssertEqual(verdict("js/byType reduce _count group"), .equal, "\(byQuery["js/byType reduce _count group"].map { "\($0.n1ql) \($0.rules.map(\.rule)) \($0.unexpressed)" } ?? "absent")")
         XCTAssertEqual(verdict("js/priorities reduce _sum group"), .equal, "\(byQuery["js/priorities reduce _sum group"].map { "\($0.n1ql) \($0.rules.map(\.rule)) \($0.unexpressed)" } ?? "absent")")
+        XCTAssertEqual(verdict("js/listPriority reduce _count group"), .equal)
         XCTAssertNotNil(verdict("js/listPriority reduce _count group_level=1"))
+        XCTAssertNotNil(verdict("js/stats reduce _stats group"))
         XCTAssertEqual(verdict("js/custom map"), .handWritten, "a JavaScript reduce has no N1QL aggregate")
     }
 
@@ -193,6 +196,24 @@ final class MigrationPlanTests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("N1QL:   SELECT meta().id AS id, name AS key FROM _ WHERE type = 'person' AND name IS VALUED ORDER BY name COLLATE UNICODE, meta().id"), r.stdout)
         let missing = try run(["migrate-plan", scratch.path("nowhere.cblite2").path])
         XCTAssertEqual(missing.status, 2, missing.stderr)
+    }
+
+    func testARowOfADeletedDocumentIsAnExplainedDifference() throws {
+        // The app last queried the view before a document was deleted: its stored index still has the row.
+        let db = try makeLegacyDatabase(in: scratch, [("a", ["type": "person", "name": "alice"]), ("b", ["type": "person", "name": "Bob"]),
+                                                       ("c", ["type": "person", "name": "carol"])],
+                                        views: ["app/byName": { doc, emit in if doc["type"] as? String == "person", let n = doc["name"] { emit(n, nil) } }])
+        let manager = try CBLManager(directory: scratch.url.path)
+        try XCTUnwrap(try manager.existingDatabaseNamed("legacy").existingDocument(withID: "c")).delete()
+        manager.close()
+        let r = try run(["migrate-plan", db.path, "--json"])
+        XCTAssertEqual(r.status, 0, "explained differences pass: " + r.stdout + r.stderr)
+        let plan = try JSONDecoder().decode(MigrationPlan.self, from: Data(r.stdout.utf8))
+        let e = try XCTUnwrap(plan.entries.first)
+        XCTAssertEqual(e.verdict, .explained, "\(e.rules.map(\.rule)) \(e.unexpressed)")
+        XCTAssertEqual(e.rules.map(\.rule), ["dropped-revisions"], "the view still has the deleted document's row; 2.x keeps only the deletion")
+        XCTAssertFalse(e.verified)
+        XCTAssertEqual(e.differenceCount, 1)
     }
 
     // MARK: (c) the HTML page in a real headless Chromium
