@@ -1,5 +1,6 @@
 import CouchbaseLite
 import CBLTestSupport
+import CouchbaseLiteSwift
 import Foundation
 import JSONCore
 import XCTest
@@ -214,6 +215,36 @@ final class MigrationPlanTests: XCTestCase {
         XCTAssertEqual(e.rules.map(\.rule), ["dropped-revisions"], "the view still has the deleted document's row; 2.x keeps only the deletion")
         XCTAssertFalse(e.verified)
         XCTAssertEqual(e.differenceCount, 1)
+    }
+
+    func testThePastedQueryBuilderCodeRunsAndGivesTheN1QLRows() throws {
+        let legacy = try Self.appDatabase(in: scratch)
+        let plan = try MigrationPlanner(legacyDatabase: legacy).plan()
+        let entry = try XCTUnwrap(plan.entries.first { $0.view == "app/doneTasks" })
+        // The code below is the plan's, pasted as an app would.
+        XCTAssertEqual(entry.queryBuilderSwift, """
+            let query = QueryBuilder
+                .select(SelectResult.expression(Meta.id).as("id"),
+                        SelectResult.expression(Expression.property("title")).as("key"))
+                .from(DataSource.database(database))
+                .where(Expression.property("done").equalTo(Expression.value(true))
+                    .and(Expression.property("title").isValued()))
+                .orderBy(Ordering.expression(Expression.property("title").collate(Collation.unicode())), Ordering.expression(Meta.id))
+            """)
+        let (bundle, _) = try upgrade(legacy, in: scratch)
+        let database = try openConverted(bundle)
+        defer { try? database.close() }
+        let query = QueryBuilder
+            .select(SelectResult.expression(Meta.id).as("id"),
+                    SelectResult.expression(Expression.property("title")).as("key"))
+            .from(DataSource.database(database))
+            .where(Expression.property("done").equalTo(Expression.value(true))
+                .and(Expression.property("title").isValued()))
+            .orderBy(Ordering.expression(Expression.property("title").collate(Collation.unicode())), Ordering.expression(Meta.id))
+        let built = try query.execute().allResults().map { $0.string(forKey: "id") ?? "" }
+        let n1ql = try database.createQuery(entry.n1ql).execute().allResults().map { $0.string(forKey: "id") ?? "" }
+        XCTAssertEqual(built, n1ql)
+        XCTAssertEqual(built.count, entry.viewRowCount)
     }
 
     // MARK: (c) the HTML page in a real headless Chromium
