@@ -21,6 +21,7 @@ public struct MigrationPlan: Codable, Sendable {
 
     /// How many differences one rule explains.
     public struct RuleCount: Codable, Sendable, Equatable {
+        /// The rule's name (``DifferenceRule``'s raw value), title, count, explanation and reference.
         public var rule: String
         public var title: String
         public var count: Int
@@ -39,30 +40,36 @@ public struct MigrationPlan: Codable, Sendable {
         public var verdict: Verdict
         /// True when both sides were run and gave the same rows in the same order.
         public var verified: Bool
+        /// The suggested N1QL query (columns `id`, `key`, `value`), empty when the view could not be run.
         public var n1ql: String
         /// The same query as 2.x QueryBuilder code in Swift (or a comment saying why there is none).
         public var queryBuilderSwift: String
+        /// The value index's name and expressions.
         public var indexName: String
         public var indexExpressions: [String]
         /// The index as 2.x Swift code.
         public var indexSwift: String
         /// The map the suggestion was built from (given or inferred), nil when none could be found.
         public var map: MapDescription?
+        /// The rows each side gave when both were run.
         public var viewRowCount: Int
         public var n1qlRowCount: Int
         /// Time to run the view query (its index already up to date) and the N1QL query, in milliseconds.
         public var viewMilliseconds: Double
         public var n1qlMilliseconds: Double
+        /// The rules that explain the remaining differences, most first.
         public var rules: [RuleCount]
         /// What the suggestion could not express (why the view needs a hand-written query).
         public var unexpressed: [String]
         /// The first differences (at most `MigrationPlanner.differenceLimit`).
         public var differences: [RowDifference]
+        /// How many differences there were in all.
         public var differenceCount: Int
     }
 
-    /// The 1.x database planned.
+    /// The 1.x database planned (its bundle's name).
     public var database: String
+    /// One entry per view query, by view name.
     public var entries: [Entry]
     /// Documents converted for the verification, and how long planning took (ms).
     public var convertedDocuments: Int
@@ -96,8 +103,10 @@ public struct MigrationPlanner: Sendable {
     /// How many differences an entry keeps (the count is kept whole).
     public static let differenceLimit = 20
 
+    /// The comparison every view is verified with (it owns the scratch copy and the conversion).
     public let comparison: ViewComparison
 
+    /// A planner for the 1.x database at `legacyDatabase` (a `NAME.cblite2` bundle, never opened in place).
     public init(legacyDatabase: URL, encryptionKey: CBLSymmetricKey? = nil) {
         comparison = ViewComparison(legacyDatabase: legacyDatabase, encryptionKey: encryptionKey)
     }
