@@ -18,6 +18,7 @@ extension MigrationPlan {
     /// The plan for a terminal: summary first, then one block per view query.
     public func text() -> String {
         var out = "Migration plan for \(database) (\(convertedDocuments) documents converted once, \(milliseconds) ms)\n\(summaryLine)\n"
+        for n in notes { out += "note: \(n)\n" }
         for e in entries {
             out += "\n== \(e.view) [\(e.query), \(e.source)]: \(e.verdict.rawValue.uppercased())\n"
             if !e.n1ql.isEmpty {
@@ -98,6 +99,7 @@ extension MigrationPlan {
         <p class="summary \(isComplete ? "complete" : "incomplete")" id="summary">\(esc(summaryLine))</p>
         <p>Every suggested N1QL query was run against the view over one conversion of the database (\(convertedDocuments) documents, planned in \(milliseconds) ms).
         “Equal” means the same rows in the same order with the same values; “explained” differences are each named by a rule; the others need a hand-written query.</p>
+        \(notes.map { "<p class=note>\(esc($0))</p>" }.joined(separator: "\n"))
         <table id="views"><tr><th>view</th><th>query</th><th>class</th><th>view rows</th><th>N1QL rows</th><th>view ms</th><th>N1QL ms</th></tr>
         \(summaryRows)</table>
         \(sections)

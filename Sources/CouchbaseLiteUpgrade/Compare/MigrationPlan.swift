@@ -74,6 +74,8 @@ public struct MigrationPlan: Codable, Sendable {
     /// Documents converted for the verification, and how long planning took (ms).
     public var convertedDocuments: Int
     public var milliseconds: Double
+    /// What the plan could not look at (e.g. the reduce functions of stored views, which live in the app's code).
+    public var notes: [String]
 
     /// Each view's verdict: the worst of its queries'.
     public var viewVerdicts: [(view: String, verdict: Verdict)] {
@@ -127,9 +129,14 @@ public struct MigrationPlanner: Sendable {
             for target in try targets(legacy) {
                 entries += plan(target, legacy: legacy, converted: converted)
             }
+            var notes: [String] = []
+            if entries.contains(where: { $0.source == "stored index" }) {
+                notes.append("A stored index holds the map's rows only: a reduce the app ran over it is in the app's code, not in the file. "
+                             + "Verify those queries with `cbl compare --view NAME --reduce count|sum|stats --group-level N --suggest`.")
+            }
             return MigrationPlan(database: comparison.legacyDatabase.lastPathComponent, entries: entries,
                                  convertedDocuments: Int(converted.count),
-                                 milliseconds: Self.milliseconds(since: started))
+                                 milliseconds: Self.milliseconds(since: started), notes: notes)
         }
     }
 
