@@ -6,6 +6,7 @@ import Foundation
 ///
 ///     swift run MigrateAndCompare                                # the sample shop database
 ///     swift run MigrateAndCompare PATH/NAME.cblite2 [VIEW ...]   # a real 1.x database (copied, never modified)
+///     swift run MigrateAndCompare --write-sample DIR             # only write the sample's shop.cblite2 into DIR
 ///
 /// Upgrades the 1.x database to the 2.x format (`DatabaseUpgrader`), then for each view compares
 /// the rows its stored index holds with a N1QL query over the upgraded database
@@ -16,6 +17,15 @@ import Foundation
 enum MigrateAndCompare {
     static func main() {
         do {
+            // `--write-sample DIR`: only write the sample shop's 1.x database (shop.cblite2) into DIR,
+            // for trying `cbl migrate-plan` and `cbl upgrade --catch-up` on it (MIGRATING.md).
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            if arguments.first == "--write-sample" {
+                guard arguments.count == 2 else { throw SampleError("usage: MigrateAndCompare --write-sample DIR") }
+                let bundle = try ShopDatabase.create(in: URL(fileURLWithPath: arguments[1], isDirectory: true))
+                print(bundle.path)
+                exit(0)
+            }
             let succeeded = try MigrateAndCompareRun(arguments: Array(CommandLine.arguments.dropFirst())).run()
             exit(succeeded ? 0 : 1)
         } catch {
