@@ -1,3 +1,4 @@
+import CBLTestSupport
 import Foundation
 import SQLiteKit
 import XCTest
@@ -118,7 +119,61 @@ final class CatchUpUpgradeTests: XCTestCase {
         XCTAssertThrowsError(try CatchUpUpgrader(source: bundle, destination: scratch.path("out/none.cblite2")).run())
     }
 
+    /// `cbl upgrade --catch-up --follow`: converts while the 1.x app writes, stops cleanly on
+    /// SIGTERM; a destination from another source is refused with exit status 2 and the reason.
+    func testFollowCatchesUpUntilSIGTERMAndRefusesAnotherSource() throws {
+        guard let cbl = BuiltExecutable.find("cbl") else { throw XCTSkip("cbl executable not found; build with `swift build --build-tests`") }
+        let scratch = Scratch()
+        let (manager, db, bundle) = try makeSource(in: scratch)
+        let out = scratch.path("out")
+        XCTAssertEqual(try runToEnd(cbl, ["upgrade", bundle.path, out.path]).status, 0)
+        let destination = out.appendingPathComponent("app.cblite2")
+
+        let process = Process()
+        process.executableURL = cbl
+        process.arguments = ["upgrade", bundle.path, out.path, "--catch-up", "--follow", "--interval", "0.1"]
+        let output = OutputBuffer()
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        pipe.fileHandleForReading.readabilityHandler = { output.append($0.availableData) }
+        try process.run()
+        try changeSource(db, round: 1)
+        let deadline = Date().addingTimeInterval(10)
+        while !output.text.contains("Caught up"), Date() < deadline { usleep(50_000) }
+        XCTAssertTrue(output.text.contains("Caught up"), output.text)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        pipe.fileHandleForReading.readabilityHandler = nil
+        XCTAssertEqual(process.terminationReason, .exit)
+        XCTAssertEqual(process.terminationStatus, 0, output.text)
+        XCTAssertTrue(output.text.contains("Stopped."), output.text)
+        manager.close()
+        let (fresh, _) = try upgrade(bundle, in: scratch, name: "fresh")
+        try assertSameConversion(destination, fresh)
+
+        let other = try CBLManager(directory: scratch.path("v1b").path)
+        try other.databaseNamed("app").document(withID: "x")!.putProperties(["x": 1])
+        other.close()
+        let refused = try runToEnd(cbl, ["upgrade", scratch.path("v1b/app.cblite2").path, out.path, "--catch-up"])
+        XCTAssertEqual(refused.status, 2, refused.output)
+        XCTAssertTrue(refused.output.contains("is not the database app.cblite2 was converted from"), refused.output)
+    }
+
     // MARK: Helpers
+
+    private func runToEnd(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
 
     private func withDataFile<R>(_ bundle: URL, _ body: (DataFile) throws -> R) throws -> R {
         let file = try DataFile(directory: bundle, create: false)
@@ -163,5 +218,21 @@ final class CatchUpUpgradeTests: XCTestCase {
         XCTAssertEqual(db.document(withID: "attached")?.dictionary(forKey: "_attachments")?.blob(forKey: "a.txt")?.content,
                        attachment, file: file, line: line)
         try db.close()
+    }
+}
+
+/// A child's output, appended from the pipe's handler thread.
+private final class OutputBuffer: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+
+    func append(_ more: Data) {
+        lock.lock(); defer { lock.unlock() }
+        data.append(more)
+    }
+
+    var text: String {
+        lock.lock(); defer { lock.unlock() }
+        return String(decoding: data, as: UTF8.self)
     }
 }
