@@ -134,8 +134,11 @@ func runUpgradeBenchmarks(apiDir: URL, docs: Int, warmAPIDir: URL) throws -> (ro
     }
     precondition(apiKeys >= docs, "the 1.x read-all saw \(apiKeys) keys")
 
+    let (catchUpRow, catchUpNote) = try catchUpBenchmark(bundle: bundle, docs: docs, out: out)
+
     let rows = [
         BenchRow(name: "upgrade 1.x -> 2.x", base: readTime, api: convertTime, budget: 3.0, ops: docs),
+        catchUpRow,
         BenchRow(name: "raw 2.x write (info)", base: readTime, api: floorTime, budget: nil, ops: docs),
         BenchRow(name: "vs 1.x read-all (info)", base: apiReadTime, api: convertTime, budget: nil, ops: docs),
     ]
@@ -150,6 +153,68 @@ func runUpgradeBenchmarks(apiDir: URL, docs: Int, warmAPIDir: URL) throws -> (ro
                100 * seconds(floorTime) / seconds(convertTime)),
         String(format: "1.x read-all: every document's properties through an all-docs query (prefetch) %.3f s; "
                + "the conversion takes %.2fx that", seconds(apiReadTime), seconds(convertTime) / seconds(apiReadTime)),
+        catchUpNote,
     ]
     return (rows, notes)
+}
+
+/// Paired rounds of the catch-up benchmark.
+let catchUpRounds = 5
+
+/// `cbl upgrade --catch-up` after 1% of the documents changed through the 1.x API, against a full
+/// conversion of the same (changed) source: medians of paired rounds, budget 5%. Each catch-up
+/// round starts from a copy of the conversion made before the changes (the copy is not timed).
+@MainActor
+func catchUpBenchmark(bundle: URL, docs: Int, out: URL) throws -> (BenchRow, String) {
+    let fm = FileManager.default
+    let sourceDir = out.appendingPathComponent("catch-up-source", isDirectory: true)
+    try? fm.removeItem(at: sourceDir)
+    try fm.createDirectory(at: sourceDir, withIntermediateDirectories: true)
+    let source = sourceDir.appendingPathComponent("api.cblite2", isDirectory: true)
+    try fm.copyItem(at: bundle, to: source)
+    let before = out.appendingPathComponent("catch-up-before.cblite2", isDirectory: true)
+    try? fm.removeItem(at: before)
+    try DatabaseUpgrader(source: source, destination: before).run()
+
+    // 1% of the documents, spread over the file, updated through the 1.x API.
+    let changed = max(1, docs / 100)
+    let stride = max(1, docs / changed)
+    let manager = try CBLManager(directory: sourceDir.path)
+    let db = try manager.existingDatabaseNamed("api")
+    let ids = try db.createAllDocumentsQuery().run().compactMap(\.documentID)
+    var updated = 0
+    _ = try db.inTransaction {
+        for i in Swift.stride(from: 0, to: ids.count, by: stride) where updated < changed {
+            guard let doc = db.document(withID: ids[i]), var properties = doc.properties else { continue }
+            properties["catchUp"] = updated
+            try doc.putProperties(properties)
+            updated += 1
+        }
+        return true
+    }
+    try db.close()
+    manager.close()
+
+    var report = CatchUpReport()
+    let paired = try pairedRounds(catchUpRounds, {
+        try timedUpgrade(bundle: source, into: out).0
+    }, {
+        let destination = out.appendingPathComponent("catch-up-\(UUID().uuidString).cblite2", isDirectory: true)
+        try fm.copyItem(at: before, to: destination)
+        defer { try? fm.removeItem(at: destination) }
+        settleDisk()
+        return try clock.measure {
+            report = try CatchUpUpgrader(source: source, destination: destination).run()
+        }
+    })
+    precondition(report.conversion.documentsConverted == updated, "catch-up converted \(report.conversion.documentsConverted) of \(updated) changed docs")
+    try? fm.removeItem(at: before)
+    try? fm.removeItem(at: sourceDir)
+    let row = BenchRow(name: "catch-up 1% vs full upgrade", base: paired.base, api: paired.api, budget: 0.05,
+                       ops: updated, pairedRatio: paired.ratio, percent: true)
+    let note = String(format: "catch-up: %d of %d docs changed; catch-up %.3f s vs full conversion %.3f s "
+                      + "(medians of %d paired rounds; median ratio %.2f%%, best/best %.2f%%)",
+                      updated, docs, seconds(paired.api), seconds(paired.base), catchUpRounds,
+                      100 * paired.ratio, 100 * paired.bestRatio)
+    return (row, note)
 }

@@ -68,6 +68,8 @@ public struct DatabaseUpgrader: Sendable {
         report.sourceSchemaVersion = legacy.schemaVersion
         report.sourceEncrypted = options.encryptionKey != nil
 
+        // Read before any document: the conversion covers at least this much (catch-up resumes here).
+        let checkpoint = SourceCheckpoint(publicUUID: try legacy.publicUUID(), sequence: try legacy.lastSequence())
         let output = try DataFile(creatingForBulkLoadAt: built)
         do {
             let converter = DocumentConverter(source: legacy, output: output, options: options)
@@ -76,6 +78,8 @@ public struct DatabaseUpgrader: Sendable {
             report.sharedKeys = output.sharedKeys.count
             try output.finishBulkLoad()
             output.close()
+            // Beside the database, not in it: the file stays byte-identical to LiteCore's own upgrade.
+            try checkpoint.write(into: built)
         } catch {
             output.abandonBulkLoad()
             throw error

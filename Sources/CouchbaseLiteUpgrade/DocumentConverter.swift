@@ -52,7 +52,22 @@ struct DocumentConverter {
     @discardableResult
     mutating func convertDocuments(into report: inout UpgradeReport, queue: HandOffQueue<RowBatch>) throws -> Int {
         total = try source.documentCount()
-        let stmt = try source.revisionRows()
+        return try convert(rows: try source.revisionRows(), into: &report, queue: queue)
+    }
+
+    /// Converts the documents of `rows` (``LegacySource/revisionRows(ofDocuments:)``) into one
+    /// batch, returned (a catch-up batch: the caller writes it in one transaction).
+    mutating func convertBatch(rows: SQLiteStatement, into report: inout UpgradeReport) throws -> RowBatch {
+        try convert(rows: rows, into: &report, queue: nil)
+        defer { batch = RowBatch() }
+        return batch
+    }
+
+    /// The one per-document loop: with a `queue`, batches are handed over as they fill; without,
+    /// every row stays in `batch`.
+    @discardableResult
+    private mutating func convert(rows stmt: SQLiteStatement, into report: inout UpgradeReport,
+                                  queue: HandOffQueue<RowBatch>?) throws -> Int {
         var currentDoc: Int64?
         var done = 0
         while try stmt.step() {
@@ -61,7 +76,7 @@ struct DocumentConverter {
                 if currentDoc != nil {
                     try flushDocument(into: &report)
                     done += 1
-                    if batch.entries.count >= Self.batchSize {
+                    if let queue, batch.entries.count >= Self.batchSize {
                         guard deliver(sourceDocumentsRead: done, to: queue) else { return done }
                     }
                 }
@@ -90,7 +105,7 @@ struct DocumentConverter {
             try flushDocument(into: &report)
             done += 1
         }
-        _ = deliver(sourceDocumentsRead: done, to: queue)
+        if let queue { _ = deliver(sourceDocumentsRead: done, to: queue) }
         return done
     }
 

@@ -149,6 +149,48 @@ final class LegacySource {
             """)
     }
 
+    /// The source's last sequence (1.x spec: `revs` is AUTOINCREMENT, so sequences are never
+    /// reused, even after compaction or purge): where a catch-up continues from.
+    func lastSequence() throws -> Int64 {
+        guard try connection.tableExists("sqlite_sequence") else { return 0 }
+        return try connection.scalarInt("SELECT seq FROM sqlite_sequence WHERE name='revs'") ?? 0
+    }
+
+    /// The source's `info.publicUUID`: the identity a catch-up checks before continuing.
+    func publicUUID() throws -> String {
+        guard try connection.tableExists("info") else { return "" }
+        let stmt = try connection.prepare("SELECT value FROM info WHERE key='publicUUID'")
+        return try stmt.step() ? stmt.string(0) ?? "" : ""
+    }
+
+    /// Documents with a revision newer than `sequence`, by their newest sequence: a prefix of
+    /// this list covers every change up to its last document's sequence (catch-up batches).
+    /// Compaction keeps the current leaves' rows, so changed documents are found after it too.
+    func changedDocuments(since sequence: Int64, upTo last: Int64) throws -> [(docRow: Int64, sequence: Int64)] {
+        let stmt = try connection.prepare("""
+            SELECT doc_id, max(sequence) AS m FROM revs WHERE sequence > ? AND sequence <= ?
+            GROUP BY doc_id ORDER BY m
+            """)
+        try stmt.bind(sequence, at: 1)
+        try stmt.bind(last, at: 2)
+        var out: [(Int64, Int64)] = []
+        while try stmt.step() { out.append((stmt.int64(0), stmt.int64(1))) }
+        return out
+    }
+
+    /// ``revisionRows()`` of the given `docs` rows only.
+    func revisionRows<C: Swift.Collection>(ofDocuments rows: C) throws -> SQLiteStatement where C.Element == Int64 {
+        let expiry = hasExpiryColumn ? "d.expiry_timestamp" : "NULL"
+        let list = rows.map { String($0) }.joined(separator: ",")
+        return try connection.prepare("""
+            SELECT d.doc_id, d.docid, r.sequence, r.revid, r.parent, r.current, r.deleted,
+                   CASE WHEN r.current THEN r.json END, r.no_attachments, \(expiry)
+            FROM docs d JOIN revs r ON r.doc_id = d.doc_id
+            WHERE d.doc_id IN (\(list))
+            ORDER BY d.doc_id, r.current DESC, r.deleted, r.revid DESC
+            """)
+    }
+
     /// Local documents (`_local/…`), never migrated by LiteCore (an option here).
     func localDocuments() throws -> [(docID: String, revID: String, json: [UInt8]?)] {
         guard try connection.tableExists("localdocs") else { return [] }

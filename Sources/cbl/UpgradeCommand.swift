@@ -17,6 +17,15 @@ struct Upgrade: ParsableCommand {
               cbl upgrade old.cblite2 --in-place
               cbl upgrade legacy.cblite ./converted --legacy
               cbl upgrade secret.cblite2 ./converted --password 'letmein'
+              cbl upgrade old.cblite2 ./converted --catch-up
+              cbl upgrade old.cblite2 ./converted --catch-up --follow --interval 2
+
+            CATCH-UP: --catch-up converts only what changed in the source since the last run into \
+            an existing DEST made by cbl upgrade (new, changed, deleted and conflicted documents, their \
+            attachments), in transactions that record the source sequence reached, so an interrupted \
+            run is completed by the next. A DEST converted from another database is refused. \
+            --follow repeats it every --interval seconds while the 1.x app runs, until SIGINT/SIGTERM \
+            (the batch under way is finished first): the final cut-over then converts only the last writes.
 
             ENCRYPTED SOURCES: give the key with --password or --key-file. Attachments are decrypted \
             while they are copied. The converted database is NOT encrypted (Couchbase Lite 2.x \
@@ -57,7 +66,19 @@ struct Upgrade: ParsableCommand {
     @Flag(help: "Refuse to convert an encrypted source, since the converted database would not be encrypted (exit 2, nothing written).")
     var refuseUnencryptedOutput = false
 
+    @Flag(help: "Bring an earlier conversion in DEST up to date with the source's changes since it.")
+    var catchUp = false
+
+    @Flag(help: "With --catch-up: keep catching up until SIGINT/SIGTERM.")
+    var follow = false
+
+    @Option(help: "With --follow: seconds between catch-up runs.")
+    var interval: Double = 1
+
     func validate() throws {
+        if follow && !catchUp { throw ValidationError("--follow needs --catch-up") }
+        if catchUp && (inPlace || legacy) { throw ValidationError("--catch-up takes a .cblite2 source and an existing destination (no --in-place, --legacy)") }
+        if interval <= 0 { throw ValidationError("--interval must be positive") }
         if !inPlace && destinationDirectory == nil {
             throw ValidationError("Give a destination directory, or --in-place")
         }
@@ -79,6 +100,10 @@ struct Upgrade: ParsableCommand {
             throw CommandFailure("the source is encrypted and the converted database would NOT be encrypted "
                                  + "(Couchbase Lite 2.x Community has no encryption); refused by --refuse-unencrypted-output")
         }
+        if catchUp {
+            try runCatchUp(CatchUpUpgrader(source: sourceURL, destination: destination, options: options))
+            return
+        }
         let bar = ProgressBar()
         let result: UpgradeReport
         do {
@@ -93,6 +118,48 @@ struct Upgrade: ParsableCommand {
             try result.jsonData().write(to: URL(fileURLWithPath: report))
         }
         print(result.summary)
+    }
+}
+
+extension Upgrade {
+    /// One catch-up run, or with --follow runs until SIGINT/SIGTERM (the batch under way is finished).
+    private func runCatchUp(_ catchUp: CatchUpUpgrader) throws {
+        guard follow else {
+            print(try catchUp.run().summary)
+            return
+        }
+        let stop = StopFlag()
+        var sources: [DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { stop.set() }
+            source.resume()
+            sources.append(source)
+        }
+        defer { sources.forEach { $0.cancel() } }
+        try catchUp.follow(interval: interval, shouldStop: { stop.isSet }) { report in
+            if report.toSequence != report.fromSequence {
+                print(report.summary)
+                fflush(nil)
+            }
+        }
+        print("Stopped.")
+    }
+}
+
+/// Set from a signal handler's queue, read by the catch-up loop between batches.
+final class StopFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return value
+    }
+
+    func set() {
+        lock.lock(); defer { lock.unlock() }
+        value = true
     }
 }
 

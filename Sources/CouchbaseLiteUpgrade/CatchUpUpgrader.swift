@@ -1,0 +1,206 @@
+import CouchbaseLite
+import CouchbaseLiteSwift
+import Foundation
+import SQLiteKit
+
+/// Brings a database made by ``DatabaseUpgrader`` up to date with its 1.x source: the documents
+/// changed since the source sequence the destination records (new, changed, deleted, conflicted;
+/// their attachments' blobs) are converted again by the same ``DocumentConverter`` a full
+/// conversion uses, so each ends as a full conversion would make it.
+///
+/// Changed documents are taken in the order of their newest sequence and written in batches,
+/// each in one destination transaction that also records the source sequence it covers: a run
+/// killed at any point leaves a destination the next run completes. The source's `publicUUID`,
+/// recorded by the full conversion, must match: catching up from another database is refused.
+///
+/// ```swift
+/// let catchUp = CatchUpUpgrader(source: URL(fileURLWithPath: "old.cblite2"),
+///                               destination: URL(fileURLWithPath: "out/new.cblite2"))
+/// print(try catchUp.run().summary)
+/// ```
+public struct CatchUpUpgrader: Sendable {
+    public let source: URL
+    public let destination: URL
+    public let options: UpgradeOptions
+    /// Documents per destination transaction.
+    public var batchSize = 1000
+    /// Called inside each batch's transaction after its rows are written, before its sequence is
+    /// recorded (tests: throwing rolls the batch back as a kill would).
+    var beforeCommit: (@Sendable (_ batch: Int) throws -> Void)?
+
+    public init(source: URL, destination: URL, options: UpgradeOptions = UpgradeOptions()) {
+        self.source = source
+        self.destination = destination
+        self.options = options
+    }
+
+    /// Converts the changes since the last run. `shouldStop` is asked between batches (the batch
+    /// under way is finished first). `progress` is called on the calling thread after each batch.
+    @discardableResult
+    public func run(shouldStop: () -> Bool = { false }, progress: ((UpgradeProgress) -> Void)? = nil) throws -> CatchUpReport {
+        let started = DispatchTime.now()
+        let fm = FileManager.default
+        guard fm.fileExists(atPath: destination.path) else {
+            throw CouchbaseLiteError(.notFound, "No converted database at \(destination.path); convert it first (cbl upgrade without --catch-up)")
+        }
+        // Private scratch for a source whose WAL must be read from a copy (see LegacySource).
+        let work = destination.deletingLastPathComponent()
+            .appendingPathComponent(".\(destination.lastPathComponent).catch-up-\(UUID().uuidString)", isDirectory: true)
+        try fm.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? fm.removeItem(at: work) }
+        let legacy = try LegacySource(bundle: source, workDirectory: work, encryptionKey: options.encryptionKey)
+        defer { legacy.close() }
+        let output = try DataFile(directory: destination, create: false)
+        defer { output.close() }
+
+        guard let checkpoint = try SourceCheckpoint.load(from: output) else {
+            throw CouchbaseLiteError(.invalidParameter,
+                "\(destination.lastPathComponent) records no source sequence (not made by cbl upgrade); cannot catch up")
+        }
+        let uuid = try legacy.publicUUID()
+        guard uuid == checkpoint.publicUUID else {
+            throw CouchbaseLiteError(.invalidParameter,
+                "\(source.lastPathComponent) is not the database \(destination.lastPathComponent) was converted from "
+                + "(its publicUUID is \(uuid), the conversion's source was \(checkpoint.publicUUID)); refusing to catch up")
+        }
+        // A 2.x/3.x app that opened the destination may have written to it or changed its layout.
+        guard !output.hasExtraColumn, !output.hasDeletedTable else {
+            throw CouchbaseLiteError(.invalidParameter,
+                "\(destination.lastPathComponent) was opened and upgraded by Couchbase Lite 3.x since the conversion; convert again instead")
+        }
+        try output.checkWritable()
+        let last = try legacy.lastSequence()
+        guard last >= checkpoint.sequence else {
+            throw CouchbaseLiteError(.invalidParameter,
+                "\(source.lastPathComponent) is at sequence \(last), behind the \(checkpoint.sequence) already converted (restored from a backup?); convert again instead")
+        }
+
+        var report = CatchUpReport()
+        report.source = source.path
+        report.destination = destination.path
+        report.fromSequence = checkpoint.sequence
+        report.toSequence = checkpoint.sequence
+        func finished() -> CatchUpReport {
+            report.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+            return report
+        }
+        guard last > checkpoint.sequence else { return finished() }
+
+        let changed = try legacy.changedDocuments(since: checkpoint.sequence, upTo: last)
+        var converter = DocumentConverter(source: legacy, output: output, options: options)
+        let size = max(1, batchSize)
+        var start = 0
+        repeat {
+            if shouldStop() { break }
+            let end = min(start + size, changed.count)
+            let slice = changed[start..<end]
+            // Every document whose newest change is at most `reached` is in this batch or an earlier one.
+            let reached = end == changed.count ? last : slice[end - 1].sequence
+            var found = UpgradeReport()
+            let batch = try converter.convertBatch(rows: try legacy.revisionRows(ofDocuments: slice.lazy.map { $0.docRow }), into: &found)
+            let number = report.batches
+            try output.inTransaction {
+                try Self.write(batch, to: output)
+                try beforeCommit?(number)
+                try SourceCheckpoint(publicUUID: uuid, sequence: reached).save(in: output)
+                try output.saveSharedKeysIfChanged()
+            }
+            report.conversion.merge(found)
+            report.batches += 1
+            report.documentsRead = end
+            report.toSequence = reached
+            progress?(UpgradeProgress(phase: .documents, completed: end, total: changed.count))
+            start = end
+        } while start < changed.count
+        return finished()
+    }
+
+    /// Replaces each document's row with the converted one, under a new sequence (a changed
+    /// document, as 2.x's own save gives it), and advances `kvmeta.lastSeq`.
+    private static func write(_ batch: RowBatch, to output: DataFile) throws {
+        let delete = try output.connection.cached("DELETE FROM kv_default WHERE key=?")
+        var lastSequence: UInt64 = 0
+        try batch.forEach { docID, version, tree, entry in
+            try delete.bindTextNoCopy(docID, at: 1)
+            _ = try delete.step()
+            delete.reset()
+            lastSequence = try output.insertRecord(docID: docID, flags: entry.flags, version: version, tree: tree)
+            if let ms = entry.expirationMilliseconds {
+                try output.setExpiration(docID: String(decoding: docID, as: UTF8.self), milliseconds: ms)
+            }
+        }
+        if lastSequence > 0 { try output.setLastSequence(lastSequence, of: .default) }
+    }
+
+    /// Runs ``run(shouldStop:progress:)`` every `interval` seconds until `shouldStop` says so
+    /// (checked between batches and while waiting), calling `afterRun` with each run's report.
+    public func follow(interval: TimeInterval, shouldStop: () -> Bool, afterRun: (CatchUpReport) -> Void) throws {
+        while !shouldStop() {
+            afterRun(try run(shouldStop: shouldStop))
+            let until = Date().addingTimeInterval(interval)
+            while !shouldStop(), Date() < until { usleep(50_000) }
+        }
+    }
+}
+
+/// What a catch-up run did.
+public struct CatchUpReport: Sendable {
+    public var source = ""
+    public var destination = ""
+    /// The source sequence the destination recorded before the run, and after it.
+    public var fromSequence: Int64 = 0
+    public var toSequence: Int64 = 0
+    /// Transactions committed in the destination.
+    public var batches = 0
+    /// Changed source documents read.
+    public var documentsRead = 0
+    /// The per-document findings, as a full conversion reports them (for the changed documents).
+    public var conversion = UpgradeReport()
+    public var seconds = 0.0
+
+    public init() {}
+
+    public var summary: String {
+        let c = conversion
+        return "Caught up \(destination) from source sequence \(fromSequence) to \(toSequence): "
+            + "\(documentsRead) changed documents read, \(c.documentsConverted) converted (\(c.tombstones) tombstones), "
+            + "\(c.conflictsDropped.count) conflicts resolved to their winner, \(c.attachmentsCopied) attachments, "
+            + "\(batches) transactions, \(String(format: "%.3f", seconds)) s"
+    }
+}
+
+/// Where a conversion of a 1.x source got to: the source's `publicUUID` and last sequence.
+/// A full conversion writes it to a file in the bundle (`upgrade-source.json`), so the database
+/// itself stays byte-identical to LiteCore's own upgrade; each catch-up batch writes it to
+/// `kv_info` (keys LiteCore does not read) in the transaction of the rows it covers, and that
+/// record, when present, is the one that counts.
+struct SourceCheckpoint: Equatable, Codable {
+    static let publicUUIDKey = "cbl.upgrade.sourcePublicUUID"
+    static let sequenceKey = "cbl.upgrade.sourceSequence"
+    static let fileName = "upgrade-source.json"
+
+    var publicUUID: String
+    var sequence: Int64
+
+    func save(in file: DataFile) throws {
+        try file.setInfo(Self.publicUUIDKey, Array(publicUUID.utf8))
+        // 8-byte big-endian, as LiteCore's own integer info records.
+        try file.setInfo(Self.sequenceKey, withUnsafeBytes(of: UInt64(bitPattern: sequence).bigEndian) { Array($0) })
+    }
+
+    /// Writes the full conversion's checkpoint into the (not yet installed) bundle.
+    func write(into bundle: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try encoder.encode(self).write(to: bundle.appendingPathComponent(Self.fileName), options: .atomic)
+    }
+
+    static func load(from file: DataFile) throws -> SourceCheckpoint? {
+        if let uuid = try file.info(publicUUIDKey), let bytes = try file.info(sequenceKey), bytes.count == 8 {
+            return SourceCheckpoint(publicUUID: String(decoding: uuid, as: UTF8.self),
+                                    sequence: Int64(bitPattern: bytes.reduce(0) { $0 << 8 | UInt64($1) }))
+        }
+        guard let data = try? Data(contentsOf: file.directory.appendingPathComponent(fileName)) else { return nil }
+        return try JSONDecoder().decode(SourceCheckpoint.self, from: data)
+    }
+}
