@@ -5,7 +5,7 @@ import SQLiteKit
 
 /// Brings a database made by ``DatabaseUpgrader`` up to date with its 1.x source: the documents
 /// changed since the source sequence the destination records (new, changed, deleted, conflicted;
-/// their attachments' blobs) are converted again by the same ``DocumentConverter`` a full
+/// their attachments' blobs) are converted again by the same `DocumentConverter` a full
 /// conversion uses, so each ends as a full conversion would make it.
 ///
 /// Changed documents are taken in the order of their newest sequence and written in batches,
