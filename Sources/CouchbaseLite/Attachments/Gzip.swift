@@ -35,30 +35,11 @@ enum Gzip {
         return output
     }
 
-    /// Compresses data in gzip format.
+    /// Compresses data in gzip format: one ``GzipDeflater`` fed once and finished.
     static func compress(_ data: Data, level: Int32 = Z_DEFAULT_COMPRESSION) throws -> Data {
-        var stream = z_stream()
-        guard deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
-                            Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw CBLError.dbError("zlib init failed")
-        }
-        defer { deflateEnd(&stream) }
-        var input = [UInt8](data)
-        var output = Data()
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        input.withUnsafeMutableBufferPointer { inBuf in
-            stream.next_in = inBuf.baseAddress
-            stream.avail_in = uInt(inBuf.count)
-            var rc: Int32
-            repeat {
-                rc = chunk.withUnsafeMutableBufferPointer { outBuf in
-                    stream.next_out = outBuf.baseAddress
-                    stream.avail_out = uInt(outBuf.count)
-                    return deflate(&stream, Z_FINISH)
-                }
-                output.append(contentsOf: chunk[0..<(chunk.count - Int(stream.avail_out))])
-            } while rc == Z_OK
-        }
+        let deflater = try GzipDeflater(level: level)
+        var output = deflater.update(data)
+        output.append(deflater.finish())
         return output
     }
 }
