@@ -70,32 +70,12 @@ package struct AttachmentCompression: Sendable, Equatable {
     /// restoring the previous one afterwards. A thread-local, as ``CBLRequestUser/acting(as:_:)``
     /// is: the listener writes synchronously on the thread that handles the request.
     package static func applying<R>(_ rule: AttachmentCompression?, _ body: () throws -> R) rethrows -> R {
-        let previous = pthread_getspecific(CompressionSlot.key)
-        let box = rule.map(CompressionSlot.Box.init)
-        pthread_setspecific(CompressionSlot.key, box.map { Unmanaged.passUnretained($0).toOpaque() })
-        defer { pthread_setspecific(CompressionSlot.key, previous) }
-        return try withExtendedLifetime(box) { try body() }
+        try scope.with(rule, body)
     }
 
     /// The calling thread's rule (set by ``applying(_:_:)``), nil when there is none.
-    package static var current: AttachmentCompression? {
-        guard let pointer = pthread_getspecific(CompressionSlot.key) else { return nil }
-        return Unmanaged<CompressionSlot.Box>.fromOpaque(pointer).takeUnretainedValue().rule
-    }
-}
+    package static var current: AttachmentCompression? { scope.current }
 
-/// The thread-local slot holding the current ``AttachmentCompression``.
-private enum CompressionSlot {
-    final class Box {
-        let rule: AttachmentCompression
-        init(_ rule: AttachmentCompression) { self.rule = rule }
-    }
-
-    /// One key for the process; a value is removed before ``AttachmentCompression/applying(_:_:)`` returns.
-    static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "pthread_key_create failed (\(status)): no thread-local slot for attachment compression")
-        return key
-    }()
+    /// The thread-local slot holding the current rule.
+    private static let scope = ThreadLocalScope<AttachmentCompression>(purpose: "attachment compression")
 }

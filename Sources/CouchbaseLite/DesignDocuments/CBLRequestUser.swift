@@ -36,12 +36,7 @@ package struct CBLRequestUser: Sendable, Equatable {
     /// A thread-local, not a task-local: the listener writes synchronously on its thread pool's
     /// threads, and a database write runs its body on the calling thread.
     package static func acting<R>(as user: CBLRequestUser?, _ body: () throws -> R) rethrows -> R {
-        let previous = pthread_getspecific(RequestUserSlot.key)
-        // The box lives in this frame for as long as `body` runs; the slot holds it unretained.
-        let box = user.map(RequestUserSlot.Box.init)
-        pthread_setspecific(RequestUserSlot.key, box.map { Unmanaged.passUnretained($0).toOpaque() })
-        defer { pthread_setspecific(RequestUserSlot.key, previous) }
-        return try withExtendedLifetime(box) { try body() }
+        try scope.with(user, body)
     }
 
     /// `acting(as:_:)` when `user` is set, else `body` under whatever user is current.
@@ -51,10 +46,10 @@ package struct CBLRequestUser: Sendable, Equatable {
     }
 
     /// The calling thread's writing user (set by ``acting(as:_:)``), nil when there is none.
-    package static var current: CBLRequestUser? {
-        guard let pointer = pthread_getspecific(RequestUserSlot.key) else { return nil }
-        return Unmanaged<RequestUserSlot.Box>.fromOpaque(pointer).takeUnretainedValue().user
-    }
+    package static var current: CBLRequestUser? { scope.current }
+
+    /// The thread-local slot holding the current user.
+    private static let scope = ThreadLocalScope<CBLRequestUser>(purpose: "the writing user")
 
     // MARK: What validation sees
 
@@ -86,22 +81,4 @@ package struct CBLRequestUser: Sendable, Equatable {
         if case .object(let members) = securityObject { return members.foundation }
         return [:]
     }
-}
-
-/// The thread-local slot holding the current ``CBLRequestUser``.
-private enum RequestUserSlot {
-    /// What the slot points at: the user of the innermost `acting(as:)` on the thread.
-    final class Box {
-        let user: CBLRequestUser
-        init(_ user: CBLRequestUser) { self.user = user }
-    }
-
-    /// One key for the process. No destructor: a value set by `acting(as:)` is removed before it
-    /// returns, so a thread never ends holding one.
-    static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "pthread_key_create failed (\(status)): no thread-local slot for the writing user")
-        return key
-    }()
 }
