@@ -1,14 +1,9 @@
 import CouchbaseLite
 
 extension ListenerState {
-    /// CouchDB's `[attachments] compression_level` (8; 0 turns it off) and
-    /// `[attachments] compressible_types` ("text/*, application/javascript, application/json,
-    /// application/xml"), read from the configuration for each write: attachments of those types
-    /// that arrive unencoded are stored gzip-encoded (see ``AttachmentCompression``).
-    var attachmentCompression: AttachmentCompression {
-        AttachmentCompression(level: configuration.value("attachments", "compression_level"),
-                              compressibleTypes: configuration.value("attachments", "compressible_types"))
-    }
+    /// The configuration's `[attachments]` rule for listener writes (see ``AttachmentCompression``),
+    /// parsed once per configuration change with the other settings requests read.
+    var attachmentCompression: AttachmentCompression { configuration.settings.attachmentCompression }
 }
 
 extension RESTRouter {

@@ -250,6 +250,10 @@ extension ListenerConfiguration {
         /// `[chttpd] x_forwarded_host`: the header naming the host clients used (`X-Forwarded-Host`),
         /// for `Location` headers.
         var forwardedHostHeader = "x-forwarded-host"
+        /// `[attachments] compression_level` (8; 0 turns it off) and `compressible_types` ("text/*,
+        /// application/javascript, application/json, application/xml"): attachments of those types
+        /// that arrive unencoded are stored gzip-encoded.
+        var attachmentCompression = AttachmentCompression()
 
         /// CouchDB's `[uuids] algorithm` values.
         enum UUIDAlgorithm: String, Sendable { case random, sequential, utcRandom = "utc_random", utcID = "utc_id" }
@@ -288,6 +292,8 @@ extension ListenerConfiguration {
             uuidAlgorithm = (sections["uuids"]?["algorithm"]?.trimmingCharacters(in: .whitespaces))
                 .flatMap(UUIDAlgorithm.init(rawValue:))
             utcIDSuffix = sections["uuids"]?["utc_id_suffix"] ?? ""
+            attachmentCompression = AttachmentCompression(level: sections["attachments"]?["compression_level"],
+                                                          compressibleTypes: sections["attachments"]?["compressible_types"])
             if let header = sections["chttpd"]?["x_forwarded_host"]?.trimmingCharacters(in: .whitespaces), !header.isEmpty {
                 forwardedHostHeader = header.lowercased()
             }
