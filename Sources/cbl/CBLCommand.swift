@@ -213,19 +213,11 @@ struct Serve: ParsableCommand {
         fflush(nil)
 
         // Run until SIGINT or SIGTERM, then stop cleanly.
-        let stopped = DispatchSemaphore(value: 0)
-        var sources: [DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { stopped.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        stopped.wait()
+        let stop = StopSignals()
+        stop.wait()
         print("Stopping.")
         listener.stop()
         manager.close()
-        sources.forEach { $0.cancel() }
+        stop.cancel()
     }
 }
