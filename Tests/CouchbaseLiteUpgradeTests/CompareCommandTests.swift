@@ -14,20 +14,7 @@ final class CompareCommandTests: XCTestCase {
     override func tearDown() { scratch = nil }
 
     private func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        guard let exe = BuiltExecutable.find("cbl") else {
-            throw XCTSkip("cbl executable not found; build with `swift build --build-tests`")
-        }
-        let process = Process()
-        process.executableURL = exe
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        try runCBL(arguments, in: scratch)
     }
 
     private func makeLegacy(_ docs: [(String, [String: Any])], views: [String: CBLMapBlock]) throws -> URL {
@@ -79,23 +66,8 @@ final class CompareCommandTests: XCTestCase {
     /// what a person sees: the DOM the page's script built, and a screenshot of the window size
     /// with far more drawn on it than on a blank page. Skips where Chromium is not installed.
     private func checkInHeadlessChromium(_ page: URL, expect: [String]) throws {
-        let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/headless_shell"]
-        guard let chromium = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw XCTSkip("Chromium is not installed (apt install chromium); the HTML was checked as text only")
-        }
-        func runChromium(_ arguments: [String]) throws -> String {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: chromium)
-            process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"] + arguments
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return text
-        }
-        let dom = try runChromium(["--dump-dom", page.absoluteString])
+        let chromium = try HeadlessChromium.find()
+        let dom = try chromium.run(["--dump-dom", page.absoluteString])
         for text in expect { XCTAssertTrue(dom.contains(text), "Chromium's DOM lacks '\(text)'") }
         // The script ran: it wrote the count of highlighted rows (the moved row on each side).
         XCTAssertTrue(dom.contains("2 highlighted rows, 0 unexplained"), dom)
@@ -103,7 +75,7 @@ final class CompareCommandTests: XCTestCase {
         // The screenshot: a PNG of the window's size, with the report drawn on it.
         func screenshot(_ url: String, _ name: String) throws -> (width: UInt32, height: UInt32, bytes: Int) {
             let file = page.deletingLastPathComponent().appendingPathComponent(name)
-            _ = try runChromium(["--window-size=1100,800", "--screenshot=\(file.path)", url])
+            _ = try chromium.run(["--window-size=1100,800", "--screenshot=\(file.path)", url])
             let png = try Data(contentsOf: file)
             XCTAssertEqual(png.prefix(8), Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), "\(name) is a PNG")
             func be32(_ at: Int) -> UInt32 { png[at..<(at + 4)].reduce(0) { $0 << 8 | UInt32($1) } }
@@ -138,6 +110,9 @@ final class CompareCommandTests: XCTestCase {
                                  ]])],
                                 views: [:])
         let r = try run(["compare", db.path, "--view", "app/byName", "--map-only", "--suggest"])
+        if r.status == 2, r.stderr.contains("need JavaScriptCore at run time") {
+            throw XCTSkip("JavaScriptCore is not installed (apt install libjavascriptcoregtk-4.1-0): \(r.stderr)")
+        }
         XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
         XCTAssertTrue(r.stdout.contains("N1QL:   SELECT meta().id AS id, name AS key FROM _ WHERE type = 'person' AND name IS VALUED ORDER BY name COLLATE UNICODE, meta().id"), r.stdout)
         XCTAssertTrue(r.stdout.contains("verified"), r.stdout)

@@ -41,11 +41,7 @@ final class EncryptedDatabaseCommandTests: XCTestCase {
     }
 
     private func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        guard let output = try BuiltExecutable.run("cbl", arguments, scratch: scratch.url) else {
-            throw XCTSkip("cbl executable not found; build with `swift build --build-tests`")
-        }
-        if output.timedOut { XCTFail("cbl \(arguments) did not finish") }
-        return (output.status, output.stdout, output.stderr)
+        try runCBL(arguments, in: scratch)
     }
 
     private func assertConvertedPlaintext(_ bundle: URL, file: StaticString = #filePath, line: UInt = #line) throws {

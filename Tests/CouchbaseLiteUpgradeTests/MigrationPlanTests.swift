@@ -15,20 +15,7 @@ final class MigrationPlanTests: XCTestCase {
     override func tearDown() { scratch = nil }
 
     private func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        guard let exe = BuiltExecutable.find("cbl") else {
-            throw XCTSkip("cbl executable not found; build with `swift build --build-tests`")
-        }
-        let process = Process()
-        process.executableURL = exe
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        try runCBL(arguments, in: scratch)
     }
 
     // MARK: (a) the real 1.x fixtures
@@ -250,10 +237,7 @@ final class MigrationPlanTests: XCTestCase {
     // MARK: (c) the HTML page in a real headless Chromium
 
     func testHTMLRendersInHeadlessChromium() throws {
-        let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/headless_shell"]
-        guard let chromium = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw XCTSkip("Chromium is not installed (apt install chromium)")
-        }
+        let chromium = try HeadlessChromium.find()
         let db = try makeLegacyDatabase(in: scratch, [("a", ["type": "person", "name": "alice", "age": 30]), ("b", ["type": "person", "name": "Bob", "age": 25]),
                                                        ("x", ["type": "pet", "name": "rex"])],
                                         views: ["app/byName": { doc, emit in if doc["type"] as? String == "person", let n = doc["name"] { emit(n, nil) } },
@@ -265,19 +249,7 @@ final class MigrationPlanTests: XCTestCase {
         XCTAssertTrue(html.hasPrefix("<!DOCTYPE html>"))
         XCTAssertFalse(html.contains("<link") || html.contains("src=") || html.contains("http://") || html.contains("https://"), "self-contained")
 
-        func runChromium(_ arguments: [String]) throws -> String {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: chromium)
-            process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"] + arguments
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return text
-        }
-        let dom = try runChromium(["--dump-dom", page.absoluteString])
+        let dom = try chromium.run(["--dump-dom", page.absoluteString])
         XCTAssertTrue(dom.contains("2 views: 1 equal, 0 equal with explained differences, 1 needs a hand-written query"), dom)
         XCTAssertTrue(dom.contains("app/byName"), dom)
         XCTAssertTrue(dom.contains("app/upper"), dom)
@@ -286,11 +258,11 @@ final class MigrationPlanTests: XCTestCase {
         XCTAssertTrue(dom.contains("QueryBuilder (Swift)"), dom)
 
         let png = scratch.path("plan.png")
-        _ = try runChromium(["--window-size=1200,2000", "--screenshot=\(png.path)", page.absoluteString])
+        _ = try chromium.run(["--window-size=1200,2000", "--screenshot=\(png.path)", page.absoluteString])
         let data = try Data(contentsOf: png)
         XCTAssertEqual(data.prefix(8), Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), "a PNG")
         let blank = scratch.path("blank.png")
-        _ = try runChromium(["--window-size=1200,2000", "--screenshot=\(blank.path)", "about:blank"])
+        _ = try chromium.run(["--window-size=1200,2000", "--screenshot=\(blank.path)", "about:blank"])
         XCTAssertGreaterThan(data.count, 4 * (try Data(contentsOf: blank)).count, "the screenshot shows the page, not a blank window")
     }
 }

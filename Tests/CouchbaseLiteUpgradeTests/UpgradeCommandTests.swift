@@ -6,24 +6,9 @@ import XCTest
 
 /// `cbl upgrade`: converts, prints the summary, writes the JSON report; refusals exit non-zero.
 final class UpgradeCommandTests: XCTestCase {
-    private func cblExecutable() throws -> URL {
-        guard let url = BuiltExecutable.find("cbl") else {
-            throw XCTSkip("cbl executable not found; build with `swift build --build-tests`")
-        }
-        return url
-    }
-
     private func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = try cblExecutable()
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let r = try runCBL(arguments, in: Scratch())   // for its output files only
+        return (r.status, r.stdout + r.stderr)
     }
 
     func testUpgradeCommandWritesDatabaseSummaryAndReport() throws {

@@ -1,3 +1,4 @@
+import CBLTestSupport
 import Crypto
 import Foundation
 import JSONCore
@@ -93,4 +94,43 @@ func upgrade(_ source: URL, in scratch: Scratch, name: String = "converted", opt
 func openConverted(_ bundle: URL) throws -> Database {
     try Database(name: bundle.deletingPathExtension().lastPathComponent,
                  config: DatabaseConfiguration(directory: bundle.deletingLastPathComponent().path))
+}
+
+/// The built `cbl`, run to its end in `scratch` (``BuiltExecutable/run(_:_:scratch:timeout:)``);
+/// skips the calling test when it is not built, fails it when it does not finish.
+func runCBL(_ arguments: [String], in scratch: Scratch, timeout: TimeInterval = 120,
+            file: StaticString = #filePath, line: UInt = #line) throws -> (status: Int32, stdout: String, stderr: String) {
+    guard let output = try BuiltExecutable.run("cbl", arguments, scratch: scratch.url, timeout: timeout) else {
+        throw XCTSkip("cbl executable not found; build with `swift build --build-tests`")
+    }
+    if output.timedOut { XCTFail("cbl \(arguments) did not finish in \(Int(timeout)) s", file: file, line: line) }
+    return (output.status, output.stdout, output.stderr)
+}
+
+/// A headless Chromium for checking the HTML reports as a browser draws them; ``find()`` skips
+/// the calling test where none is installed.
+struct HeadlessChromium {
+    let executable: URL
+
+    static func find() throws -> HeadlessChromium {
+        let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/headless_shell"]
+        guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw XCTSkip("Chromium is not installed (apt install chromium); the HTML was checked as text only")
+        }
+        return HeadlessChromium(executable: URL(fileURLWithPath: path))
+    }
+
+    /// Runs it headless with `arguments`; its standard output (`--dump-dom` prints the DOM there).
+    func run(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text
+    }
 }
