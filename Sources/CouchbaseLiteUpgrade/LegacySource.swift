@@ -6,7 +6,12 @@ import SQLiteKit
 /// A 1.x SQLite database opened for reading only (spec 8.1). The source is never written: a file
 /// without a WAL is opened `immutable` and read-only; a file whose recent writes sit in a `-wal`
 /// is copied (with its side files) to a private work directory first, because reading a WAL
-/// requires writing the `-shm` index next to it.
+/// writes the `-shm` index next to it. With `readingLiveInPlace` (catch-up, whose source is an
+/// app's open database) a `-wal` beside its `-shm` is read in place instead, read-only, inside
+/// one read transaction (``beginSnapshot()``): a consistent snapshot while the app goes on
+/// writing, without copying the database each run. That is SQLite's own multi-process reading:
+/// the reader shares the `-shm` index with the app and never checkpoints. A `-wal` without its
+/// index, or a hot rollback journal, needs a recovery that writes: that file is still copied.
 final class LegacySource {
     let bundle: URL
     let connection: SQLiteConnection
@@ -17,8 +22,11 @@ final class LegacySource {
     let blobKey: CBLSymmetricKey?
     private let workDirectory: URL
     private var workCopy: URL?
+    /// Read in place while an app may write it: every read runs in one snapshot (``beginSnapshot()``).
+    private var readsLiveFile = false
+    private var inSnapshot = false
 
-    init(bundle: URL, workDirectory: URL, encryptionKey: CBLSymmetricKey? = nil) throws {
+    init(bundle: URL, workDirectory: URL, encryptionKey: CBLSymmetricKey? = nil, readingLiveInPlace: Bool = false) throws {
         self.bundle = bundle
         let fm = FileManager.default
         let db = bundle.appendingPathComponent(CouchbaseStorageFormat.databaseFileName)
@@ -32,8 +40,13 @@ final class LegacySource {
         let contents: CouchbaseStorageFormat.Contents
         do {
             // A non-empty WAL or a hot rollback journal holds committed data an immutable open
-            // would miss, and reading it would write a `-shm` beside the source: read a copy.
-            if SQLiteConnection.hasPendingJournal(path: db.path) {
+            // would miss, and reading it writes beside the source: read a copy, unless the
+            // caller reads a live database in place and its WAL index is there to share.
+            let pending = SQLiteConnection.hasPendingJournal(path: db.path)
+            if pending && readingLiveInPlace && Self.isReadableInPlace(db.path) {
+                connection = try SQLiteConnection.openReadOnly(path: db.path, rawKey: rawKey)
+                readsLiveFile = true
+            } else if pending {
                 let copy = workDirectory.appendingPathComponent("source-copy", isDirectory: true)
                 try fm.createDirectory(at: copy, withIntermediateDirectories: true)
                 for suffix in ["", "-wal", "-shm", "-journal"] where fm.fileExists(atPath: db.path + suffix) {
@@ -50,6 +63,8 @@ final class LegacySource {
             } else {
                 connection = try SQLiteConnection.openReadOnly(path: db.path, rawKey: rawKey)
             }
+            // Pages read through a mapping, not a `pread` each (SQLCipher ignores it).
+            try connection.execute("PRAGMA mmap_size=268435456")
             // `revs.revid` sorts with REVID (the winner order); view tables name the JSON collations.
             try SQLiteStore.registerCollations(on: connection)
             // The one detection's first read: what the file is, before anything else reads it.
@@ -78,7 +93,25 @@ final class LegacySource {
         hasExpiryColumn = try connection.columns(of: "docs").contains("expiry_timestamp")
     }
 
+    /// A WAL-mode file with its `-shm` index beside it (and no rollback journal): what an open 1.x
+    /// database looks like, readable in place by a read-only connection.
+    static func isReadableInPlace(_ path: String) -> Bool {
+        let fm = FileManager.default
+        return fm.fileExists(atPath: path + "-wal") && fm.fileExists(atPath: path + "-shm")
+            && !fm.fileExists(atPath: path + "-journal")
+    }
+
+    /// Starts the read transaction every later read runs in, so a source that an app writes
+    /// meanwhile is read as of one moment (its sequence and its rows agree). Ended by ``close()``.
+    func beginSnapshot() throws {
+        guard readsLiveFile, !inSnapshot else { return }
+        try connection.execute("BEGIN")
+        inSnapshot = true
+        _ = try connection.scalarInt("SELECT count(*) FROM sqlite_master")   // takes the snapshot now
+    }
+
     func close() {
+        if inSnapshot { try? connection.execute("ROLLBACK") }
         connection.close()
         if let workCopy { try? FileManager.default.removeItem(at: workCopy) }
     }

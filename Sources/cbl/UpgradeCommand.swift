@@ -75,10 +75,14 @@ struct Upgrade: ParsableCommand {
     @Option(help: "With --follow: seconds between catch-up runs.")
     var interval: Double = 1
 
+    @Option(help: "With --catch-up: documents per transaction (each records the source sequence it reached).")
+    var batchSize: Int = 1000
+
     func validate() throws {
         if follow && !catchUp { throw ValidationError("--follow needs --catch-up") }
         if catchUp && (inPlace || legacy) { throw ValidationError("--catch-up takes a .cblite2 source and an existing destination (no --in-place, --legacy)") }
         if interval <= 0 { throw ValidationError("--interval must be positive") }
+        if batchSize <= 0 { throw ValidationError("--batch-size must be positive") }
         if !inPlace && destinationDirectory == nil {
             throw ValidationError("Give a destination directory, or --in-place")
         }
@@ -101,7 +105,9 @@ struct Upgrade: ParsableCommand {
                                  + "(Couchbase Lite 2.x Community has no encryption); refused by --refuse-unencrypted-output")
         }
         if catchUp {
-            try runCatchUp(CatchUpUpgrader(source: sourceURL, destination: destination, options: options))
+            var catchUp = CatchUpUpgrader(source: sourceURL, destination: destination, options: options)
+            catchUp.batchSize = batchSize
+            try runCatchUp(catchUp)
             return
         }
         let bar = ProgressBar()
@@ -128,38 +134,15 @@ extension Upgrade {
             print(try catchUp.run().summary)
             return
         }
-        let stop = StopFlag()
-        var sources: [DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { stop.set() }
-            source.resume()
-            sources.append(source)
-        }
-        defer { sources.forEach { $0.cancel() } }
-        try catchUp.follow(interval: interval, shouldStop: { stop.isSet }) { report in
+        let stop = StopSignals()
+        defer { stop.cancel() }
+        try catchUp.follow(interval: interval, shouldStop: { stop.isRequested }) { report in
             if report.toSequence != report.fromSequence {
                 print(report.summary)
                 fflush(nil)
             }
         }
         print("Stopped.")
-    }
-}
-
-/// Set from a signal handler's queue, read by the catch-up loop between batches.
-final class StopFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool {
-        lock.lock(); defer { lock.unlock() }
-        return value
-    }
-
-    func set() {
-        lock.lock(); defer { lock.unlock() }
-        value = true
     }
 }
 

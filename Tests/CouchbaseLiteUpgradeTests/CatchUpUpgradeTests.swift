@@ -102,6 +102,87 @@ final class CatchUpUpgradeTests: XCTestCase {
         try assertSameConversion(destination, fresh)
     }
 
+    /// A real `kill -9` of `cbl upgrade --catch-up` between and inside its transactions: the
+    /// destination stays a sound database at a recorded source sequence, and the next run
+    /// completes it to what a full conversion gives.
+    func testCatchUpKilledWithSIGKILLIsCompletedByTheNextRun() throws {
+        guard let cbl = BuiltExecutable.find("cbl") else { throw XCTSkip("cbl executable not found; build with `swift build --build-tests`") }
+        let scratch = Scratch()
+        let (manager, db, bundle) = try makeSource(in: scratch)
+        let out = scratch.path("out")
+        XCTAssertEqual(try runToEnd(["upgrade", bundle.path, out.path]).status, 0)
+        let destination = out.appendingPathComponent("app.cblite2")
+        let converted = try withDataFile(destination, readOnly: true) { try XCTUnwrap(try SourceCheckpoint.load(from: $0)) }
+        // 3,000 changed documents: 300 transactions of 10.
+        _ = try db.inTransaction {
+            for i in 0..<3000 { try db.document(withID: "bulk-\(i)")!.putProperties(["i": i, "text": String(repeating: "x", count: i % 200)]) }
+            return true
+        }
+        let last = db.lastSequenceNumber
+        manager.close()
+
+        let process = Process()
+        process.executableURL = cbl
+        process.arguments = ["upgrade", bundle.path, out.path, "--catch-up", "--batch-size", "10"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Killed as soon as a first batch is committed, with hundreds still to go.
+        let deadline = Date().addingTimeInterval(30)
+        var seen = converted.sequence
+        while seen == converted.sequence, process.isRunning, Date() < deadline {
+            usleep(2_000)
+            seen = (try? withDataFile(destination, readOnly: true) { try SourceCheckpoint.load(from: $0)?.sequence }) ?? seen
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .uncaughtSignal)
+
+        let killedAt = try withDataFile(destination, readOnly: true) { try XCTUnwrap(try SourceCheckpoint.load(from: $0)) }
+        XCTAssertGreaterThan(killedAt.sequence, converted.sequence, "at least one transaction landed")
+        XCTAssertLessThan(killedAt.sequence, last, "killed before the end")
+        let findings = try DataFileAudit.run(bundle: destination)
+        XCTAssertTrue(findings.integrityOK, "\(findings.integrity)")
+
+        let rerun = try runToEnd(["upgrade", bundle.path, out.path, "--catch-up", "--batch-size", "500"])
+        XCTAssertEqual(rerun.status, 0, rerun.output)
+        XCTAssertTrue(rerun.output.contains("from source sequence \(killedAt.sequence) to \(last)"), rerun.output)
+        let (fresh, _) = try upgrade(bundle, in: scratch, name: "fresh")
+        try assertSameConversion(destination, fresh)
+    }
+
+    /// A source an app holds open (its recent writes in the `-wal`, the `-shm` beside it) is read
+    /// in place, as of one moment: no copy is made, writes made meanwhile are not seen, and the
+    /// reader leaves the files as the app wrote them.
+    func testALiveSourceIsReadInPlaceAsOfOneSnapshot() throws {
+        let scratch = Scratch()
+        let (manager, db, bundle) = try makeSource(in: scratch)
+        let file = bundle.appendingPathComponent("db.sqlite3").path
+        XCTAssertTrue(SQLiteConnection.hasPendingJournal(path: file), "the open 1.x database has a WAL")
+        XCTAssertTrue(LegacySource.isReadableInPlace(file))
+        let before = try checksums(bundle)
+        let work = scratch.path("work")
+        let legacy = try LegacySource(bundle: bundle, workDirectory: work, readingLiveInPlace: true)
+        try legacy.beginSnapshot()
+        let seen = try legacy.lastSequence()
+        XCTAssertEqual(seen, Int64(db.lastSequenceNumber))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: work.appendingPathComponent("source-copy").path), "no copy made")
+        XCTAssertEqual(try legacy.changedDocuments(since: 0, upTo: seen).count, 21)
+        legacy.close()
+        XCTAssertEqual(try checksums(bundle).filter { !$0.key.hasSuffix("-shm") }, before.filter { !$0.key.hasSuffix("-shm") },
+                       "the reader wrote nothing but the shared index")
+
+        let snapshot = try LegacySource(bundle: bundle, workDirectory: work, readingLiveInPlace: true)
+        try snapshot.beginSnapshot()
+        let atStart = try snapshot.lastSequence()
+        try db.document(withID: "written-meanwhile")!.putProperties(["late": true])
+        XCTAssertEqual(try snapshot.lastSequence(), atStart, "the app's later write is not in the snapshot")
+        XCTAssertEqual(try snapshot.changedDocuments(since: 0, upTo: Int64.max).count, 21)
+        snapshot.close()
+        XCTAssertEqual(try db.document(withID: "written-meanwhile")?.properties?["late"] as? Bool, true)
+        manager.close()
+    }
+
     func testCatchingUpFromADifferentSourceIsRefused() throws {
         let scratch = Scratch()
         let (manager, _, bundle) = try makeSource(in: scratch)
@@ -126,7 +207,7 @@ final class CatchUpUpgradeTests: XCTestCase {
         let scratch = Scratch()
         let (manager, db, bundle) = try makeSource(in: scratch)
         let out = scratch.path("out")
-        XCTAssertEqual(try runToEnd(cbl, ["upgrade", bundle.path, out.path]).status, 0)
+        XCTAssertEqual(try runToEnd(["upgrade", bundle.path, out.path]).status, 0)
         let destination = out.appendingPathComponent("app.cblite2")
 
         let process = Process()
@@ -155,28 +236,20 @@ final class CatchUpUpgradeTests: XCTestCase {
         let other = try CBLManager(directory: scratch.path("v1b").path)
         try other.databaseNamed("app").document(withID: "x")!.putProperties(["x": 1])
         other.close()
-        let refused = try runToEnd(cbl, ["upgrade", scratch.path("v1b/app.cblite2").path, out.path, "--catch-up"])
+        let refused = try runToEnd(["upgrade", scratch.path("v1b/app.cblite2").path, out.path, "--catch-up"])
         XCTAssertEqual(refused.status, 2, refused.output)
         XCTAssertTrue(refused.output.contains("is not the database app.cblite2 was converted from"), refused.output)
     }
 
     // MARK: Helpers
 
-    private func runToEnd(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    private func runToEnd(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let r = try runCBL(arguments, in: Scratch())   // for its output files only
+        return (r.status, r.stdout + r.stderr)
     }
 
-    private func withDataFile<R>(_ bundle: URL, _ body: (DataFile) throws -> R) throws -> R {
-        let file = try DataFile(directory: bundle, create: false)
+    private func withDataFile<R>(_ bundle: URL, readOnly: Bool = false, _ body: (DataFile) throws -> R) throws -> R {
+        let file = try DataFile(directory: bundle, create: false, readOnly: readOnly)
         defer { file.close() }
         return try body(file)
     }
