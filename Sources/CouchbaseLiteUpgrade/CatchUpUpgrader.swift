@@ -6,7 +6,8 @@ import SQLiteKit
 /// Brings a database made by ``DatabaseUpgrader`` up to date with its 1.x source: the documents
 /// changed since the source sequence the destination records (new, changed, deleted, conflicted;
 /// their attachments' blobs) are converted again by the same `DocumentConverter` a full
-/// conversion uses, so each ends as a full conversion would make it.
+/// conversion uses, so each ends as a full conversion would make it; documents the source has
+/// purged since are purged from the destination.
 ///
 /// Changed documents are taken in the order of their newest sequence and written in batches,
 /// each in one destination transaction that also records the source sequence it covers: a run
@@ -86,7 +87,10 @@ public struct CatchUpUpgrader: Sendable {
             report.seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
             return report
         }
-        guard last > checkpoint.sequence else { return finished() }
+        guard last > checkpoint.sequence else {
+            if !shouldStop() { report.documentsPurged = try Self.purgeRemovedDocuments(source: legacy, output: output) }
+            return finished()
+        }
 
         let changed = try legacy.changedDocuments(since: checkpoint.sequence, upTo: last)
         var converter = DocumentConverter(source: legacy, output: output, options: options)
@@ -114,7 +118,31 @@ public struct CatchUpUpgrader: Sendable {
             progress?(UpgradeProgress(phase: .documents, completed: end, total: changed.count))
             start = end
         } while start < changed.count
+        if report.toSequence == last, !shouldStop() {
+            report.documentsPurged = try Self.purgeRemovedDocuments(source: legacy, output: output)
+        }
         return finished()
+    }
+
+    /// Purges from the destination the documents purged from the source since they were
+    /// converted (by the app or by expiration): a 1.x purge leaves no tombstone and takes no
+    /// sequence, so it shows only as a document the destination has and the source no longer
+    /// does. Counts are compared first (two index counts); IDs only when they differ. Purged as
+    /// LiteCore purges (the row removed, `kvmeta.purgeCnt` counted), in one transaction.
+    private static func purgeRemovedDocuments(source: LegacySource, output: DataFile) throws -> Int {
+        let converted = Int(try output.connection.scalarInt("SELECT count(*) FROM kv_default") ?? 0)
+        guard try converted != source.convertibleDocumentCount() else { return 0 }
+        let present = try source.convertibleDocumentIDs()
+        var removed: [String] = []
+        let keys = try output.connection.prepare("SELECT key FROM kv_default")
+        while try keys.step() {
+            if let key = keys.string(0), !present.contains(key) { removed.append(key) }
+        }
+        guard !removed.isEmpty else { return 0 }
+        try output.inTransaction {
+            for docID in removed { _ = try output.purgeRecord(docID: docID) }
+        }
+        return removed.count
     }
 
     /// Replaces each document's row with the converted one, under a new sequence (a changed
@@ -158,6 +186,8 @@ public struct CatchUpReport: Sendable {
     public var batches = 0
     /// Changed source documents read.
     public var documentsRead = 0
+    /// Documents purged from the destination because the source purged them.
+    public var documentsPurged = 0
     /// The per-document findings, as a full conversion reports them (for the changed documents).
     public var conversion = UpgradeReport()
     public var seconds = 0.0
@@ -169,6 +199,7 @@ public struct CatchUpReport: Sendable {
         return "Caught up \(destination) from source sequence \(fromSequence) to \(toSequence): "
             + "\(documentsRead) changed documents read, \(c.documentsConverted) converted (\(c.tombstones) tombstones), "
             + "\(c.conflictsDropped.count) conflicts resolved to their winner, \(c.attachmentsCopied) attachments, "
+            + "\(documentsPurged) purged, "
             + "\(batches) transactions, \(String(format: "%.3f", seconds)) s"
     }
 }

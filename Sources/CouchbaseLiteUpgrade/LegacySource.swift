@@ -211,6 +211,22 @@ final class LegacySource {
         return out
     }
 
+    /// The documents a conversion carries: `docs` rows whose ID does not start with `_` (design
+    /// documents and other `_` IDs are never migrated). Counted on the `docid` index.
+    func convertibleDocumentCount() throws -> Int {
+        let all = try connection.scalarInt("SELECT count(*) FROM docs") ?? 0
+        let underscored = try connection.scalarInt("SELECT count(*) FROM docs WHERE docid >= '_' AND docid < '`'") ?? 0
+        return Int(all - underscored)
+    }
+
+    /// The IDs of ``convertibleDocumentCount()``'s documents.
+    func convertibleDocumentIDs() throws -> Set<String> {
+        var ids = Set<String>()
+        let stmt = try connection.prepare("SELECT docid FROM docs WHERE NOT (docid >= '_' AND docid < '`')")
+        while try stmt.step() { if let id = stmt.string(0) { ids.insert(id) } }
+        return ids
+    }
+
     /// ``revisionRows()`` of the given `docs` rows only.
     func revisionRows<C: Swift.Collection>(ofDocuments rows: C) throws -> SQLiteStatement where C.Element == Int64 {
         let expiry = hasExpiryColumn ? "d.expiry_timestamp" : "NULL"

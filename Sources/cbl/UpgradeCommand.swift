@@ -21,8 +21,8 @@ struct Upgrade: ParsableCommand {
               cbl upgrade old.cblite2 ./converted --catch-up --follow --interval 2
 
             CATCH-UP: --catch-up converts only what changed in the source since the last run into \
-            an existing DEST made by cbl upgrade (new, changed, deleted and conflicted documents, their \
-            attachments), in transactions that record the source sequence reached, so an interrupted \
+            an existing DEST made by cbl upgrade (new, changed, deleted, conflicted and purged documents, \
+            their attachments), in transactions that record the source sequence reached, so an interrupted \
             run is completed by the next. A DEST converted from another database is refused. \
             --follow repeats it every --interval seconds while the 1.x app runs, until SIGINT/SIGTERM \
             (the batch under way is finished first): the final cut-over then converts only the last writes.
@@ -137,7 +137,7 @@ extension Upgrade {
         let stop = StopSignals()
         defer { stop.cancel() }
         try catchUp.follow(interval: interval, shouldStop: { stop.isRequested }) { report in
-            if report.toSequence != report.fromSequence {
+            if report.toSequence != report.fromSequence || report.documentsPurged > 0 {
                 print(report.summary)
                 fflush(nil)
             }

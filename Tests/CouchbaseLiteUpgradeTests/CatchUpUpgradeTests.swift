@@ -48,6 +48,8 @@ final class CatchUpUpgradeTests: XCTestCase {
         let rev = db.document(withID: "attached-\(round)")!.newRevision()
         rev.setAttachmentNamed("b.txt", withContentType: "text/plain", content: Data("round \(round)".utf8))
         try rev.save()
+        // A purge: no tombstone, no new sequence; gone from the source as if never written.
+        try db.document(withID: "doc-\(round + 16)")!.purgeDocument()
         try db.compact()
     }
 
@@ -65,10 +67,18 @@ final class CatchUpUpgradeTests: XCTestCase {
         try changeSource(db, round: 3)
         report = try CatchUpUpgrader(source: bundle, destination: destination).run()
         XCTAssertEqual(report.batches, 1)
+        XCTAssertEqual(report.documentsPurged, 2, report.summary)
         // Nothing new: nothing done.
         let idle = try CatchUpUpgrader(source: bundle, destination: destination).run()
         XCTAssertEqual(idle.fromSequence, idle.toSequence)
         XCTAssertEqual(idle.batches, 0)
+        XCTAssertEqual(idle.documentsPurged, 0)
+        // Only a purge (the sequence does not move): still carried.
+        try db.document(withID: "doc-20")!.purgeDocument()
+        let purgeOnly = try CatchUpUpgrader(source: bundle, destination: destination).run()
+        XCTAssertEqual(purgeOnly.fromSequence, purgeOnly.toSequence)
+        XCTAssertEqual(purgeOnly.documentsPurged, 1, purgeOnly.summary)
+        XCTAssertNil(try withDataFile(destination) { try $0.record(forDocumentID: "doc-20") })
         manager.close()
 
         let (fresh, _) = try upgrade(bundle, in: scratch, name: "fresh")
