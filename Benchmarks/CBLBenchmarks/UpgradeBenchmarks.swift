@@ -60,11 +60,12 @@ struct ConvertedRows {
     var keys: [[UInt8]] = [], flags: [Int64] = [], versions: [[UInt8]] = [], bodies: [[UInt8]] = []
 }
 
-func convertedRows(of bundle: URL) throws -> ConvertedRows {
+func convertedRows(of bundle: URL, since sequence: UInt64 = 0) throws -> ConvertedRows {
     let c = try SQLiteConnection(path: bundle.appendingPathComponent("db.sqlite3").path, mode: .init(readOnly: true))
     defer { c.close() }
     var rows = ConvertedRows()
-    let stmt = try c.prepare("SELECT key, flags, version, body FROM kv_default ORDER BY sequence")
+    let stmt = try c.prepare("SELECT key, flags, version, body FROM kv_default WHERE sequence > ? ORDER BY sequence")
+    try stmt.bind(Int64(sequence), at: 1)
     while try stmt.step() {
         rows.keys.append(stmt.bytes(0) ?? [])
         rows.flags.append(stmt.int64(1))
@@ -134,11 +135,11 @@ func runUpgradeBenchmarks(apiDir: URL, docs: Int, warmAPIDir: URL) throws -> (ro
     }
     precondition(apiKeys >= docs, "the 1.x read-all saw \(apiKeys) keys")
 
-    let (catchUpRow, catchUpNote) = try catchUpBenchmark(bundle: bundle, docs: docs, out: out)
+    let catchUp = try catchUpBenchmark(bundle: bundle, docs: docs, out: out)
 
     let rows = [
         BenchRow(name: "upgrade 1.x -> 2.x", base: readTime, api: convertTime, budget: 3.0, ops: docs),
-        catchUpRow,
+    ] + catchUp.rows + [
         BenchRow(name: "raw 2.x write (info)", base: readTime, api: floorTime, budget: nil, ops: docs),
         BenchRow(name: "vs 1.x read-all (info)", base: apiReadTime, api: convertTime, budget: nil, ops: docs),
     ]
@@ -153,8 +154,7 @@ func runUpgradeBenchmarks(apiDir: URL, docs: Int, warmAPIDir: URL) throws -> (ro
                100 * seconds(floorTime) / seconds(convertTime)),
         String(format: "1.x read-all: every document's properties through an all-docs query (prefetch) %.3f s; "
                + "the conversion takes %.2fx that", seconds(apiReadTime), seconds(convertTime) / seconds(apiReadTime)),
-        catchUpNote,
-    ]
+    ] + catchUp.notes
     return (rows, notes)
 }
 
@@ -162,59 +162,178 @@ func runUpgradeBenchmarks(apiDir: URL, docs: Int, warmAPIDir: URL) throws -> (ro
 let catchUpRounds = 5
 
 /// `cbl upgrade --catch-up` after 1% of the documents changed through the 1.x API, against a full
-/// conversion of the same (changed) source: medians of paired rounds, budget 5%. Each catch-up
-/// round starts from a copy of the conversion made before the changes (the copy is not timed).
+/// conversion of the same (changed) source: medians of paired rounds, budget 5%. Two shapes of
+/// change: 1% of the documents updated, spread evenly over the file (one in a hundred: every
+/// changed row on its own page, the worst case for the destination's B-tree), and 1% new
+/// documents. For the spread updates the write floor is measured in the same rounds: raw SQLite
+/// replacing the same rows with the catch-up's own output (already converted) in one transaction
+/// of the same WAL settings, committed and closed. Each round starts from a copy of the
+/// conversion made before the changes (the copy is not timed).
 @MainActor
-func catchUpBenchmark(bundle: URL, docs: Int, out: URL) throws -> (BenchRow, String) {
+func catchUpBenchmark(bundle: URL, docs: Int, out: URL) throws -> (rows: [BenchRow], notes: [String]) {
     let fm = FileManager.default
     let sourceDir = out.appendingPathComponent("catch-up-source", isDirectory: true)
     try? fm.removeItem(at: sourceDir)
     try fm.createDirectory(at: sourceDir, withIntermediateDirectories: true)
+    defer { try? fm.removeItem(at: sourceDir) }
     let source = sourceDir.appendingPathComponent("api.cblite2", isDirectory: true)
     try fm.copyItem(at: bundle, to: source)
+    let changed = max(1, docs / 100)
+
+    // 1. 1% of the documents, spread over the file, updated through the 1.x API.
     let before = out.appendingPathComponent("catch-up-before.cblite2", isDirectory: true)
     try? fm.removeItem(at: before)
+    defer { try? fm.removeItem(at: before) }
     try DatabaseUpgrader(source: source, destination: before).run()
-
-    // 1% of the documents, spread over the file, updated through the 1.x API.
-    let changed = max(1, docs / 100)
-    let stride = max(1, docs / changed)
-    let manager = try CBLManager(directory: sourceDir.path)
-    let db = try manager.existingDatabaseNamed("api")
-    let ids = try db.createAllDocumentsQuery().run().compactMap(\.documentID)
-    var updated = 0
-    _ = try db.inTransaction {
-        for i in Swift.stride(from: 0, to: ids.count, by: stride) where updated < changed {
+    let updated = try changeSource(in: sourceDir) { db in
+        let ids = try db.createAllDocumentsQuery().run().compactMap(\.documentID)
+        let stride = max(1, ids.count / changed)
+        var n = 0
+        for i in Swift.stride(from: 0, to: ids.count, by: stride) where n < changed {
             guard let doc = db.document(withID: ids[i]), var properties = doc.properties else { continue }
-            properties["catchUp"] = updated
+            properties["catchUp"] = n
             try doc.putProperties(properties)
-            updated += 1
+            n += 1
         }
+        return n
+    }
+    let floorRows = try catchUpOutput(source: source, before: before, out: out)
+    let spread = try measureCatchUp(source: source, before: before, out: out, expected: updated, floorRows: floorRows)
+
+    // 2. 1% new documents.
+    try? fm.removeItem(at: before)
+    try DatabaseUpgrader(source: source, destination: before).run()
+    let added = try changeSource(in: sourceDir) { db in
+        for i in 0..<changed {
+            try db.document(withID: "catch-up-new-\(i)")!.putProperties(
+                ["type": "customer", "name": "New customer \(i)", "qty": i, "status": "new", "tags": ["new"]])
+        }
+        return changed
+    }
+    let newDocs = try measureCatchUp(source: source, before: before, out: out, expected: added, floorRows: nil)
+
+    let rows = [
+        BenchRow(name: "catch-up 1% spread vs full", base: spread.base, api: spread.api, budget: 0.05,
+                 ops: updated, pairedRatio: spread.ratio, percent: true),
+        BenchRow(name: "  its write floor (info)", base: spread.base, api: spread.floor, budget: nil,
+                 ops: updated, pairedRatio: spread.floorRatio, percent: true),
+        BenchRow(name: "catch-up 1% new vs full", base: newDocs.base, api: newDocs.api, budget: 0.05,
+                 ops: added, pairedRatio: newDocs.ratio, percent: true),
+    ]
+    let notes = [
+        String(format: "catch-up, %d of %d docs updated (one in %d, spread over the file): catch-up %.3f s vs full "
+               + "conversion %.3f s, median ratio %.2f%%; raw SQLite writing the same %d converted rows (delete + "
+               + "insert, one WAL transaction, commit, close) %.3f s = %.2f%% of the full conversion: the catch-up is "
+               + "%.2fx its write floor (medians of %d rounds)",
+               updated, docs, max(1, docs / changed), seconds(spread.api), seconds(spread.base), 100 * spread.ratio,
+               floorRows.keys.count, seconds(spread.floor), 100 * spread.floorRatio, spread.overFloor, catchUpRounds),
+        String(format: "catch-up, %d new docs on %d: catch-up %.3f s vs full conversion %.3f s, median ratio %.2f%%",
+               added, docs, seconds(newDocs.api), seconds(newDocs.base), 100 * newDocs.ratio),
+    ]
+    return (rows, notes)
+}
+
+/// Opens the 1.x source in `directory`, runs `change` in one transaction, closes it.
+@MainActor
+private func changeSource(in directory: URL, _ change: (CBLDatabase) throws -> Int) throws -> Int {
+    let manager = try CBLManager(directory: directory.path)
+    defer { manager.close() }
+    let db = try manager.existingDatabaseNamed("api")
+    var count = 0
+    _ = try db.inTransaction {
+        count = try change(db)
         return true
     }
     try db.close()
-    manager.close()
+    return count
+}
 
-    var report = CatchUpReport()
-    let paired = try pairedRounds(catchUpRounds, {
-        try timedUpgrade(bundle: source, into: out).0
-    }, {
+/// The rows a catch-up of `source` writes into a copy of `before` (keys, flags, versions, trees).
+private func catchUpOutput(source: URL, before: URL, out: URL) throws -> ConvertedRows {
+    let copy = out.appendingPathComponent("catch-up-output.cblite2", isDirectory: true)
+    try? FileManager.default.removeItem(at: copy)
+    try FileManager.default.copyItem(at: before, to: copy)
+    defer { try? FileManager.default.removeItem(at: copy) }
+    let lastBefore = try DataFile(directory: before, create: false, readOnly: true)
+    let since = try lastBefore.lastSequence()
+    lastBefore.close()
+    try CatchUpUpgrader(source: source, destination: copy).run()
+    let all = try convertedRows(of: copy, since: since)
+    return all
+}
+
+/// Medians of paired rounds: full conversion, catch-up and (with `floorRows`) the raw write floor,
+/// in rotating order.
+@MainActor
+private func measureCatchUp(source: URL, before: URL, out: URL, expected: Int,
+                           floorRows: ConvertedRows?) throws -> CatchUpRounds {
+    let fm = FileManager.default
+    func onCopy(_ body: (URL) throws -> Void) throws -> Duration {
         let destination = out.appendingPathComponent("catch-up-\(UUID().uuidString).cblite2", isDirectory: true)
         try fm.copyItem(at: before, to: destination)
         defer { try? fm.removeItem(at: destination) }
         settleDisk()
-        return try clock.measure {
-            report = try CatchUpUpgrader(source: source, destination: destination).run()
+        return try clock.measure { try body(destination) }
+    }
+    var result = CatchUpRounds()
+    var report = CatchUpReport()
+    for round in 0..<catchUpRounds {
+        var arms: [() throws -> Void] = [
+            { result.baseTimes.append(try timedUpgrade(bundle: source, into: out).0) },
+            { result.apiTimes.append(try onCopy { report = try CatchUpUpgrader(source: source, destination: $0).run() }) },
+        ]
+        if let floorRows {
+            arms.append { result.floorTimes.append(try onCopy { try rawCatchUpWrite(floorRows, into: $0) }) }
         }
-    })
-    precondition(report.conversion.documentsConverted == updated, "catch-up converted \(report.conversion.documentsConverted) of \(updated) changed docs")
-    try? fm.removeItem(at: before)
-    try? fm.removeItem(at: sourceDir)
-    let row = BenchRow(name: "catch-up 1% vs full upgrade", base: paired.base, api: paired.api, budget: 0.05,
-                       ops: updated, pairedRatio: paired.ratio, percent: true)
-    let note = String(format: "catch-up: %d of %d docs changed; catch-up %.3f s vs full conversion %.3f s "
-                      + "(medians of %d paired rounds; median ratio %.2f%%, best/best %.2f%%)",
-                      updated, docs, seconds(paired.api), seconds(paired.base), catchUpRounds,
-                      100 * paired.ratio, 100 * paired.bestRatio)
-    return (row, note)
+        for i in 0..<arms.count { try arms[(i + round) % arms.count]() }
+        precondition(report.conversion.documentsConverted == expected,
+                     "catch-up converted \(report.conversion.documentsConverted) of \(expected) changed docs")
+        result.ratios.append(seconds(result.apiTimes[round]) / seconds(result.baseTimes[round]))
+        if floorRows != nil {
+            result.floorRatios.append(seconds(result.floorTimes[round]) / seconds(result.baseTimes[round]))
+            result.overFloorRatios.append(seconds(result.apiTimes[round]) / seconds(result.floorTimes[round]))
+        }
+    }
+    return result
+}
+
+private struct CatchUpRounds {
+    var baseTimes: [Duration] = [], apiTimes: [Duration] = [], floorTimes: [Duration] = []
+    var ratios: [Double] = [], floorRatios: [Double] = [], overFloorRatios: [Double] = []
+    var base: Duration { median(baseTimes) }
+    var api: Duration { median(apiTimes) }
+    var floor: Duration { floorTimes.isEmpty ? .zero : median(floorTimes) }
+    var ratio: Double { median(ratios) }
+    var floorRatio: Double { floorRatios.isEmpty ? 0 : median(floorRatios) }
+    var overFloor: Double { overFloorRatios.isEmpty ? 0 : median(overFloorRatios) }
+}
+
+/// The floor under a catch-up's writes: the destination opened as the catch-up opens it (WAL,
+/// `synchronous=NORMAL`, LiteCore's connection settings), each row deleted and inserted again with
+/// its converted bytes and a new sequence, `kvmeta.lastSeq` set, one commit, close (checkpoint).
+/// No source, no conversion.
+func rawCatchUpWrite(_ rows: ConvertedRows, into bundle: URL) throws {
+    let c = try SQLiteConnection(path: bundle.appendingPathComponent("db.sqlite3").path, mode: .init(readOnly: false))
+    defer { c.close() }
+    try c.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-10240; PRAGMA mmap_size=52428800")
+    let last = try c.scalarInt("SELECT lastSeq FROM kvmeta WHERE name='default'") ?? 0
+    try c.transaction {
+        let delete = try c.prepare("DELETE FROM kv_default WHERE key=?")
+        let insert = try c.prepare("INSERT INTO kv_default (key, sequence, flags, version, body) VALUES (?, ?, ?, ?, ?)")
+        for i in rows.keys.indices {
+            try rows.keys[i].withUnsafeBytes { key in
+                try delete.bindTextNoCopy(key, at: 1)
+                _ = try delete.step()
+                delete.reset()
+                try insert.bindTextNoCopy(key, at: 1)
+                try insert.bind(last + Int64(i) + 1, at: 2)
+                try insert.bind(rows.flags[i], at: 3)
+                try rows.versions[i].withUnsafeBytes { try insert.bindBlobNoCopy($0, at: 4) }
+                try rows.bodies[i].withUnsafeBytes { try insert.bindBlobNoCopy($0, at: 5) }
+                _ = try insert.step()
+                insert.reset()
+            }
+        }
+        try c.run("UPDATE kvmeta SET lastSeq=? WHERE name='default'", [.integer(last + Int64(rows.keys.count))])
+    }
 }
