@@ -71,6 +71,13 @@ public struct CatchUpUpgrader: Sendable {
             throw CouchbaseLiteError(.invalidParameter,
                 "\(destination.lastPathComponent) was opened and upgraded by Couchbase Lite 3.x since the conversion; convert again instead")
         }
+        // Nor may a 2.x app have written documents since: catching up would overwrite its edits.
+        let written = try output.lastSequence()
+        if let expected = checkpoint.destinationSequence, written != expected {
+            throw CouchbaseLiteError(.invalidParameter,
+                "\(destination.lastPathComponent) was written since it was converted (its sequence is \(written), the "
+                + "conversion left it at \(expected)): a 2.x app has used it; catching up would overwrite its changes, convert again instead")
+        }
         try output.checkWritable()
         let last = try legacy.lastSequence()
         guard last >= checkpoint.sequence else {
@@ -108,7 +115,8 @@ public struct CatchUpUpgrader: Sendable {
             try output.inTransaction {
                 try Self.write(batch, to: output)
                 try beforeCommit?(number)
-                try SourceCheckpoint(publicUUID: uuid, sequence: reached).save(in: output)
+                try SourceCheckpoint(publicUUID: uuid, sequence: reached, destinationSequence: try output.lastSequence())
+                    .save(in: output)
                 try output.saveSharedKeysIfChanged()
             }
             report.conversion.merge(found)
@@ -204,7 +212,9 @@ public struct CatchUpReport: Sendable {
     }
 }
 
-/// Where a conversion of a 1.x source got to: the source's `publicUUID` and last sequence.
+/// Where a conversion of a 1.x source got to: the source's `publicUUID` and last sequence, and
+/// the destination's own last sequence when the conversion left it (a later write there by a 2.x
+/// app moves it, and catch-up refuses to overwrite that).
 /// A full conversion writes it to a file in the bundle (`upgrade-source.json`), so the database
 /// itself stays byte-identical to LiteCore's own upgrade; each catch-up batch writes it to
 /// `kv_info` (keys LiteCore does not read) in the transaction of the rows it covers, and that
@@ -212,15 +222,34 @@ public struct CatchUpReport: Sendable {
 struct SourceCheckpoint: Equatable, Codable {
     static let publicUUIDKey = "cbl.upgrade.sourcePublicUUID"
     static let sequenceKey = "cbl.upgrade.sourceSequence"
+    static let destinationSequenceKey = "cbl.upgrade.destinationSequence"
     static let fileName = "upgrade-source.json"
 
     var publicUUID: String
     var sequence: Int64
+    /// Absent in checkpoints written before it was recorded.
+    var destinationSequence: UInt64?
+
+    init(publicUUID: String, sequence: Int64, destinationSequence: UInt64? = nil) {
+        self.publicUUID = publicUUID
+        self.sequence = sequence
+        self.destinationSequence = destinationSequence
+    }
 
     func save(in file: DataFile) throws {
         try file.setInfo(Self.publicUUIDKey, Array(publicUUID.utf8))
-        // 8-byte big-endian, as LiteCore's own integer info records.
-        try file.setInfo(Self.sequenceKey, withUnsafeBytes(of: UInt64(bitPattern: sequence).bigEndian) { Array($0) })
+        try file.setInfo(Self.sequenceKey, Self.bigEndian(UInt64(bitPattern: sequence)))
+        if let destinationSequence { try file.setInfo(Self.destinationSequenceKey, Self.bigEndian(destinationSequence)) }
+    }
+
+    /// 8-byte big-endian, as LiteCore's own integer info records.
+    private static func bigEndian(_ value: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: value.bigEndian) { Array($0) }
+    }
+
+    private static func integer(_ bytes: [UInt8]?) -> UInt64? {
+        guard let bytes, bytes.count == 8 else { return nil }
+        return bytes.reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// Writes the full conversion's checkpoint into the (not yet installed) bundle.
@@ -231,9 +260,9 @@ struct SourceCheckpoint: Equatable, Codable {
     }
 
     static func load(from file: DataFile) throws -> SourceCheckpoint? {
-        if let uuid = try file.info(publicUUIDKey), let bytes = try file.info(sequenceKey), bytes.count == 8 {
-            return SourceCheckpoint(publicUUID: String(decoding: uuid, as: UTF8.self),
-                                    sequence: Int64(bitPattern: bytes.reduce(0) { $0 << 8 | UInt64($1) }))
+        if let uuid = try file.info(publicUUIDKey), let sequence = integer(try file.info(sequenceKey)) {
+            return SourceCheckpoint(publicUUID: String(decoding: uuid, as: UTF8.self), sequence: Int64(bitPattern: sequence),
+                                    destinationSequence: integer(try file.info(destinationSequenceKey)))
         }
         guard let data = try? Data(contentsOf: file.directory.appendingPathComponent(fileName)) else { return nil }
         return try JSONDecoder().decode(SourceCheckpoint.self, from: data)

@@ -69,7 +69,7 @@ public struct DatabaseUpgrader: Sendable {
         report.sourceEncrypted = options.encryptionKey != nil
 
         // Read before any document: the conversion covers at least this much (catch-up resumes here).
-        let checkpoint = SourceCheckpoint(publicUUID: try legacy.publicUUID(), sequence: try legacy.lastSequence())
+        var checkpoint = SourceCheckpoint(publicUUID: try legacy.publicUUID(), sequence: try legacy.lastSequence())
         let output = try DataFile(creatingForBulkLoadAt: built)
         do {
             let converter = DocumentConverter(source: legacy, output: output, options: options)
@@ -77,6 +77,7 @@ public struct DatabaseUpgrader: Sendable {
             progress?(UpgradeProgress(phase: .finishing, completed: read, total: read))
             report.sharedKeys = output.sharedKeys.count
             try output.finishBulkLoad()
+            checkpoint.destinationSequence = try output.lastSequence()
             output.close()
             // Beside the database, not in it: the file stays byte-identical to LiteCore's own upgrade.
             try checkpoint.write(into: built)

@@ -210,6 +210,30 @@ final class CatchUpUpgradeTests: XCTestCase {
         XCTAssertThrowsError(try CatchUpUpgrader(source: bundle, destination: scratch.path("out/none.cblite2")).run())
     }
 
+    /// A destination a 2.x app has written to since the conversion is refused (catching up would
+    /// overwrite its edits), and left as it is.
+    func testADestinationWrittenByA2xAppIsRefused() throws {
+        let scratch = Scratch()
+        let (manager, db, bundle) = try makeSource(in: scratch)
+        let destination = scratch.path("out/app.cblite2")
+        try DatabaseUpgrader(source: bundle, destination: destination).run()
+        try changeSource(db, round: 1)
+        manager.close()
+        try CatchUpUpgrader(source: bundle, destination: destination).run()
+
+        let app = try openConverted(destination)
+        let edited = try XCTUnwrap(app.document(withID: "doc-1")).toMutable()
+        edited.setString("edited in 2.x", forKey: "name")
+        try app.saveDocument(edited)
+        try app.close()
+        let before = try checksums(destination)
+        XCTAssertThrowsError(try CatchUpUpgrader(source: bundle, destination: destination).run()) {
+            let message = ($0 as? CouchbaseLiteError)?.message ?? "\($0)"
+            XCTAssertTrue(message.contains("was written since it was converted"), message)
+        }
+        XCTAssertEqual(try checksums(destination), before, "destination untouched")
+    }
+
     /// `cbl upgrade --catch-up --follow`: converts while the 1.x app writes, stops cleanly on
     /// SIGTERM; a destination from another source is refused with exit status 2 and the reason.
     func testFollowCatchesUpUntilSIGTERMAndRefusesAnotherSource() throws {
@@ -294,7 +318,10 @@ final class CatchUpUpgradeTests: XCTestCase {
         }
         let source = try withDataFile(fresh) { try SourceCheckpoint.load(from: $0) }
         let reached = try withDataFile(caughtUp) { try SourceCheckpoint.load(from: $0) }
-        XCTAssertEqual(source, reached, "both record the source's last sequence", file: file, line: line)
+        XCTAssertEqual(source?.publicUUID, reached?.publicUUID, file: file, line: line)
+        XCTAssertEqual(source?.sequence, reached?.sequence, "both record the source's last sequence", file: file, line: line)
+        XCTAssertEqual(reached?.destinationSequence, try withDataFile(caughtUp) { try $0.lastSequence() },
+                       "the destination's own sequence as catch-up left it", file: file, line: line)
         XCTAssertNil(try withDataFile(fresh) { try $0.info(SourceCheckpoint.sequenceKey) },
                      "a full conversion's file stays as LiteCore writes it", file: file, line: line)
         let db = try openConverted(caughtUp)
