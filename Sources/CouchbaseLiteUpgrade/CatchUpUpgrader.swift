@@ -95,7 +95,7 @@ public struct CatchUpUpgrader: Sendable {
             return report
         }
         guard last > checkpoint.sequence else {
-            if !shouldStop() { report.documentsPurged = try Self.purgeRemovedDocuments(source: legacy, output: output) }
+            if !shouldStop() { try finishCaughtUp(legacy, output, &report) }
             return finished()
         }
 
@@ -126,10 +126,19 @@ public struct CatchUpUpgrader: Sendable {
             progress?(UpgradeProgress(phase: .documents, completed: end, total: changed.count))
             start = end
         } while start < changed.count
-        if report.toSequence == last, !shouldStop() {
-            report.documentsPurged = try Self.purgeRemovedDocuments(source: legacy, output: output)
-        }
+        if report.toSequence == last, !shouldStop() { try finishCaughtUp(legacy, output, &report) }
         return finished()
+    }
+
+    /// What has no sequence in the source, once every sequence is caught up: purged documents,
+    /// and with ``UpgradeOptions/includeLocalDocuments`` the `_local` documents.
+    private func finishCaughtUp(_ legacy: LegacySource, _ output: DataFile, _ report: inout CatchUpReport) throws {
+        report.documentsPurged = try Self.purgeRemovedDocuments(source: legacy, output: output)
+        guard options.includeLocalDocuments else { return }
+        let converter = DocumentConverter(source: legacy, output: output, options: options)
+        try output.inTransaction {
+            report.localDocumentsChanged = try converter.syncLocalDocuments(to: output, into: &report.conversion)
+        }
     }
 
     /// Purges from the destination the documents purged from the source since they were
@@ -196,6 +205,8 @@ public struct CatchUpReport: Sendable {
     public var documentsRead = 0
     /// Documents purged from the destination because the source purged them.
     public var documentsPurged = 0
+    /// With `includeLocalDocuments`: `_local` documents copied again or removed.
+    public var localDocumentsChanged = 0
     /// The per-document findings, as a full conversion reports them (for the changed documents).
     public var conversion = UpgradeReport()
     public var seconds = 0.0

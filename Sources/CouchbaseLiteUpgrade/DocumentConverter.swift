@@ -258,18 +258,46 @@ struct DocumentConverter {
         for local in try source.localDocuments() {
             report.localDocumentsFound += 1
             guard let json = local.json, !json.isEmpty else { continue }
-            do {
-                try json.withUnsafeBytes { try plain.writeJSON($0) }
-                let body = try plain.finish()
-                try output.putRawRecord(store: LocalDocuments.keyStore, key: local.docID, version: Array(local.revID.utf8), body: body)
-                report.localDocumentsCopied += 1
-            } catch let e as CouchbaseLiteError {
-                throw e
-            } catch {
-                plain.reset()
-                throw CouchbaseLiteError(.corruptRevisionData,
-                    "Error upgrading database: invalid JSON data (\(error)), converting local doc \"\(local.docID)\"")
-            }
+            try copyLocalDocument(local.docID, revID: local.revID, json: json, to: output, encoder: &plain)
+            report.localDocumentsCopied += 1
+        }
+    }
+
+    /// Makes the destination's `local` key-store equal to the source's `_local` documents again
+    /// (catch-up: they have no sequences): copies those whose revision differs, removes those the
+    /// source no longer has. Returns how many it wrote or removed.
+    func syncLocalDocuments(to output: DataFile, into report: inout UpgradeReport) throws -> Int {
+        var converted: [String: [UInt8]] = [:]
+        for record in try output.rawRecords(store: LocalDocuments.keyStore) { converted[record.key] = record.version }
+        var plain = FleeceEncoder()
+        var changed = 0
+        for local in try source.localDocuments() {
+            report.localDocumentsFound += 1
+            guard let json = local.json, !json.isEmpty else { continue }
+            if converted.removeValue(forKey: local.docID) == Array(local.revID.utf8) { continue }
+            try copyLocalDocument(local.docID, revID: local.revID, json: json, to: output, encoder: &plain)
+            report.localDocumentsCopied += 1
+            changed += 1
+        }
+        for gone in converted.keys {
+            try output.connection.run("DELETE FROM kv_\(LocalDocuments.keyStore) WHERE key=?", [.text(gone)])
+            changed += 1
+        }
+        return changed
+    }
+
+    private func copyLocalDocument(_ docID: String, revID: String, json: [UInt8], to output: DataFile,
+                                   encoder plain: inout FleeceEncoder) throws {
+        do {
+            try json.withUnsafeBytes { try plain.writeJSON($0) }
+            let body = try plain.finish()
+            try output.putRawRecord(store: LocalDocuments.keyStore, key: docID, version: Array(revID.utf8), body: body)
+        } catch let e as CouchbaseLiteError {
+            throw e
+        } catch {
+            plain.reset()
+            throw CouchbaseLiteError(.corruptRevisionData,
+                "Error upgrading database: invalid JSON data (\(error)), converting local doc \"\(docID)\"")
         }
     }
 }

@@ -22,7 +22,7 @@ struct Upgrade: ParsableCommand {
 
             CATCH-UP: --catch-up converts only what changed in the source since the last run into \
             an existing DEST made by cbl upgrade (new, changed, deleted, conflicted and purged documents, \
-            their attachments), in transactions that record the source sequence reached, so an interrupted \
+            their attachments; _local documents too with --include-local), in transactions that record the source sequence reached, so an interrupted \
             run is completed by the next. A DEST converted from another database is refused. \
             --follow repeats it every --interval seconds while the 1.x app runs, until SIGINT/SIGTERM \
             (the batch under way is finished first): the final cut-over then converts only the last writes.

@@ -210,6 +210,40 @@ final class CatchUpUpgradeTests: XCTestCase {
         XCTAssertThrowsError(try CatchUpUpgrader(source: bundle, destination: scratch.path("out/none.cblite2")).run())
     }
 
+    /// With `includeLocalDocuments`, `_local` documents (no sequences in 1.x) are brought up to
+    /// date too: changed, new and deleted ones end as a full conversion copies them.
+    func testLocalDocumentsAreCaughtUpWhenIncluded() throws {
+        let scratch = Scratch()
+        let (manager, db, bundle) = try makeSource(in: scratch)
+        try db.putLocalDocument(["checkpoint": 1], withID: "replication-a")
+        try db.putLocalDocument(["checkpoint": 7], withID: "replication-b")
+        var options = UpgradeOptions()
+        options.includeLocalDocuments = true
+        let destination = scratch.path("out/app.cblite2")
+        try DatabaseUpgrader(source: bundle, destination: destination, options: options).run()
+
+        try db.putLocalDocument(["checkpoint": 2], withID: "replication-a")
+        try db.deleteLocalDocument(withID: "replication-b")
+        try db.putLocalDocument(["checkpoint": 1], withID: "replication-c")
+        let report = try CatchUpUpgrader(source: bundle, destination: destination, options: options).run()
+        XCTAssertEqual(report.localDocumentsChanged, 3, report.summary)
+        let idle = try CatchUpUpgrader(source: bundle, destination: destination, options: options).run()
+        XCTAssertEqual(idle.localDocumentsChanged, 0, "unchanged local documents are not written again")
+        manager.close()
+
+        let fresh = scratch.path("fresh/app.cblite2")
+        try DatabaseUpgrader(source: bundle, destination: fresh, options: options).run()
+        func locals(_ bundle: URL) throws -> [String] {
+            try withDataFile(bundle) { file in
+                try file.rawRecords(store: LocalDocuments.keyStore).map { record in
+                    "\(record.key) \(String(decoding: record.version, as: UTF8.self)) \(try file.properties(ofBody: record.body))"
+                }
+            }
+        }
+        XCTAssertEqual(try locals(destination), try locals(fresh))
+        XCTAssertEqual(try locals(destination).count, 2)
+    }
+
     /// A destination a 2.x app has written to since the conversion is refused (catching up would
     /// overwrite its edits), and left as it is.
     func testADestinationWrittenByA2xAppIsRefused() throws {
