@@ -116,12 +116,8 @@ final class CatchUpUpgradeTests: XCTestCase {
     /// destination stays a sound database at a recorded source sequence, and the next run
     /// completes it to what a full conversion gives.
     func testCatchUpKilledWithSIGKILLIsCompletedByTheNextRun() throws {
-        guard let cbl = BuiltExecutable.find("cbl") else { throw XCTSkip("cbl executable not found; build with `swift build --build-tests`") }
-        let scratch = Scratch()
-        let (manager, db, bundle) = try makeSource(in: scratch)
-        let out = scratch.path("out")
-        XCTAssertEqual(try runToEnd(["upgrade", bundle.path, out.path]).status, 0)
-        let destination = out.appendingPathComponent("app.cblite2")
+        let (cbl, scratch, manager, db, bundle) = try sourceConvertedByTheCLI()
+        let out = scratch.path("out"), destination = scratch.path("out/app.cblite2")
         let converted = try withDataFile(destination, readOnly: true) { try XCTUnwrap(try SourceCheckpoint.load(from: $0)) }
         // 3,000 changed documents: 300 transactions of 10.
         _ = try db.inTransaction {
@@ -271,12 +267,8 @@ final class CatchUpUpgradeTests: XCTestCase {
     /// `cbl upgrade --catch-up --follow`: converts while the 1.x app writes, stops cleanly on
     /// SIGTERM; a destination from another source is refused with exit status 2 and the reason.
     func testFollowCatchesUpUntilSIGTERMAndRefusesAnotherSource() throws {
-        guard let cbl = BuiltExecutable.find("cbl") else { throw XCTSkip("cbl executable not found; build with `swift build --build-tests`") }
-        let scratch = Scratch()
-        let (manager, db, bundle) = try makeSource(in: scratch)
-        let out = scratch.path("out")
-        XCTAssertEqual(try runToEnd(["upgrade", bundle.path, out.path]).status, 0)
-        let destination = out.appendingPathComponent("app.cblite2")
+        let (cbl, scratch, manager, db, bundle) = try sourceConvertedByTheCLI()
+        let out = scratch.path("out"), destination = scratch.path("out/app.cblite2")
 
         let process = Process()
         process.executableURL = cbl
@@ -310,6 +302,17 @@ final class CatchUpUpgradeTests: XCTestCase {
     }
 
     // MARK: Helpers
+
+    /// The built `cbl` (or a skip), and ``makeSource(in:)``'s database converted by `cbl upgrade`
+    /// into `out/app.cblite2` of the scratch directory.
+    private func sourceConvertedByTheCLI() throws -> (URL, Scratch, CBLManager, CBLDatabase, URL) {
+        guard let cbl = BuiltExecutable.find("cbl") else { throw XCTSkip("cbl executable not found; build with `swift build --build-tests`") }
+        let scratch = Scratch()
+        let (manager, db, bundle) = try makeSource(in: scratch)
+        let converted = try runToEnd(["upgrade", bundle.path, scratch.path("out").path])
+        XCTAssertEqual(converted.status, 0, converted.output)
+        return (cbl, scratch, manager, db, bundle)
+    }
 
     private func runToEnd(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let r = try runCBL(arguments, in: Scratch())   // for its output files only
