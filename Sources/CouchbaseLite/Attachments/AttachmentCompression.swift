@@ -49,6 +49,17 @@ package struct AttachmentCompression: Sendable, Equatable {
         try Gzip.compress(data, level: Int32(level))
     }
 
+    /// Stores `content` gzipped in `blobs` and describes it in `meta` as 1.x describes a
+    /// gzip-stored attachment (spec 4.1): the stored bytes' `digest` and `encoded_length`,
+    /// `"encoding":"gzip"`, and the decoded `length`.
+    func store(_ content: Data, in blobs: BlobStore, meta: inout [String: Any]) throws {
+        let result = try blobs.store(try compress(content))
+        meta["digest"] = result.key.digest
+        meta["encoding"] = "gzip"
+        meta["encoded_length"] = Int(result.length)
+        meta["length"] = content.count
+    }
+
     private static func glob(_ pattern: Substring.UTF8View, matches text: Substring.UTF8View) -> Bool {
         guard let first = pattern.first else { return text.isEmpty }
         if first == UInt8(ascii: "*") {

@@ -26,20 +26,17 @@ extension CBLDatabase {
                 attachments[name] = nil
                 continue
             }
-            let result: (key: BlobKey, length: UInt64)
-            var meta: [String: Any]
+            var meta: [String: Any] = [:]
             switch entry.body {
             case .data(let data):
                 if let compression, compression.compresses(contentType: entry.contentType) {
-                    result = try blobs.store(try compression.compress(data))
-                    meta = ["digest": result.key.digest, "length": data.count, "encoding": "gzip",
-                            "encoded_length": Int(result.length)]
+                    try compression.store(data, in: blobs, meta: &meta)
                 } else {
-                    result = try blobs.store(data)
+                    let result = try blobs.store(data)
                     meta = ["digest": result.key.digest, "length": Int(result.length)]
                 }
             case .file(let url):
-                result = try blobs.store(contentsOf: url)
+                let result = try blobs.store(contentsOf: url)
                 meta = ["digest": result.key.digest, "length": Int(result.length)]
             }
             if let type = entry.contentType { meta["content_type"] = type }
@@ -69,24 +66,23 @@ extension CBLDatabase {
             } else {
                 throw CBLError.badAttachment("'\(name)' data must be a base64 string")
             }
-            let compress = meta["encoding"] == nil && compression?.compresses(contentType: meta["content_type"] as? String) == true
-            let result = try blobs.store(compress ? try compression!.compress(bytes) : bytes)
             var stored = meta
             stored["data"] = nil
             stored["follows"] = nil
             stored["stub"] = nil
-            stored["digest"] = result.key.digest
-            if compress {
-                stored["encoding"] = "gzip"
-                stored["encoded_length"] = Int(result.length)
-                stored["length"] = bytes.count
-            } else if (meta["encoding"] as? String) == "gzip" {
-                stored["encoded_length"] = Int(result.length)
-                if stored["length"] == nil { stored["length"] = (try? Gzip.decompress(bytes).count) ?? Int(result.length) }
-            } else if meta["encoding"] != nil {
-                throw CBLError.badAttachment("'\(name)' has unknown encoding \(meta["encoding"]!)")
+            if let compression, meta["encoding"] == nil, compression.compresses(contentType: meta["content_type"] as? String) {
+                try compression.store(bytes, in: blobs, meta: &stored)
             } else {
-                stored["length"] = Int(result.length)
+                let result = try blobs.store(bytes)
+                stored["digest"] = result.key.digest
+                if (meta["encoding"] as? String) == "gzip" {
+                    stored["encoded_length"] = Int(result.length)
+                    if stored["length"] == nil { stored["length"] = (try? Gzip.decompress(bytes).count) ?? Int(result.length) }
+                } else if meta["encoding"] != nil {
+                    throw CBLError.badAttachment("'\(name)' has unknown encoding \(meta["encoding"]!)")
+                } else {
+                    stored["length"] = Int(result.length)
+                }
             }
             installed[name] = stored
             attachments[name] = stored
@@ -104,13 +100,9 @@ extension CBLDatabase {
               compression.compresses(contentType: meta["content_type"] as? String),
               let digest = meta["digest"] as? String, let key = BlobKey(digest: digest),
               let content = try blobs.read(key) else { return nil }
-        let result = try blobs.store(try compression.compress(content))
         var stored = meta
         stored["follows"] = nil
-        stored["digest"] = result.key.digest
-        stored["length"] = content.count
-        stored["encoding"] = "gzip"
-        stored["encoded_length"] = Int(result.length)
+        try compression.store(content, in: blobs, meta: &stored)
         return stored
     }
 
