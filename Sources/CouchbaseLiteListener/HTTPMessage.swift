@@ -74,11 +74,7 @@ struct RESTRequest: Sendable {
     func acceptsContentCoding(_ coding: String) -> Bool {
         guard let value = header("accept-encoding") else { return false }
         var star: Bool?
-        for item in value.lowercased().split(separator: ",") {
-            let fields = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let name = fields.first else { continue }
-            var q = 1.0
-            for field in fields.dropFirst() where field.hasPrefix("q=") { q = Double(field.dropFirst(2)) ?? 1.0 }
+        for (name, q) in Self.weightedItems(value) {
             if name == coding { return q > 0 }
             if name == "*" { star = q > 0 }
         }
@@ -92,14 +88,21 @@ struct RESTRequest: Sendable {
     func acceptsMediaRange(_ mediaType: String) -> Bool {
         guard let value = header("accept") else { return false }
         let major = mediaType.split(separator: "/").first.map { $0 + "/*" } ?? mediaType
-        for item in value.lowercased().split(separator: ",") {
+        return Self.weightedItems(value).contains { item in
+            (item.name == mediaType || item.name == major || item.name == "*/*") && item.q > 0
+        }
+    }
+
+    /// The items of an `Accept`-style header, lower-cased, each with its q-value (1 when absent
+    /// or not a number); other parameters ignored.
+    private static func weightedItems(_ value: String) -> [(name: String, q: Double)] {
+        value.lowercased().split(separator: ",").compactMap { item in
             let fields = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let name = fields.first, name == mediaType || name == major || name == "*/*" else { continue }
+            guard let name = fields.first else { return nil }
             var q = 1.0
             for field in fields.dropFirst() where field.hasPrefix("q=") { q = Double(field.dropFirst(2)) ?? 1.0 }
-            if q > 0 { return true }
+            return (name, q)
         }
-        return false
     }
 
     /// True when the client accepts this media type (prefix match, e.g. `multipart/`).
