@@ -110,23 +110,24 @@ final class ListenerConfiguration: @unchecked Sendable {
 
     /// `[chttpd_auth] KEY`, falling back to `[couch_httpd_auth] KEY` (CouchDB 3 reads both).
     func authSetting(_ key: String) -> String? {
-        value("chttpd_auth", key) ?? value("couch_httpd_auth", key)
+        lock.withLock { Self.authSetting(key, in: sections) }
     }
 
-    /// A whole-number setting, or `defaultValue` when unset or not a number.
-    func integer(_ section: String, _ key: String, default defaultValue: Int) -> Int {
-        Self.integer(value(section, key), default: defaultValue)
+    static func authSetting(_ key: String, in sections: [String: [String: String]]) -> String? {
+        sections["chttpd_auth"]?[key] ?? sections["couch_httpd_auth"]?[key]
     }
 
-    /// A `true`/`false` setting.
-    func bool(_ section: String, _ key: String, default defaultValue: Bool) -> Bool {
-        Self.bool(value(section, key), default: defaultValue)
-    }
-
+    /// A whole-number setting's text read, or `defaultValue` when unset or not a number.
     static func integer(_ text: String?, default defaultValue: Int) -> Int {
-        text.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? defaultValue
+        integer(text) ?? defaultValue
     }
 
+    /// A whole-number setting's text read, nil when unset or not a number.
+    static func integer(_ text: String?) -> Int? {
+        text.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// A `true`/`false` setting's text read, or `defaultValue` when unset or neither.
     static func bool(_ text: String?, default defaultValue: Bool) -> Bool {
         switch text?.trimmingCharacters(in: .whitespaces).lowercased() {
         case "true": return true
@@ -261,7 +262,7 @@ extension ListenerConfiguration {
         init() {}
 
         init(_ sections: [String: [String: String]]) {
-            func auth(_ key: String) -> String? { sections["chttpd_auth"]?[key] ?? sections["couch_httpd_auth"]?[key] }
+            func auth(_ key: String) -> String? { ListenerConfiguration.authSetting(key, in: sections) }
             authenticationDatabase = auth("authentication_db") ?? "_users"
             sessionTimeout = auth("timeout").flatMap { Int($0) } ?? 600
             allowPersistentCookies = ListenerConfiguration.bool(sections["chttpd_auth"]?["allow_persistent_cookies"], default: true)
@@ -285,10 +286,8 @@ extension ListenerConfiguration {
             usersDatabaseSecurityEditable = ListenerConfiguration.bool(sections["couchdb"]?["users_db_security_editable"], default: false)
             allowJSONP = ListenerConfiguration.bool(sections["chttpd"]?["allow_jsonp"], default: false)
             decodePlusToSpace = ListenerConfiguration.bool(sections["chttpd"]?["decode_plus_to_space"], default: false)
-            maxHTTPRequestSize = sections["chttpd"]?["max_http_request_size"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-                .map { max($0, 0) }
-            maxDocumentSize = sections["couchdb"]?["max_document_size"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-                .map { max($0, 0) }
+            maxHTTPRequestSize = ListenerConfiguration.integer(sections["chttpd"]?["max_http_request_size"]).map { max($0, 0) }
+            maxDocumentSize = ListenerConfiguration.integer(sections["couchdb"]?["max_document_size"]).map { max($0, 0) }
             uuidAlgorithm = (sections["uuids"]?["algorithm"]?.trimmingCharacters(in: .whitespaces))
                 .flatMap(UUIDAlgorithm.init(rawValue:))
             utcIDSuffix = sections["uuids"]?["utc_id_suffix"] ?? ""
