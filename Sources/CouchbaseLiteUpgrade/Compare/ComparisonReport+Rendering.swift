@@ -101,10 +101,7 @@ extension ComparisonReport {
             if let r = d.viewRow { viewMarks[r.index, default: []].append(i) }
             if let r = d.n1qlRow { n1qlMarks[r.index, default: []].append(i) }
         }
-        func esc(_ s: String) -> String {
-            s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-        }
+        let esc = HTMLText.escaped
         func rows(_ list: [ComparedRow], _ marks: [Int: [Int]], side: String) -> String {
             var out = ""
             for r in list {
@@ -167,5 +164,14 @@ extension ComparisonReport {
         </body></html>
 
         """
+    }
+}
+
+/// Text put into the reports' HTML (`cbl compare --html`, `cbl migrate-plan --html`).
+enum HTMLText {
+    /// `s` with `&`, `<`, `>` and `"` escaped: safe in element text and in quoted attributes.
+    static func escaped(_ s: String) -> String {
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 }

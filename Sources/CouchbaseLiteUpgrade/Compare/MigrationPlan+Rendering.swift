@@ -38,10 +38,7 @@ extension MigrationPlan {
     /// One self-contained HTML page for a team lead: the summary first, then one section per view
     /// query with its N1QL, index, Swift code and differences as tables. No external resources.
     public func html() -> String {
-        func esc(_ s: String) -> String {
-            s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-        }
+        let esc = HTMLText.escaped
         func cls(_ v: Verdict) -> String { v == .equal ? "equal" : v == .explained ? "explained" : "hand" }
         var summaryRows = ""
         for (i, e) in entries.enumerated() {
