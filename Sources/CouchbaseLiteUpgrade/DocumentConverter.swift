@@ -280,7 +280,7 @@ struct DocumentConverter {
             changed += 1
         }
         for gone in converted.keys {
-            try output.connection.run("DELETE FROM kv_\(LocalDocuments.keyStore) WHERE key=?", [.text(gone)])
+            try output.deleteRawRecord(store: LocalDocuments.keyStore, key: gone)
             changed += 1
         }
         return changed

@@ -13,4 +13,11 @@ extension DataFile {
         }
         return out
     }
+
+    /// Removes the record `key` of the raw key-store `store`, if both exist.
+    package func deleteRawRecord(store: String, key: String) throws {
+        let table = "kv_" + store
+        guard try connection.tableExists(table) else { return }
+        try connection.run("DELETE FROM \(quoteIdentifier(table)) WHERE key=?", [.text(key)])
+    }
 }
