@@ -287,11 +287,6 @@ extension CBLDatabase {
         try forceInsert(docID: docID, history: history, properties: properties, source: source)?.revisionID
     }
 
-    /// Purges revisions (and ancestors no other leaf needs); `["*"]` purges the document.
-    package func syncPurge(docID: String, revIDs: [String]) throws -> [String] {
-        try purgeRevisions(docID: docID, revIDs: revIDs)
-    }
-
     /// CouchDB's `_purge`: every request purged in one transaction, each advancing the purge
     /// sequence. Returns, per request, the named revisions that were leaves and are now gone:
     /// ancestors that went with them are not listed, nor are revisions another leaf still needs,
