@@ -94,16 +94,13 @@ extension RESTRouter {
     }
 
     /// The document of a row for `include_docs` (the emitting revision, or the linked one), with
-    /// its `_conflicts` when `conflicts=true`, and its attachments' content inline (`data`, as
-    /// `GET /{db}/{doc}?attachments=true` has them) when `attachments=true`.
-    static func rowDocument(_ db: CBLDatabase, _ row: CBLQueryRow, conflicts: Bool, attachments: Bool = false) -> [String: Any]? {
+    /// its `_conflicts` when `conflicts=true` (attachments: `includedDocument`).
+    static func rowDocument(_ db: CBLDatabase, _ row: CBLQueryRow, conflicts: Bool) -> [String: Any]? {
         guard let doc = row.documentProperties else { return nil }
-        guard conflicts || (attachments && doc["_attachments"] != nil),
-              let id = doc["_id"] as? String, let rev = doc["_rev"] as? String,
+        guard conflicts, let id = doc["_id"] as? String, let rev = doc["_rev"] as? String,
               let revision = try? db.syncRevision(docID: id, revID: rev) else { return doc }
         var options = SyncBodyOptions()
-        options.conflicts = conflicts
-        options.attachments = attachments
+        options.conflicts = true
         return (try? db.syncDocumentBody(revision, options)) ?? doc
     }
 
