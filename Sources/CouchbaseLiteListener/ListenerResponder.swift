@@ -93,7 +93,8 @@ struct ListenerResponder: HTTPResponder {
                                          state: ListenerState) async -> RESTError? {
         // A body CouchDB would store compressed is compressed as it arrives (not stored twice).
         let rule = state.attachmentCompression
-        let unencoded = request.header("content-encoding").map { $0.trimmingCharacters(in: .whitespaces).lowercased() == "identity" } ?? true
+        // Only an unencoded upload (no `Content-Encoding`, or `identity`); the handler refuses other codings.
+        let unencoded = (try? RESTRouter.uploadIsGzipped(request)) == false
         let compression = unencoded && rule.compresses(contentType: request.header("content-type")) ? rule : nil
         let begun = await state.onWorker { () -> Result<SyncBlobDownload, Error> in
             Result { try db.syncBeginBlobDownload(compression: compression) }
