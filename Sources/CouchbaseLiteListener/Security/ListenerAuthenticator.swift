@@ -227,7 +227,7 @@ final class ListenerAuthenticator: @unchecked Sendable {
         let settings = configuration.settings
         let now = Date()
         return lock.withLock { () -> Outcome? in
-            guard let entry = verified[key], entry.generation == generation, entry.expires > now else { return nil }
+            guard let entry = liveEntryLocked(key, now: now) else { return nil }
             if !failures.isEmpty, settings.lockoutMode == .enforce, let name = entry.user.name,
                let failed = failures[Self.lockKey(peer, name)], failed.count >= settings.lockoutThreshold,
                now.timeIntervalSince(failed.first) <= settings.lockoutLifetime {
@@ -235,6 +235,12 @@ final class ListenerAuthenticator: @unchecked Sendable {
             }
             return .user(entry.user)
         }
+    }
+
+    /// The cache entry of `key` when it is still good (this generation, not expired); the caller holds `lock`.
+    private func liveEntryLocked(_ key: CacheKey, now: Date) -> Verified? {
+        guard let entry = verified[key], entry.generation == generation, entry.expires > now else { return nil }
+        return entry
     }
 
     private static func lockKey(_ peer: String?, _ name: String) -> String { (peer ?? "") + "\u{0}" + name }
@@ -252,7 +258,7 @@ final class ListenerAuthenticator: @unchecked Sendable {
         let key = key ?? CacheKey(2, Substring(name), Substring(password))
         let now = Date()
         if let hit = lock.withLock({ () -> UserContext? in
-            guard let entry = verified[key], entry.generation == generation, entry.expires > now else { return nil }
+            guard let entry = liveEntryLocked(key, now: now) else { return nil }
             return entry.user
         }) {
             return .user(hit)
@@ -317,10 +323,7 @@ final class ListenerAuthenticator: @unchecked Sendable {
         let now = Date()
         let seconds = Int(now.timeIntervalSince1970)
         let key = CacheKey(3, value)
-        var entry = lock.withLock { () -> Verified? in
-            guard let entry = verified[key], entry.generation == generation, entry.expires > now else { return nil }
-            return entry
-        }
+        var entry = lock.withLock { liveEntryLocked(key, now: now) }
         if entry == nil {
             guard let (cookie, mac) = AuthSessionCookie.parse(value) else {
                 return Result(outcome: .refused(RESTError(400, "bad_request", "Malformed AuthSession cookie. Please clear your cookies.")))
